@@ -1,0 +1,29 @@
+/* core/alloc.h - internal allocation (core/alloc.c). Every internal allocation goes through
+ * these so tests can count calls and fail the Nth one (see pxi_alloc_fail_at), in the manner
+ * of Argobots' test/leakcheck/rtrace.h. */
+#ifndef PXI_ALLOC_H
+#define PXI_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parex/core.h"
+
+/* malloc/calloc/free with the test hook; pxi_malloc returns NULL on failure (and logs nothing:
+ * the caller reports PX_ENOMEM with context). */
+void *pxi_malloc(size_t bytes);
+void *pxi_calloc(size_t n, size_t bytes);
+void pxi_free(void *p);
+/* 64-byte aligned allocation (cache line); free with pxi_free_aligned. */
+void *pxi_malloc_aligned(size_t bytes, size_t align);
+void pxi_free_aligned(void *p);
+/* strdup through pxi_malloc. */
+char *pxi_strdup(const char *s);
+
+/* Test hooks, exported for the test suites (they are px_-free internal symbols, reachable only
+ * from the static library or the object files). pxi_alloc_count: calls since process start.
+ * pxi_alloc_fail_at(n): the n-th call from now fails (n = 1 fails the next); 0 disables. */
+uint64_t pxi_alloc_count(void);
+void pxi_alloc_fail_at(uint64_t n);
+
+#endif

@@ -1,0 +1,70 @@
+/* core/memory.c - px_malloc / px_free / px_deep_copy over the spaces' memory ops. */
+#include "core/log.h"
+#include "core/registry.h"
+#include "core/runtime.h"
+#include "core/tools.h"
+#include "parex/memory.h"
+
+void *px_malloc(px_space *s, size_t bytes)
+{
+    int rc;
+    if (!s) {
+        PXI_ERROR("px_malloc(%zu bytes): space is NULL", bytes);
+        return NULL;
+    }
+    if (!pxi_space_resolve(s, "px_malloc", &rc))
+        return NULL;
+    void *p = s->ops->malloc(bytes);
+    if (!p) {
+        PXI_ERROR("px_malloc: out of memory allocating %zu bytes in space '%s'", bytes,
+                  s->ops->name);
+        return NULL;
+    }
+    if (pxi_tools_active())
+        pxi_tools_allocate(s, "px_malloc", p, bytes);
+    return p;
+}
+
+int px_free(px_space *s, void *p)
+{
+    int rc;
+    if (!s) {
+        PXI_ERROR("px_free(%p): space is NULL", p);
+        return PX_EFAULT;
+    }
+    if (!pxi_space_resolve(s, "px_free", &rc))
+        return rc;
+    if (!p)
+        return PX_OK;
+    if (pxi_tools_active())
+        pxi_tools_deallocate(s, "px_malloc", p, 0);
+    return s->ops->free(p);
+}
+
+int px_deep_copy(px_space *dst_s, void *dst, px_space *src_s, const void *src, size_t bytes)
+{
+    int rc;
+    if (!dst_s || !src_s) {
+        PXI_ERROR("px_deep_copy(%zu bytes): %s space is NULL", bytes, dst_s ? "source" : "destination");
+        return PX_EFAULT;
+    }
+    if (!pxi_space_resolve(dst_s, "px_deep_copy", &rc) || !pxi_space_resolve(src_s, "px_deep_copy", &rc))
+        return rc;
+    if (bytes == 0)
+        return PX_OK;
+    if (!dst || !src) {
+        PXI_ERROR("px_deep_copy(%zu bytes): %s pointer is NULL", bytes, dst ? "source" : "destination");
+        return PX_EFAULT;
+    }
+    int tools = pxi_tools_active();
+    if (tools)
+        pxi_tools_begin_deep_copy(dst_s, dst, src_s, src, bytes);
+    /* The space that is not host accessible moves the bytes (it knows its device); between two
+     * host spaces the destination's op copies. */
+    px_space *mover = !src_s->ops->host_accessible ? src_s : dst_s;
+    rc = mover->ops->deep_copy(dst, dst_s->ops->host_accessible, src, src_s->ops->host_accessible,
+                               bytes);
+    if (tools)
+        pxi_tools_end_deep_copy();
+    return rc;
+}

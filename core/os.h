@@ -1,0 +1,42 @@
+/* core/os.h - the platform layer (STYLE.md section 5). core/os_linux.c implements it with the
+ * futex syscall, core/os_posix.c with a mutex and condition variable; CMake picks one. No other
+ * file tests the platform. */
+#ifndef PXI_OS_H
+#define PXI_OS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* Sleep while *addr == expected (re-checked atomically by the kernel, or under the fallback's
+ * lock). May return spuriously: callers re-check their condition in a loop. The futex only
+ * sleeps; data crosses threads through the caller's release stores and acquire loads. */
+void pxi_os_futex_wait(atomic_uint *addr, unsigned expected);
+/* Same with a timeout in microseconds (returns after at most about timeout_us). */
+void pxi_os_futex_wait_timeout(atomic_uint *addr, unsigned expected, int64_t timeout_us);
+/* Wake up to n sleepers of addr (n <= 0: all). */
+void pxi_os_futex_wake(atomic_uint *addr, int n);
+
+/* One spin-loop pause (x86 PAUSE, arm64 YIELD). */
+static inline void pxi_os_cpu_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+/* Monotonic clock in nanoseconds. */
+int64_t pxi_os_now_ns(void);
+/* CPU time consumed by the whole process, in nanoseconds (for idle-cost checks). */
+int64_t pxi_os_process_cpu_ns(void);
+/* Name the calling thread (truncated to the OS limit); best effort. */
+void pxi_os_thread_set_name(const char *name);
+/* Numeric id of the calling thread (for traces). */
+uint64_t pxi_os_thread_id(void);
+/* Number of online processors (fallback when hwloc is not built). */
+int pxi_os_num_cpus(void);
+
+#endif

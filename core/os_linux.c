@@ -1,0 +1,67 @@
+/* core/os_linux.c - the platform layer on Linux: futex syscall, clocks, thread names. The only
+ * file that defines _GNU_SOURCE. */
+#define _GNU_SOURCE
+#include "core/os.h"
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+_Static_assert(sizeof(atomic_uint) == sizeof(unsigned), "futex word must be 32 bits");
+
+void pxi_os_futex_wait(atomic_uint *addr, unsigned expected)
+{
+    /* The kernel compares *addr with expected atomically; EAGAIN/EINTR are spurious returns
+     * that the caller's loop absorbs. */
+    syscall(SYS_futex, (void *)addr, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+void pxi_os_futex_wait_timeout(atomic_uint *addr, unsigned expected, int64_t timeout_us)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)(timeout_us / 1000000);
+    ts.tv_nsec = (long)(timeout_us % 1000000) * 1000;
+    syscall(SYS_futex, (void *)addr, FUTEX_WAIT_PRIVATE, expected, &ts, NULL, 0);
+}
+
+void pxi_os_futex_wake(atomic_uint *addr, int n)
+{
+    syscall(SYS_futex, (void *)addr, FUTEX_WAKE_PRIVATE, n <= 0 ? 0x7fffffff : n, NULL, NULL, 0);
+}
+
+int64_t pxi_os_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t pxi_os_process_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void pxi_os_thread_set_name(const char *name)
+{
+    char buf[16];
+    size_t i = 0;
+    for (; name[i] && i < sizeof buf - 1; ++i)
+        buf[i] = name[i];
+    buf[i] = '\0';
+    pthread_setname_np(pthread_self(), buf);
+}
+
+uint64_t pxi_os_thread_id(void)
+{
+    return (uint64_t)syscall(SYS_gettid);
+}
+
+int pxi_os_num_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}

@@ -1,0 +1,86 @@
+/* core/registry.c - the execution-space registry. Spaces are added before main by their
+ * PX_REGISTER_SPACE constructors (single-threaded by then), kept sorted by priority, and
+ * initialized in ascending priority order, finalized in descending order. */
+#include "core/registry.h"
+
+#include <string.h>
+
+#include "core/log.h"
+
+#define MAX_SPACES 16
+
+static struct px_space spaces[MAX_SPACES];
+static int n_spaces;
+
+void pxi_registry_add(const pxi_space_ops *ops)
+{
+    for (int i = 0; i < n_spaces; ++i)
+        if (strcmp(spaces[i].ops->name, ops->name) == 0)
+            return;
+    if (n_spaces == MAX_SPACES) {
+        fprintf(stderr, "parex: too many execution spaces registered; '%s' ignored\n", ops->name);
+        return;
+    }
+    /* Insertion sort by ascending priority (registration order is link order, not meaningful). */
+    int at = n_spaces;
+    while (at > 0 && spaces[at - 1].ops->priority > ops->priority) {
+        spaces[at] = spaces[at - 1];
+        --at;
+    }
+    spaces[at] = (struct px_space){.ops = ops, .available = 0, .instance_id = 0};
+    ++n_spaces;
+}
+
+int pxi_registry_count(void)
+{
+    return n_spaces;
+}
+
+px_space *pxi_registry_at(int i)
+{
+    return (i >= 0 && i < n_spaces) ? &spaces[i] : NULL;
+}
+
+int pxi_registry_initialize(void)
+{
+    for (int i = 0; i < n_spaces; ++i) {
+        struct px_space *s = &spaces[i];
+        s->available = 0;
+        int rc = s->ops->initialize();
+        if (rc == PX_OK) {
+            s->available = 1;
+            PXI_DEBUG("space '%s' initialized", s->ops->name);
+        } else if (rc == PX_ENODEV) {
+            PXI_INFO("space '%s' is not available on this machine", s->ops->name);
+        } else {
+            PXI_ERROR("px_initialize: space '%s' failed to initialize: %s", s->ops->name,
+                      px_strerror(rc));
+            for (int j = i - 1; j >= 0; --j) {
+                if (spaces[j].available)
+                    (void)spaces[j].ops->finalize();
+                spaces[j].available = 0;
+            }
+            return rc;
+        }
+    }
+    return PX_OK;
+}
+
+int pxi_registry_finalize(void)
+{
+    int first = PX_OK;
+    for (int i = n_spaces - 1; i >= 0; --i) {
+        struct px_space *s = &spaces[i];
+        if (!s->available)
+            continue;
+        int rc = s->ops->finalize();
+        if (rc != PX_OK) {
+            PXI_ERROR("px_finalize: space '%s' failed to finalize: %s", s->ops->name,
+                      px_strerror(rc));
+            if (first == PX_OK)
+                first = rc;
+        }
+        s->available = 0;
+    }
+    return first;
+}

@@ -1,0 +1,22 @@
+/*
+ * parex.h - the umbrella header: include this one.
+ *
+ * parex is a C11 parallel-execution runtime: write a loop body once and run it on the serial,
+ * threads or cuda execution space through parallel_for / parallel_reduce / parallel_scan over
+ * range policies, and let the dependency engine order kernels and copies by the data they read
+ * and write.
+ */
+#ifndef PAREX_H
+#define PAREX_H
+
+#include "parex/config.h"
+#include "parex/core.h"
+#include "parex/engine.h"
+#include "parex/kernel.h"
+#include "parex/memory.h"
+#include "parex/policy.h"
+#include "parex/profiling.h"
+#include "parex/reducer.h"
+#include "parex/space.h"
+
+#endif

@@ -1,0 +1,38 @@
+/* policy/range.h - range-policy arithmetic shared by every space (policy/range.c). Pure
+ * functions: no allocation, no global state, exhaustively unit-tested (tests/check_policy.c).
+ *
+ * Chunks: chunk k of a range covers [begin + k*chunk, min(end, begin + (k+1)*chunk)).
+ * Static partition: the n_chunks chunks are dealt to P ranks in contiguous blocks, the first
+ * (n_chunks % P) ranks taking one chunk more, so every block boundary falls on a chunk boundary
+ * and ranks differ by at most one chunk. Ranks are ordered by index: rank r's block precedes
+ * rank r+1's, which is what the fan-in's fixed join order relies on. */
+#ifndef PXI_RANGE_H
+#define PXI_RANGE_H
+
+#include <stdint.h>
+
+#include "core/check.h"
+#include "parex/policy.h"
+
+/* Validate like px_range_validate and log a message naming @what (the kernel label) and the bad
+ * value at error level. Returns PX_OK or PX_EINVAL. */
+PX_NODISCARD int pxi_range_check(const px_range_policy *p, const char *what);
+
+/* The chunk size a launch uses: p->chunk_size, or px_range_auto_chunk(n, workers, schedule). */
+int64_t pxi_range_chunk_size(const px_range_policy *p, int workers);
+
+/* Number of chunks of size @chunk (>= 1) in n indices: ceil(n / chunk); 0 for n == 0. */
+int64_t pxi_range_num_chunks(int64_t n, int64_t chunk);
+
+/* Bounds of chunk @k (0 <= k < num_chunks) of [begin, end). */
+void pxi_range_chunk_bounds(int64_t begin, int64_t end, int64_t chunk, int64_t k, int64_t *b,
+                            int64_t *e);
+
+/* Static block of @rank among @nranks (>= 1): [*b, *e), possibly empty (*b == *e). */
+void pxi_range_static_block(int64_t begin, int64_t end, int64_t chunk, int rank, int nranks,
+                            int64_t *b, int64_t *e);
+
+/* The chunks [*k0, *k1) that make rank's static block (same deal as above). */
+void pxi_range_static_chunks(int64_t n_chunks, int rank, int nranks, int64_t *k0, int64_t *k1);
+
+#endif

@@ -1,0 +1,128 @@
+/* spaces/serial/serial.c - the Serial execution space: every launch runs inline on the calling
+ * thread, in index order (Kokkos::Serial). Chunking still follows the policy so that a
+ * reduction or scan function sees the same chunk boundaries the policy names, which keeps
+ * float results identical to a threads run with one rank. */
+#include <stdalign.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/log.h"
+#include "core/registry.h"
+#include "policy/range.h"
+
+/* Depth of serial kernels running on this thread (nested launches are allowed and inline). */
+static _Thread_local int in_kernel_depth;
+
+static int serial_initialize(void)
+{
+    return PX_OK;
+}
+
+static int serial_finalize(void)
+{
+    return PX_OK;
+}
+
+static int serial_concurrency(void)
+{
+    return 1;
+}
+
+static int serial_fence(void)
+{
+    return PX_OK;
+}
+
+static int serial_in_kernel(void)
+{
+    return in_kernel_depth > 0;
+}
+
+static int serial_launch(const pxi_launch *l)
+{
+    const px_range_policy *p = &l->policy;
+    /* An explicit chunk size is honoured (functions may size scratch by it); an automatic one
+     * is the whole range, one call. */
+    int64_t chunk = p->chunk_size > 0 ? p->chunk_size : p->end - p->begin;
+    int64_t nc = pxi_range_num_chunks(p->end - p->begin, chunk);
+    ++in_kernel_depth;
+    switch (l->kind) {
+    case PX_KERNEL_FOR:
+        for (int64_t k = 0; k < nc; ++k) {
+            int64_t b, e;
+            pxi_range_chunk_bounds(p->begin, p->end, chunk, k, &b, &e);
+            l->host_for(b, e, l->ctx);
+        }
+        break;
+    case PX_KERNEL_REDUCE: {
+        alignas(64) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];
+        l->reducer->identity(acc);
+        for (int64_t k = 0; k < nc; ++k) {
+            int64_t b, e;
+            pxi_range_chunk_bounds(p->begin, p->end, chunk, k, &b, &e);
+            l->host_reduce(b, e, l->ctx, acc);
+        }
+        memcpy(l->result, acc, l->reducer->value_size);
+        break;
+    }
+    case PX_KERNEL_SCAN: {
+        /* One pass suffices: the prefix is exact from the start, so every chunk's call is the
+         * final pass. */
+        alignas(64) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];
+        l->reducer->identity(acc);
+        for (int64_t k = 0; k < nc; ++k) {
+            int64_t b, e;
+            pxi_range_chunk_bounds(p->begin, p->end, chunk, k, &b, &e);
+            l->host_scan(b, e, l->ctx, acc, 1);
+        }
+        if (l->result)
+            memcpy(l->result, acc, l->reducer->value_size);
+        break;
+    }
+    default:
+        --in_kernel_depth;
+        return PX_EINVAL;
+    }
+    --in_kernel_depth;
+    return PX_OK;
+}
+
+static void *host_malloc(size_t bytes)
+{
+    return pxi_malloc_aligned(bytes ? bytes : 1, 64);
+}
+
+static int host_free(void *p)
+{
+    pxi_free_aligned(p);
+    return PX_OK;
+}
+
+static int host_deep_copy(void *dst, int dst_host, const void *src, int src_host, size_t bytes)
+{
+    if (!dst_host || !src_host) {
+        PXI_ERROR("px_deep_copy: the serial space cannot reach device memory");
+        return PX_EINVAL;
+    }
+    memmove(dst, src, bytes);
+    return PX_OK;
+}
+
+static const pxi_space_ops serial_ops = {
+    .name = "serial",
+    .priority = 0,
+    .kokkos_device_type = 0,
+    .host_accessible = 1,
+    .initialize = serial_initialize,
+    .finalize = serial_finalize,
+    .concurrency = serial_concurrency,
+    .fence = serial_fence,
+    .print_configuration = NULL,
+    .launch = serial_launch,
+    .malloc = host_malloc,
+    .free = host_free,
+    .deep_copy = host_deep_copy,
+    .in_kernel = serial_in_kernel,
+};
+
+PX_REGISTER_SPACE(serial_ops, pxi_space_anchor_serial)

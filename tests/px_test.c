@@ -1,0 +1,82 @@
+#include "px_test.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_buf[65536];
+static size_t log_len;
+
+static void capture(px_log_level level, const char *msg, void *user)
+{
+    (void)level;
+    (void)user;
+    pthread_mutex_lock(&log_lock);
+    size_t n = strlen(msg);
+    if (log_len + n + 2 < sizeof log_buf) {
+        memcpy(log_buf + log_len, msg, n);
+        log_len += n;
+        log_buf[log_len++] = '\n';
+        log_buf[log_len] = '\0';
+    }
+    pthread_mutex_unlock(&log_lock);
+}
+
+void px_test_log_capture(void)
+{
+    px_test_log_clear();
+    px_log_set_handler(capture, NULL);
+    px_log_set_level(PX_LOG_DEBUG);
+}
+
+void px_test_log_clear(void)
+{
+    pthread_mutex_lock(&log_lock);
+    log_len = 0;
+    log_buf[0] = '\0';
+    pthread_mutex_unlock(&log_lock);
+}
+
+int px_test_log_contains(const char *needle)
+{
+    pthread_mutex_lock(&log_lock);
+    int found = strstr(log_buf, needle) != NULL;
+    pthread_mutex_unlock(&log_lock);
+    return found;
+}
+
+const char *px_test_log_text(void)
+{
+    return log_buf;
+}
+
+void px_test_setup(void)
+{
+    int rc = px_initialize(NULL, NULL);
+    ck_assert_msg(rc == PX_OK, "px_initialize: %s", px_strerror(rc));
+}
+
+void px_test_teardown(void)
+{
+    int rc = px_finalize();
+    ck_assert_msg(rc == PX_OK, "px_finalize: %s", px_strerror(rc));
+}
+
+int px_test_run(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+int px_test_env_int(const char *name, int fallback)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return fallback;
+    return atoi(v);
+}
