@@ -53,6 +53,8 @@ void *pxi_malloc_aligned(size_t bytes, size_t align)
         return NULL;
     if (align < sizeof(void *))
         align = sizeof(void *);
+    if (align & (align - 1)) /* aligned_alloc needs a power of two; internal misuse, no crash */
+        return NULL;
     /* aligned_alloc needs a size that is a multiple of the alignment. */
     size_t rounded = (bytes + align - 1) / align * align;
     if (rounded < bytes)

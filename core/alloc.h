@@ -14,7 +14,9 @@
 void *pxi_malloc(size_t bytes);
 void *pxi_calloc(size_t n, size_t bytes);
 void pxi_free(void *p);
-/* 64-byte aligned allocation (cache line); free with pxi_free_aligned. */
+/* Allocation aligned to @align bytes (a power of two; smaller than a pointer is rounded up;
+ * otherwise NULL), typically 64 (a cache line); free with pxi_free_aligned. bytes == 0 gives a
+ * unique block. NULL on failure or when rounding bytes up to the alignment overflows. */
 void *pxi_malloc_aligned(size_t bytes, size_t align);
 void pxi_free_aligned(void *p);
 /* strdup through pxi_malloc. */

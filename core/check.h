@@ -16,7 +16,7 @@
 #define PX_ASSERT(c)                                                                               \
     do {                                                                                           \
         if (PXI_CHECKING && !(c)) {                                                                \
-            fprintf(stderr, "parex: assertion failed: %s (%s:%d)\n", #c, __FILE__, __LINE__);   \
+            fprintf(stderr, "parex: assertion failed: %s (%s:%d)\n", #c, __FILE__, __LINE__);      \
             abort();                                                                               \
         }                                                                                          \
     } while (0)
@@ -34,17 +34,17 @@ static inline int pxi_check_fail(const char *what, const char *file, int line)
 
 #define PX_UNREACHABLE()                                                                           \
     do {                                                                                           \
-        fprintf(stderr, "parex: unreachable state (%s:%d)\n", __FILE__, __LINE__);                \
+        fprintf(stderr, "parex: unreachable state (%s:%d)\n", __FILE__, __LINE__);                 \
         abort();                                                                                   \
     } while (0)
 
 #if defined(__GNUC__)
-#define PX_NODISCARD __attribute__((warn_unused_result))
-#define PXI_LIKELY(x) ((int)__builtin_expect(!!(x), 1))
+#define PX_NODISCARD    __attribute__((warn_unused_result))
+#define PXI_LIKELY(x)   ((int)__builtin_expect(!!(x), 1))
 #define PXI_UNLIKELY(x) ((int)__builtin_expect(!!(x), 0))
 #else
 #define PX_NODISCARD
-#define PXI_LIKELY(x) (x)
+#define PXI_LIKELY(x)   (x)
 #define PXI_UNLIKELY(x) (x)
 #endif
 

@@ -72,6 +72,9 @@ static px_space *choose_default(const char *name)
     return NULL;
 }
 
+/* Every failure path undoes what was done before it (settings, log level, spaces, modules), so
+ * a failed px_initialize leaves the process as it found it, argv included, and a later
+ * px_initialize can succeed. */
 static int initialize_common(int *argc, char ***argv, const px_settings *s)
 {
     if (atomic_load_explicit(&pxi_runtime_state, memory_order_acquire) != 0) {
@@ -83,11 +86,14 @@ static int initialize_common(int *argc, char ***argv, const px_settings *s)
     if (rc != PX_OK)
         return rc;
     const pxi_config *cfg = pxi_config_get();
+    px_log_level saved_level = px_log_get_level();
     (void)px_log_set_level(cfg->log_level);
     if (help)
         px_print_help(stdout);
-    if (count_anchors() != pxi_registry_count())
-        PXI_WARN("px_initialize: %d spaces built in but %d registered", count_anchors(),
+    /* Fewer registrations than built-in backends means a static link dropped a backend's object
+     * file (the anchors exist to prevent that). More is fine: a program may register its own. */
+    if (pxi_registry_count() < count_anchors())
+        PXI_WARN("px_initialize: %d spaces built in but only %d registered", count_anchors(),
                  pxi_registry_count());
 
     rc = pxi_registry_initialize();
@@ -117,6 +123,7 @@ static int initialize_common(int *argc, char ***argv, const px_settings *s)
         goto fail_trace;
     if (cfg->print_configuration)
         px_print_configuration(stdout);
+    pxi_settings_consume_argv(argc, argv);
     return PX_OK;
 
 fail_trace:
@@ -129,6 +136,7 @@ fail_spaces:
     (void)pxi_registry_finalize();
     default_space = NULL;
 fail_settings:
+    (void)px_log_set_level(saved_level);
     pxi_settings_unload();
     return rc;
 }
@@ -151,6 +159,10 @@ int px_finalize(void)
     }
     if (any_space_in_kernel()) {
         PXI_ERROR("px_finalize: called from inside a kernel");
+        return PX_EDEADLK;
+    }
+    if (pxi_engine_in_op()) {
+        PXI_ERROR("px_finalize: called from inside an engine op");
         return PX_EDEADLK;
     }
     int first = pxi_engine_runtime_finalize();
@@ -185,7 +197,8 @@ px_space *pxi_space_resolve(px_space *s, const char *caller, int *status)
     if (!s)
         s = default_space;
     if (!s || !s->available) {
-        PXI_ERROR("%s: the execution space is not available", caller);
+        PXI_ERROR("%s: the execution space '%s' is not available", caller,
+                  s ? s->ops->name : "(default)");
         *status = PX_ENODEV;
         return NULL;
     }
@@ -223,10 +236,18 @@ const char *px_space_name(const px_space *s)
 
 int px_space_concurrency(const px_space *s)
 {
-    if (!s)
+    if (!s) {
+        PXI_ERROR("px_space_concurrency: space is NULL");
         return PX_EFAULT;
-    if (!pxi_runtime_ready())
+    }
+    if (!pxi_runtime_ready()) {
+        PXI_ERROR("px_space_concurrency(%s): the runtime is not initialized", s->ops->name);
         return PX_ENOTINIT;
+    }
+    if (!s->available) {
+        PXI_ERROR("px_space_concurrency(%s): the space is not available", s->ops->name);
+        return PX_ENODEV;
+    }
     return s->ops->concurrency();
 }
 
@@ -254,6 +275,10 @@ int px_fence(px_space *s)
         return PX_ENOTINIT;
     }
     if (s) {
+        if (!s->available) {
+            PXI_ERROR("px_fence: space '%s' is not available", s->ops->name);
+            return PX_ENODEV;
+        }
         if (s->ops->in_kernel && s->ops->in_kernel()) {
             PXI_ERROR("px_fence: called from inside a kernel of space '%s'", s->ops->name);
             return PX_EDEADLK;

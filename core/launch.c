@@ -13,8 +13,14 @@
 static const char *const kind_names[] = {"", "px_parallel_for", "px_parallel_reduce",
                                          "px_parallel_scan"};
 
-static int check_reducer(const px_reducer *r, void *result, int result_required,
-                         const char *caller, const char *label)
+/* A kernel's name for messages (a hand-made px_kernel may leave it NULL). */
+static const char *kname(const px_kernel *k)
+{
+    return k->name ? k->name : "(unnamed)";
+}
+
+static int check_reducer(const px_reducer *r, void *result, int result_required, const char *caller,
+                         const char *label)
 {
     if (!r) {
         PXI_ERROR("%s(\"%s\"): reducer is NULL", caller, label);
@@ -22,8 +28,10 @@ static int check_reducer(const px_reducer *r, void *result, int result_required,
     }
     int rc = px_reducer_validate(r);
     if (rc != PX_OK) {
-        PXI_ERROR("%s(\"%s\"): invalid reducer '%s' (value_size %zu, value_align %zu)", caller,
-                  label, r->name ? r->name : "(unnamed)", r->value_size, r->value_align);
+        PXI_ERROR("%s(\"%s\"): invalid reducer '%s' (value_size %zu, value_align %zu, "
+                  "identity %s, join %s, op %d, type %d; see px_reducer_validate)",
+                  caller, label, r->name ? r->name : "(unnamed)", r->value_size, r->value_align,
+                  r->identity ? "set" : "NULL", r->join ? "set" : "NULL", (int)r->op, (int)r->type);
         return rc;
     }
     if (result_required && !result) {
@@ -57,14 +65,22 @@ static int launch(px_space *s, pxi_launch *l, const char *dflt)
             l->kernel->value_size != l->reducer->value_size) {
             PXI_ERROR("%s(\"%s\"): kernel '%s' folds %zu-byte values but reducer '%s' has "
                       "%zu-byte values",
-                      caller, l->label, l->kernel->name, l->kernel->value_size,
+                      caller, l->label, kname(l->kernel), l->kernel->value_size,
                       l->reducer->name ? l->reducer->name : "(unnamed)", l->reducer->value_size);
+            return PX_EINVAL;
+        }
+        int has_host = l->kind == PX_KERNEL_FOR      ? l->host_for != NULL
+                       : l->kind == PX_KERNEL_REDUCE ? l->host_reduce != NULL
+                                                     : l->host_scan != NULL;
+        if (s->ops->host_accessible && !has_host) {
+            PXI_ERROR("%s(\"%s\"): kernel '%s' has no host entry for space '%s'", caller, l->label,
+                      kname(l->kernel), s->ops->name);
             return PX_EINVAL;
         }
         if (!s->ops->host_accessible && !l->kernel->device) {
             PXI_ERROR("%s(\"%s\"): kernel '%s' was not compiled for space '%s' (compile its file "
                       "with nvcc)",
-                      caller, l->label, l->kernel->name, s->ops->name);
+                      caller, l->label, kname(l->kernel), s->ops->name);
             return PX_EINVAL;
         }
     } else if (!s->ops->host_accessible) {
@@ -97,11 +113,7 @@ int px_parallel_for_fn(px_space *s, const char *label, px_range_policy p, px_for
         PXI_ERROR("px_parallel_for_fn(\"%s\"): fn is NULL", label ? label : "");
         return PX_EFAULT;
     }
-    pxi_launch l = {.kind = PX_KERNEL_FOR,
-                    .label = label,
-                    .policy = p,
-                    .host_for = fn,
-                    .ctx = ctx};
+    pxi_launch l = {.kind = PX_KERNEL_FOR, .label = label, .policy = p, .host_for = fn, .ctx = ctx};
     return launch(s, &l, "px_parallel_for_fn");
 }
 
@@ -122,8 +134,8 @@ int px_parallel_reduce_fn(px_space *s, const char *label, px_range_policy p, px_
     return launch(s, &l, "px_parallel_reduce_fn");
 }
 
-int px_parallel_scan_fn(px_space *s, const char *label, px_range_policy p, px_scan_fn fn,
-                        void *ctx, const px_reducer *r, void *total)
+int px_parallel_scan_fn(px_space *s, const char *label, px_range_policy p, px_scan_fn fn, void *ctx,
+                        const px_reducer *r, void *total)
 {
     if (!fn) {
         PXI_ERROR("px_parallel_scan_fn(\"%s\"): fn is NULL", label ? label : "");
@@ -139,8 +151,8 @@ int px_parallel_scan_fn(px_space *s, const char *label, px_range_policy p, px_sc
     return launch(s, &l, "px_parallel_scan_fn");
 }
 
-static int check_kernel(const px_kernel *k, px_kernel_kind kind, const void *args,
-                        size_t args_size, const char *caller)
+static int check_kernel(const px_kernel *k, px_kernel_kind kind, const void *args, size_t args_size,
+                        const char *caller)
 {
     if (!k) {
         PXI_ERROR("%s: kernel is NULL", caller);
@@ -151,7 +163,7 @@ static int check_kernel(const px_kernel *k, px_kernel_kind kind, const void *arg
         return PX_EINVAL;
     }
     if (k->kind != kind) {
-        PXI_ERROR("%s: kernel '%s' is a %s kernel", caller, k->name,
+        PXI_ERROR("%s: kernel '%s' is a %s kernel", caller, kname(k),
                   k->kind == PX_KERNEL_FOR      ? "PX_FOR"
                   : k->kind == PX_KERNEL_REDUCE ? "PX_REDUCE"
                   : k->kind == PX_KERNEL_SCAN   ? "PX_SCAN"
@@ -159,12 +171,12 @@ static int check_kernel(const px_kernel *k, px_kernel_kind kind, const void *arg
         return PX_EINVAL;
     }
     if (args_size != k->args_size) {
-        PXI_ERROR("%s: kernel '%s' takes %zu bytes of arguments, got %zu", caller, k->name,
+        PXI_ERROR("%s: kernel '%s' takes %zu bytes of arguments, got %zu", caller, kname(k),
                   k->args_size, args_size);
         return PX_EINVAL;
     }
     if (!args && args_size > 0) {
-        PXI_ERROR("%s: kernel '%s': args is NULL", caller, k->name);
+        PXI_ERROR("%s: kernel '%s': args is NULL", caller, kname(k));
         return PX_EFAULT;
     }
     return PX_OK;
@@ -183,7 +195,7 @@ int px_parallel_for(px_space *s, const char *label, px_range_policy p, const px_
                     .ctx = (void *)(uintptr_t)args, /* host entries only read args */
                     .kernel = k,
                     .args_size = args_size};
-    return launch(s, &l, k->name);
+    return launch(s, &l, kname(k));
 }
 
 int px_parallel_reduce(px_space *s, const char *label, px_range_policy p, const px_kernel *k,
@@ -201,7 +213,7 @@ int px_parallel_reduce(px_space *s, const char *label, px_range_policy p, const 
                     .args_size = args_size,
                     .reducer = r,
                     .result = result};
-    return launch(s, &l, k->name);
+    return launch(s, &l, kname(k));
 }
 
 int px_parallel_scan(px_space *s, const char *label, px_range_policy p, const px_kernel *k,
@@ -219,5 +231,5 @@ int px_parallel_scan(px_space *s, const char *label, px_range_policy p, const px
                     .args_size = args_size,
                     .reducer = r,
                     .result = total};
-    return launch(s, &l, k->name);
+    return launch(s, &l, kname(k));
 }

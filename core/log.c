@@ -19,8 +19,11 @@ static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
 int px_log_set_level(px_log_level level)
 {
-    if ((int)level < PX_LOG_ERROR || (int)level > PX_LOG_DEBUG)
+    if ((int)level < PX_LOG_ERROR || (int)level > PX_LOG_DEBUG) {
+        pxi_log(PX_LOG_ERROR, "px_log_set_level: level %d is not a px_log_level (0..3)",
+                (int)level);
         return PX_EINVAL;
+    }
     atomic_store_explicit(&log_level, (int)level, memory_order_relaxed);
     return PX_OK;
 }
@@ -45,6 +48,11 @@ int pxi_log_enabled(px_log_level level)
 
 void pxi_log(px_log_level level, const char *fmt, ...)
 {
+    /* Internal callers pass a valid level; clamp anyway, it indexes level_names. */
+    if ((int)level < PX_LOG_ERROR)
+        level = PX_LOG_ERROR;
+    if ((int)level > PX_LOG_DEBUG)
+        level = PX_LOG_DEBUG;
     if (!pxi_log_enabled(level))
         return;
     char msg[1024];

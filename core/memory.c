@@ -1,9 +1,9 @@
 /* core/memory.c - px_malloc / px_free / px_deep_copy over the spaces' memory ops. */
+#include "parex/memory.h"
 #include "core/log.h"
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "core/tools.h"
-#include "parex/memory.h"
 
 void *px_malloc(px_space *s, size_t bytes)
 {
@@ -45,15 +45,18 @@ int px_deep_copy(px_space *dst_s, void *dst, px_space *src_s, const void *src, s
 {
     int rc;
     if (!dst_s || !src_s) {
-        PXI_ERROR("px_deep_copy(%zu bytes): %s space is NULL", bytes, dst_s ? "source" : "destination");
+        PXI_ERROR("px_deep_copy(%zu bytes): %s space is NULL", bytes,
+                  dst_s ? "source" : "destination");
         return PX_EFAULT;
     }
-    if (!pxi_space_resolve(dst_s, "px_deep_copy", &rc) || !pxi_space_resolve(src_s, "px_deep_copy", &rc))
+    if (!pxi_space_resolve(dst_s, "px_deep_copy", &rc) ||
+        !pxi_space_resolve(src_s, "px_deep_copy", &rc))
         return rc;
     if (bytes == 0)
         return PX_OK;
     if (!dst || !src) {
-        PXI_ERROR("px_deep_copy(%zu bytes): %s pointer is NULL", bytes, dst ? "source" : "destination");
+        PXI_ERROR("px_deep_copy(%zu bytes): %s pointer is NULL", bytes,
+                  dst ? "source" : "destination");
         return PX_EFAULT;
     }
     int tools = pxi_tools_active();

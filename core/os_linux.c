@@ -21,6 +21,8 @@ void pxi_os_futex_wait(atomic_uint *addr, unsigned expected)
 void pxi_os_futex_wait_timeout(atomic_uint *addr, unsigned expected, int64_t timeout_us)
 {
     struct timespec ts;
+    if (timeout_us < 0) /* a negative timespec is EINVAL: treat as "do not sleep" */
+        timeout_us = 0;
     ts.tv_sec = (time_t)(timeout_us / 1000000);
     ts.tv_nsec = (long)(timeout_us % 1000000) * 1000;
     syscall(SYS_futex, (void *)addr, FUTEX_WAIT_PRIVATE, expected, &ts, NULL, 0);
@@ -49,6 +51,8 @@ void pxi_os_thread_set_name(const char *name)
 {
     char buf[16];
     size_t i = 0;
+    if (!name)
+        return;
     for (; name[i] && i < sizeof buf - 1; ++i)
         buf[i] = name[i];
     buf[i] = '\0';

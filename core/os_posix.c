@@ -44,6 +44,8 @@ void pxi_os_futex_wait_timeout(atomic_uint *addr, unsigned expected, int64_t tim
 {
     struct bucket *b = bucket_of(addr);
     struct timespec ts;
+    if (timeout_us < 0) /* would make tv_nsec negative (EINVAL): treat as "do not sleep" */
+        timeout_us = 0;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t ns = ts.tv_nsec + (timeout_us % 1000000) * 1000;
     ts.tv_sec += (time_t)(timeout_us / 1000000 + ns / 1000000000);

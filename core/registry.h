@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/check.h"
 #include "parex/kernel.h"
 #include "parex/policy.h"
 #include "parex/reducer.h"
@@ -25,9 +26,9 @@
 
 /* One launch, as core hands it to a backend after validation and tools callbacks. */
 typedef struct pxi_launch {
-    px_kernel_kind kind;       /* for / reduce / scan */
-    const char *label;         /* never NULL or empty */
-    px_range_policy policy;    /* validated: begin <= end, chunk >= 0, known schedule */
+    px_kernel_kind kind;    /* for / reduce / scan */
+    const char *label;      /* never NULL or empty */
+    px_range_policy policy; /* validated: begin <= end, chunk >= 0, known schedule */
     /* Host body: exactly one of these matches kind. ctx is the _fn ctx or the kernel args. */
     px_host_for_entry host_for;
     px_host_reduce_entry host_reduce;
@@ -101,7 +102,7 @@ px_space *pxi_registry_at(int i);
 
 /* Initialize all spaces in priority order (unavailable ones are skipped, failures roll back),
  * finalize in reverse. Called from core/init.c only. */
-int pxi_registry_initialize(void);
+PX_NODISCARD int pxi_registry_initialize(void);
 int pxi_registry_finalize(void);
 
 #define PX_REGISTER_SPACE(ops, anchor)                                                             \

@@ -15,6 +15,9 @@
 PX_NODISCARD int pxi_engine_runtime_initialize(void);
 int pxi_engine_runtime_finalize(void);
 void pxi_engine_print_configuration(FILE *out);
+/* Nonzero when the calling thread is running an engine op (px_finalize then returns
+ * PX_EDEADLK instead of tearing the runtime down under the op). */
+int pxi_engine_in_op(void);
 
 /* core/trace.c: Chrome trace recording when PX_PROFILE is set; finalize writes the file. */
 PX_NODISCARD int pxi_trace_initialize(void);

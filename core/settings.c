@@ -3,9 +3,11 @@
  * silent default (libgomp env.c names the variable in each message).
  *
  * Layers, lowest first: built-in defaults < environment < --px-* flags < px_settings fields.
- * Flags are consumed from argv; other arguments keep their order. */
+ * Flags are removed from argv once px_initialize has succeeded (pxi_settings_consume_argv);
+ * other arguments keep their order. */
 #include "core/settings.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -17,12 +19,12 @@
 typedef enum { T_INT, T_BOOL, T_ENUM, T_NAME, T_PATH } value_type;
 
 typedef struct setting {
-    const char *env;      /* environment variable */
-    const char *alt_env;  /* also read (lower precedence than env), or NULL */
-    const char *flag;     /* command-line flag without "=value" */
+    const char *env;     /* environment variable */
+    const char *alt_env; /* also read (lower precedence than env), or NULL */
+    const char *flag;    /* command-line flag without "=value" */
     value_type type;
-    int64_t min, max;     /* T_INT range */
-    const char *choices;  /* T_ENUM: '|'-separated */
+    int64_t min, max;    /* T_INT range */
+    const char *choices; /* T_ENUM: '|'-separated */
     const char *help;
     const char *default_text;
 } setting;
@@ -63,15 +65,15 @@ static const setting table[S_COUNT] = {
                       "';'-separated Kokkos Tools libraries to load", "none"},
     [S_PRINT_CONFIGURATION] = {"PX_PRINT_CONFIGURATION", NULL, "--px-print-configuration", T_BOOL,
                                0, 1, NULL, "print the configuration during initialize", "0"},
-    [S_LOG_LEVEL] = {"PX_LOG_LEVEL", NULL, "--px-log-level", T_ENUM, 0, 0,
-                     "error|warn|info|debug", "log threshold", "warn"},
+    [S_LOG_LEVEL] = {"PX_LOG_LEVEL", NULL, "--px-log-level", T_ENUM, 0, 0, "error|warn|info|debug",
+                     "log threshold", "warn"},
     [S_WAIT_POLICY] = {"PX_WAIT_POLICY", NULL, "--px-wait-policy", T_ENUM, 0, 0, "active|passive",
                        "idle Threads workers: spin long (active) or sleep at once (passive)",
                        "spin PX_SPIN_US, then sleep"},
     [S_SPIN_US] = {"PX_SPIN_US", NULL, "--px-spin-us", T_INT, 0, 60000000, NULL,
                    "microseconds an idle worker spins before sleeping", "backend default"},
-    [S_CPU_WORKER_NTHREADS] = {"PX_CPU_WORKER_NTHREADS", NULL, "--px-cpu-worker-nthreads", T_INT,
-                               1, 1024, NULL, "CPU worker threads of the dependency engine",
+    [S_CPU_WORKER_NTHREADS] = {"PX_CPU_WORKER_NTHREADS", NULL, "--px-cpu-worker-nthreads", T_INT, 1,
+                               1024, NULL, "CPU worker threads of the dependency engine",
                                "engine default"},
     [S_ENGINE_MAX_PENDING] = {"PX_ENGINE_MAX_PENDING", NULL, "--px-engine-max-pending", T_INT, 1,
                               INT64_C(1) << 40, NULL,
@@ -106,14 +108,15 @@ static void config_defaults(pxi_config *c)
 static int parse_int(const char *src, const setting *st, const char *v, int64_t *out)
 {
     if (!*v) {
-        PXI_ERROR("%s: empty value (expected an integer in [%lld, %lld])", src,
-                  (long long)st->min, (long long)st->max);
+        PXI_ERROR("%s: empty value (expected an integer in [%lld, %lld])", src, (long long)st->min,
+                  (long long)st->max);
         return PX_EINVAL;
     }
     errno = 0;
     char *end = NULL;
     long long x = strtoll(v, &end, 10);
-    if (errno || *end || end == v || v[0] == ' ' || v[0] == '+') {
+    /* strtoll would accept leading white space and a '+'; strict parsing does not. */
+    if (errno || *end || end == v || isspace((unsigned char)v[0]) || v[0] == '+') {
         PXI_ERROR("%s: '%s' is not an integer", src, v);
         return PX_EINVAL;
     }
@@ -279,19 +282,24 @@ static int load_env(pxi_config *c)
     return first;
 }
 
-/* Consume --px-* arguments. Returns PX_EINVAL for an unknown or malformed flag. */
-static int load_argv(pxi_config *c, int *argc, char ***argv, int *help)
+/* Parse the --px-* arguments of argv without changing argv (argv[0] is the program name and is
+ * never a flag). Returns PX_EINVAL for an unknown or malformed flag, after reporting every bad
+ * one. argv is only compacted by pxi_settings_consume_argv, once px_initialize has succeeded, so
+ * a failed initialize leaves the caller's arguments as they were. */
+static int load_argv(pxi_config *c, const int *argc, char **const *argv, int *help)
 {
     if (!argc || !argv || !*argv)
         return PX_OK;
-    int n = *argc, out = 0, first = PX_OK;
+    if (*argc < 0) {
+        PXI_ERROR("px_initialize: argc = %d (expected >= 0)", *argc);
+        return PX_EINVAL;
+    }
+    int n = *argc, first = PX_OK;
     char **a = *argv;
-    for (int i = 0; i < n; ++i) {
+    for (int i = 1; i < n; ++i) {
         const char *arg = a[i];
-        if (i == 0 || !arg || strncmp(arg, "--px-", 5) != 0) {
-            a[out++] = a[i];
+        if (!arg || strncmp(arg, "--px-", 5) != 0)
             continue;
-        }
         if (strcmp(arg, "--px-help") == 0) {
             *help = 1;
             continue;
@@ -306,7 +314,7 @@ static int load_argv(pxi_config *c, int *argc, char ***argv, int *help)
         char src[96];
         snprintf(src, sizeof src, "flag %.*s", (int)name_len, arg);
         if (found < 0) {
-            PXI_ERROR("unknown flag '%s' (see --px-help)", arg);
+            PXI_ERROR("px_initialize: unknown flag '%s' (see --px-help)", arg);
             rc = PX_EINVAL;
         } else if (!eq && table[found].type == T_BOOL) {
             rc = apply(c, found, src, "1");
@@ -319,10 +327,21 @@ static int load_argv(pxi_config *c, int *argc, char ***argv, int *help)
         if (rc != PX_OK && first == PX_OK)
             first = rc;
     }
+    return first;
+}
+
+void pxi_settings_consume_argv(int *argc, char ***argv)
+{
+    if (!argc || !argv || !*argv || *argc <= 0)
+        return;
+    int n = *argc, out = 0;
+    char **a = *argv;
+    for (int i = 0; i < n; ++i)
+        if (i == 0 || !a[i] || strncmp(a[i], "--px-", 5) != 0)
+            a[out++] = a[i];
     for (int i = out; i < n; ++i)
         a[i] = NULL;
     *argc = out;
-    return first;
 }
 
 static int load_struct(pxi_config *c, const px_settings *s)
@@ -343,8 +362,12 @@ static int load_struct(pxi_config *c, const px_settings *s)
         snprintf(v, sizeof v, "%d", s->num_threads);
         rc = apply(c, S_NUM_THREADS, "px_settings.num_threads", v);
     }
-    if (rc == PX_OK && s->device_id >= 0)
-        c->device_id = s->device_id;
+    if (rc == PX_OK && s->device_id >= 0) {
+        /* Through the table, so the struct obeys the same range as PX_DEVICE_ID. */
+        char v[32];
+        snprintf(v, sizeof v, "%d", s->device_id);
+        rc = apply(c, S_DEVICE_ID, "px_settings.device_id", v);
+    }
     if (rc == PX_OK && s->bind)
         rc = apply(c, S_BIND, "px_settings.bind", s->bind);
     if (rc == PX_OK && s->default_space)
@@ -358,7 +381,7 @@ static int load_struct(pxi_config *c, const px_settings *s)
     return rc;
 }
 
-int pxi_settings_load(int *argc, char ***argv, const px_settings *s, int *help)
+int pxi_settings_load(const int *argc, char **const *argv, const px_settings *s, int *help)
 {
     pxi_settings_unload();
     pxi_config c;
@@ -390,8 +413,9 @@ void px_print_help(FILE *out)
 {
     if (!out)
         out = stdout;
-    fprintf(out, "parex %s settings (flags win over environment; px_initialize_with wins over "
-                 "both):\n",
+    fprintf(out,
+            "parex %s settings (flags win over environment; px_initialize_with wins over "
+            "both):\n",
             PX_VERSION_STRING);
     for (int id = 0; id < S_COUNT; ++id) {
         const setting *st = &table[id];

@@ -41,8 +41,7 @@ int pxi_range_check(const px_range_policy *p, const char *what)
 {
     int64_t n;
     if (p->begin > p->end) {
-        PXI_ERROR("%s: range begin %lld > end %lld", what, (long long)p->begin,
-                  (long long)p->end);
+        PXI_ERROR("%s: range begin %lld > end %lld", what, (long long)p->begin, (long long)p->end);
         return PX_EINVAL;
     }
     if (range_size(p->begin, p->end, &n) != 0) {

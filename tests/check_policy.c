@@ -6,6 +6,15 @@
 #include "policy/range.h"
 #include "px_test.h"
 
+/* In the exhaustive loops, Check's asserts are only reached on failure: each passing
+ * ck_assert records a mark point through the fork pipe, which made these loops dominate the
+ * sanitizer runs. */
+#define LOOP_CHECK(c)                                                                              \
+    do {                                                                                           \
+        if (!(c))                                                                                  \
+            ck_assert_msg(0, "%s", #c);                                                            \
+    } while (0)
+
 START_TEST(test_range_defaults_static_auto_chunk)
 {
     px_range_policy p = px_range(3, 10);
@@ -34,8 +43,7 @@ END_TEST
 
 START_TEST(test_range_negative_chunk_is_einval)
 {
-    ck_assert_int_eq(px_range_validate(px_range_chunked(0, 10, -1, PX_SCHEDULE_STATIC)),
-                     PX_EINVAL);
+    ck_assert_int_eq(px_range_validate(px_range_chunked(0, 10, -1, PX_SCHEDULE_STATIC)), PX_EINVAL);
     ck_assert_int_eq(px_range_validate(px_range_chunked(0, 10, INT64_MIN, PX_SCHEDULE_DYNAMIC)),
                      PX_EINVAL);
 }
@@ -76,7 +84,7 @@ START_TEST(test_auto_chunk_bounds)
     for (int64_t n = 0; n < 5000; n += 7)
         for (int w = 1; w <= 9; ++w) {
             int64_t c = px_range_auto_chunk(n, w, PX_SCHEDULE_DYNAMIC);
-            ck_assert(c >= 1 && c <= 65536);
+            LOOP_CHECK(c >= 1 && c <= 65536);
         }
 }
 END_TEST
@@ -106,12 +114,12 @@ START_TEST(test_chunks_cover_range_exactly_once)
                 for (int64_t k = 0; k < nc; ++k) {
                     int64_t b, e;
                     pxi_range_chunk_bounds(begin, end, c, k, &b, &e);
-                    ck_assert_int_eq(b, next);
-                    ck_assert(e > b && e - b <= c);
-                    ck_assert_int_eq((b - begin) % c, 0);
+                    LOOP_CHECK(b == next);
+                    LOOP_CHECK(e > b && e - b <= c);
+                    LOOP_CHECK((b - begin) % c == 0);
                     next = e;
                 }
-                ck_assert_int_eq(next, end);
+                LOOP_CHECK(next == end);
             }
 }
 END_TEST
@@ -131,18 +139,18 @@ START_TEST(test_static_blocks_partition_range)
                     int64_t b, e, k0, k1;
                     pxi_range_static_block(begin, end, c, r, P, &b, &e);
                     pxi_range_static_chunks(nc, r, P, &k0, &k1);
-                    ck_assert(b <= e);
+                    LOOP_CHECK(b <= e);
                     if (b < e) {
-                        ck_assert_int_eq(b, next);
-                        ck_assert_int_eq((b - begin) % c, 0);
+                        LOOP_CHECK(b == next);
+                        LOOP_CHECK((b - begin) % c == 0);
                         next = e;
                     }
                     int64_t cnt = k1 - k0;
                     min_chunks = cnt < min_chunks ? cnt : min_chunks;
                     max_chunks = cnt > max_chunks ? cnt : max_chunks;
                 }
-                ck_assert_int_eq(next, end);
-                ck_assert(max_chunks - min_chunks <= 1);
+                LOOP_CHECK(next == end);
+                LOOP_CHECK(max_chunks - min_chunks <= 1);
             }
 }
 END_TEST
@@ -167,6 +175,47 @@ START_TEST(test_chunk_size_uses_policy_or_auto)
 }
 END_TEST
 
+START_TEST(test_range_chunked_keeps_fields)
+{
+    px_range_policy p = px_range_chunked(-4, 99, 7, PX_SCHEDULE_DYNAMIC);
+    ck_assert_int_eq(p.begin, -4);
+    ck_assert_int_eq(p.end, 99);
+    ck_assert_int_eq(p.chunk_size, 7);
+    ck_assert_int_eq(p.schedule, PX_SCHEDULE_DYNAMIC);
+    ck_assert_int_eq(px_range_validate(p), PX_OK);
+}
+END_TEST
+
+/* px_range_auto_chunk is total: odd inputs give a usable chunk, never 0 or a negative. */
+START_TEST(test_auto_chunk_odd_inputs)
+{
+    ck_assert_int_eq(px_range_auto_chunk(-5, 4, PX_SCHEDULE_DYNAMIC), 1);
+    ck_assert_int_eq(px_range_auto_chunk(INT64_MIN, 4, PX_SCHEDULE_DYNAMIC), 1);
+    ck_assert_int_eq(px_range_auto_chunk(1000000, 4, (px_schedule)9), 1);
+    ck_assert_int_eq(px_range_auto_chunk(INT64_MAX, INT32_MAX, PX_SCHEDULE_DYNAMIC), 65536);
+}
+END_TEST
+
+/* The launch-side check names the kernel label and the bad value in its message. */
+START_TEST(test_range_check_message_names_label_and_value)
+{
+    px_test_log_capture();
+    px_range_policy p = px_range(5, 4);
+    ck_assert_int_eq(pxi_range_check(&p, "my_kernel"), PX_EINVAL);
+    ck_assert(px_test_log_contains("my_kernel"));
+    ck_assert(px_test_log_contains("5"));
+    px_test_log_clear();
+    p = px_range_chunked(0, 10, -3, PX_SCHEDULE_STATIC);
+    ck_assert_int_eq(pxi_range_check(&p, "k2"), PX_EINVAL);
+    ck_assert(px_test_log_contains("-3"));
+    px_test_log_clear();
+    p = px_range(0, 10);
+    ck_assert_int_eq(pxi_range_check(&p, "k3"), PX_OK);
+    ck_assert_str_eq(px_test_log_text(), "");
+    px_log_set_handler(NULL, NULL);
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
     Suite *s = suite_create("policy");
@@ -184,6 +233,9 @@ static Suite *policy_suite(void)
     tcase_add_test(tc, test_static_blocks_partition_range);
     tcase_add_test(tc, test_static_block_at_int64_limits);
     tcase_add_test(tc, test_chunk_size_uses_policy_or_auto);
+    tcase_add_test(tc, test_range_chunked_keeps_fields);
+    tcase_add_test(tc, test_auto_chunk_odd_inputs);
+    tcase_add_test(tc, test_range_check_message_names_label_and_value);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -29,9 +29,9 @@ extern "C" {
 #endif
 
 /** Version of the library these headers describe. */
-#define PX_VERSION_MAJOR 0
-#define PX_VERSION_MINOR 1
-#define PX_VERSION_PATCH 0
+#define PX_VERSION_MAJOR  0
+#define PX_VERSION_MINOR  1
+#define PX_VERSION_PATCH  0
 #define PX_VERSION_STRING "0.1.0"
 
 /**
@@ -58,11 +58,14 @@ extern "C" {
 /** @} */
 
 /**
- * Name of a status code ("PX_OK", "PX_EINVAL: invalid argument", ...).
+ * Name and meaning of a status code ("PX_OK: success", "PX_EINVAL: invalid argument", ...), in
+ * the manner of strerror(3) and MXNet's MXGetLastError.
  *
- * @param status  any int; unknown values give "unknown parex status".
- * @return a static string, never NULL.
- * Thread-safe; callable before px_initialize.
+ * @param status  any int. Values that are not a PX_E* code give "unknown parex status"
+ *                (positive) or "user or unknown parex status" (negative: PX_EUSER and below
+ *                are free for user ops, see parex/engine.h).
+ * @return a static string, never NULL; no status.
+ * Thread-safe; callable before px_initialize and from inside kernels and ops.
  */
 PX_API const char *px_strerror(int status);
 
@@ -84,42 +87,54 @@ typedef struct px_settings {
 
 /**
  * Fill @p s with "not set" values: num_threads 0, device_id -1, strings NULL,
- * print_configuration 0. Those values defer to the environment and flags.
+ * print_configuration 0. Those values defer to the environment and flags. Mirrors a
+ * default-constructed Kokkos::InitializationSettings.
  *
- * @param s  settings to fill; NULL is ignored.
- * Thread-safe; callable before px_initialize.
+ * @param s  settings to fill; NULL is ignored (nothing to report: the call cannot fail).
+ * Thread-safe (touches only *s); callable before px_initialize.
  */
 PX_API void px_settings_default(px_settings *s);
 
 /**
  * Initialize the runtime from the environment and the program's arguments.
  *
- * Reads PX_* environment variables, then consumes every --px-* argument from argv (they are
- * removed and *argc is decreased; other arguments keep their order). --px-help prints every
- * setting to stdout and initializes normally. Then initializes every registered execution
- * space in priority order, loads tools libraries, and creates the default engine.
+ * Reads PX_* environment variables, then every --px-* argument of argv (argv[0], the program
+ * name, is never read as a flag). --px-help prints every setting to stdout and initializes
+ * normally. Then initializes every registered execution space in priority order, loads tools
+ * libraries, and creates the default engine. On success the --px-* arguments are removed from
+ * argv (*argc decreases, the other arguments keep their order, the freed tail is set to NULL);
+ * on failure argv is left untouched, the log threshold is restored, everything started is
+ * stopped again, and a later px_initialize may succeed.
  * Mirrors Kokkos::initialize(argc, argv).
  *
- * @param argc  pointer to main's argc, or NULL (then argv is ignored).
- * @param argv  pointer to main's argv, or NULL.
+ * @param argc  pointer to main's argc (>= 0), or NULL (then argv is ignored).
+ * @param argv  pointer to main's argv (*argc entries), or NULL.
  * @return PX_OK;
- *         PX_EINVAL   a malformed variable or flag (the log names it; nothing is initialized);
+ *         PX_EINVAL   a malformed environment variable or flag, an unknown --px-* flag, or
+ *                     *argc < 0 (the log names each bad one);
  *         PX_EALREADY the runtime is already initialized;
  *         PX_ENOMEM   an allocation failed;
- *         PX_ENODEV   the requested default space is not available;
- *         or the status of a space that failed to initialize (spaces started before it are
- *         finalized again).
+ *         PX_ENODEV   the requested default space is unknown or not available, or no space
+ *                     is available at all;
+ *         or the status of a space or module (tools, trace, engine) that failed to start
+ *         (spaces started before it are finalized again).
  * Not thread-safe: call from one thread, with no other parex call in flight.
  */
 PX_API int px_initialize(int *argc, char ***argv);
 
 /**
- * Initialize the runtime with explicit settings, which win over environment and flags.
+ * Initialize the runtime with explicit settings, which win over the environment (no argv is
+ * read). Mirrors Kokkos::initialize(Kokkos::InitializationSettings).
  *
  * @param s  settings from px_settings_default() with the wanted fields changed; NULL behaves
- *           like px_initialize(NULL, NULL).
- * @return as px_initialize; PX_EINVAL also for a bad field of @p s (e.g. bind "diagonal",
- *         num_threads < 0).
+ *           like px_initialize(NULL, NULL). num_threads: 0 or 1..4096 threads; device_id: -1
+ *           or 0..1023; bind, engine: one of the names in px_settings; default_space: a space
+ *           name of at most 31 characters.
+ * @return PX_OK;
+ *         PX_EINVAL   a field out of its domain (bind "diagonal", num_threads < 0 or > 4096,
+ *                     device_id < -1 or > 1023, unknown engine; the log names the field), or
+ *                     a malformed environment variable;
+ *         PX_EALREADY, PX_ENOMEM, PX_ENODEV and module failures as px_initialize.
  * Not thread-safe (see px_initialize).
  */
 PX_API int px_initialize_with(const px_settings *s);
@@ -127,34 +142,48 @@ PX_API int px_initialize_with(const px_settings *s);
 /**
  * Finalize the runtime: wait for all work (every engine, every space), finalize spaces in
  * reverse priority order, join their threads, unload tools. px_initialize may be called again.
+ * Mirrors Kokkos::finalize.
  *
- * @return PX_OK; PX_ENOTINIT when not initialized; otherwise the first failure status
- *         reported while draining (the runtime is finalized regardless).
- * Not thread-safe; must not be called from inside a kernel or an engine op (PX_EDEADLK).
+ * @return PX_OK;
+ *         PX_ENOTINIT when the runtime is not initialized;
+ *         PX_EDEADLK  when called from inside a kernel or an engine op (nothing is torn down);
+ *         otherwise the first failure status reported while draining engines, fencing or
+ *         finalizing a space (the runtime is finalized regardless).
+ * Not thread-safe: no other parex call may be in flight.
  */
 PX_API int px_finalize(void);
 
-/** @return 1 between a successful px_initialize and px_finalize, else 0. Thread-safe. */
+/**
+ * Whether the runtime is up (Kokkos::is_initialized).
+ * @return 1 between a successful px_initialize and px_finalize, else 0; no error status.
+ * Thread-safe; callable at any time.
+ */
 PX_API int px_is_initialized(void);
 
 /**
  * Print version, build options, settings in force, registered spaces with their availability
  * and each space's own lines (topology, binding, device properties), tools and engine.
+ * Mirrors Kokkos::print_configuration.
  *
- * @param out  stream to print to; NULL means stdout.
- * Thread-safe against launches; callable before initialize (then shows registrations only).
+ * @param out  stream to print to; NULL means stdout. Write errors are not reported.
+ * Thread-safe against launches, not against px_initialize/px_finalize; callable before
+ * initialize (then shows the build and the registered spaces only).
  */
 PX_API void px_print_configuration(FILE *out);
 
 /**
- * Print the table of settings (environment variable, flag, values, default) to @p out.
- * This is what --px-help prints.
+ * Print the table of settings (environment variable, flag, accepted values, default) to
+ * @p out; this is what --px-help prints (Kokkos' --kokkos-help).
+ *
+ * @param out  stream to print to; NULL means stdout. Write errors are not reported.
+ * Thread-safe; callable before px_initialize.
  */
 PX_API void px_print_help(FILE *out);
 
 /** @name Logging
  * Messages go to stderr by default, prefixed "parex <level>: ". The threshold comes from
- * PX_LOG_LEVEL=error|warn|info|debug (default warn) or px_log_set_level.
+ * PX_LOG_LEVEL=error|warn|info|debug (default warn) or px_log_set_level. Levelled logging in the
+ * manner of MXNet's dmlc LOG(severity); Kokkos itself has none.
  * @{ */
 typedef enum { PX_LOG_ERROR = 0, PX_LOG_WARN = 1, PX_LOG_INFO = 2, PX_LOG_DEBUG = 3 } px_log_level;
 
@@ -162,17 +191,31 @@ typedef enum { PX_LOG_ERROR = 0, PX_LOG_WARN = 1, PX_LOG_INFO = 2, PX_LOG_DEBUG 
 typedef void (*px_log_handler)(px_log_level level, const char *message, void *user);
 
 /**
- * Set the log threshold: messages above @p level are dropped.
- * @return PX_OK; PX_EINVAL for a value outside px_log_level. Thread-safe.
+ * Set the log threshold: messages less severe than @p level are dropped. px_initialize sets it
+ * from PX_LOG_LEVEL / --px-log-level when given.
+ *
+ * @param level  PX_LOG_ERROR .. PX_LOG_DEBUG.
+ * @return PX_OK;
+ *         PX_EINVAL for a value outside px_log_level (logged; the threshold is unchanged).
+ * Thread-safe (an atomic store); callable before px_initialize.
  */
 PX_API int px_log_set_level(px_log_level level);
 
-/** @return the current log threshold. Thread-safe. */
+/**
+ * The current log threshold (see px_log_set_level).
+ * @return a px_log_level value; no error status. Thread-safe; callable before px_initialize.
+ */
 PX_API px_log_level px_log_get_level(void);
 
 /**
- * Route messages to @p fn (NULL restores stderr). The handler may be called concurrently from
- * several threads and must not call back into parex. Thread-safe.
+ * Route messages to @p fn (NULL restores stderr), like dmlc's custom log sink.
+ *
+ * @param fn    receives each message at or above the threshold; called with an internal lock
+ *              held, one message at a time, from whichever thread reports.
+ * @param user  passed to fn unchanged.
+ * No status (cannot fail). Thread-safe; callable before px_initialize.
+ * Caller must: not call back into parex from fn (a call that logs would deadlock), and keep
+ * fn and user valid until another handler is set.
  */
 PX_API void px_log_set_handler(px_log_handler fn, void *user);
 /** @} */

@@ -104,19 +104,27 @@ typedef struct px_kernel {
 /** @} */
 
 /**
- * Run @p fn over the policy's range on @p s (Kokkos::parallel_for with a RangePolicy).
+ * Run @p fn over the policy's range on @p s (Kokkos::parallel_for with a RangePolicy). Returns
+ * when every chunk has run; an empty range calls fn not at all.
  *
  * @param s      execution space; NULL means px_default_space().
  * @param label  name for tools and logs; NULL or "" becomes "px_parallel_for_fn".
  * @param p      range policy; see parex/policy.h.
- * @param fn     host function; called once per chunk, possibly concurrently.
+ * @param fn     host function; called once per chunk [b, e) (indices), possibly concurrently
+ *               from several threads for disjoint chunks.
  * @param ctx    passed to fn unchanged.
- * @return PX_OK; PX_EINVAL for a bad policy (begin > end, chunk < 0, unknown schedule,
- *         overflow) or a space that cannot run host functions (cuda); PX_EFAULT for fn NULL;
- *         PX_ENOTINIT when not initialized; PX_ENODEV when no default space exists.
- * Thread-safe: launches on one space from several threads run one at a time in the order
- * they take the space's launch lock; a launch from inside a running kernel runs inline on
- * the calling thread (nested parallelism), never deadlocking.
+ * @return PX_OK;
+ *         PX_EFAULT   fn is NULL (checked first, even before initialize);
+ *         PX_ENOTINIT the runtime is not initialized;
+ *         PX_ENODEV   s is not available (or s is NULL and there is no default space);
+ *         PX_EINVAL   a bad policy: begin > end, chunk_size < 0, unknown schedule, or
+ *                     end - begin overflows int64_t;
+ *         PX_EINVAL   s cannot run host functions (cuda).
+ * Every failure is logged, naming the label and the bad value, before any side effect.
+ * Thread-safe: on serial, launches from several threads run at the same time, each on its
+ * calling thread; on threads, launches on one space from several threads run one at a time
+ * in the order they take the space's launch lock. A launch from inside a running kernel runs
+ * inline on the calling thread (nested parallelism), never deadlocking.
  */
 PX_API int px_parallel_for_fn(px_space *s, const char *label, px_range_policy p, px_for_fn fn,
                               void *ctx);
@@ -127,10 +135,19 @@ PX_API int px_parallel_for_fn(px_space *s, const char *label, px_range_policy p,
  * joined in ascending index order, so the result is reproducible and a non-commutative join
  * gives the sequential answer.
  *
- * @param result  host memory for one value of r (r->value_size bytes); receives the identity
- *                for an empty range.
- * @return as px_parallel_for_fn; PX_EFAULT also for r or result NULL; PX_EINVAL also for a
- *         reducer px_reducer_validate rejects.
+ * @param s, label, p, ctx  as px_parallel_for_fn (label default "px_parallel_reduce_fn").
+ * @param fn      folds chunk [b, e) into *acc (see px_reduce_fn).
+ * @param r       the reducer (value type, identity, join).
+ * @param result  host memory for one value of r (r->value_size bytes, r->value_align
+ *                aligned); overwritten, never accumulated into: receives the identity for an
+ *                empty range. Untouched on failure.
+ * @return PX_OK;
+ *         PX_EFAULT   fn, r or result is NULL;
+ *         PX_ENOTINIT the runtime is not initialized;
+ *         PX_ENODEV   s is not available (or no default space);
+ *         PX_EINVAL   a bad policy (as px_parallel_for_fn);
+ *         PX_EINVAL   a reducer px_reducer_validate rejects;
+ *         PX_EINVAL   s cannot run host functions (cuda).
  * Thread-safe as px_parallel_for_fn.
  */
 PX_API int px_parallel_reduce_fn(px_space *s, const char *label, px_range_policy p,
@@ -141,39 +158,83 @@ PX_API int px_parallel_reduce_fn(px_space *s, const char *label, px_range_policy
  * prefix before the chunk; on the final pass that prefix is exact and fn writes its outputs.
  * Chunks may be visited twice (a non-final pass to sum, a final pass to write).
  *
- * @param total  receives the reduction of the whole range (the identity when empty); may be
- *               NULL.
- * @return as px_parallel_reduce_fn (total may be NULL).
+ * @param s, label, p, ctx  as px_parallel_for_fn (label default "px_parallel_scan_fn").
+ * @param fn     see px_scan_fn.
+ * @param r      the reducer whose join accumulates the prefix.
+ * @param total  receives the reduction of the whole range (the identity when empty),
+ *               overwritten; may be NULL.
+ * @return PX_OK;
+ *         PX_EFAULT   fn or r is NULL;
+ *         PX_ENOTINIT the runtime is not initialized;
+ *         PX_ENODEV   s is not available (or no default space);
+ *         PX_EINVAL   a bad policy (as px_parallel_for_fn);
+ *         PX_EINVAL   a reducer px_reducer_validate rejects;
+ *         PX_EINVAL   s cannot run host functions (cuda).
  * Thread-safe as px_parallel_for_fn.
  */
 PX_API int px_parallel_scan_fn(px_space *s, const char *label, px_range_policy p, px_scan_fn fn,
                                void *ctx, const px_reducer *r, void *total);
 
 /**
- * Launch a PX_FOR kernel. @p args (args_size bytes, == k->args_size) is copied before the
- * launch returns, so a stack struct may be passed even for asynchronous cuda launches.
+ * Launch a PX_FOR kernel (Kokkos::parallel_for with a lambda). @p args (args_size bytes,
+ * == k->args_size) is copied before the launch returns, so a stack struct may be passed even
+ * for asynchronous cuda launches.
  *
- * @param label  NULL or "" becomes the kernel's name.
- * @return as px_parallel_for_fn; PX_EINVAL also for a kernel that is not a PX_FOR kernel,
- *         args_size != k->args_size, or a space the kernel was not compiled for (cuda without
- *         nvcc); PX_EFAULT for k NULL or args NULL with args_size > 0; PX_ECUDA for a device
- *         error.
+ * @param s, p       as px_parallel_for_fn.
+ * @param label      NULL or "" becomes the kernel's name.
+ * @param k          a kernel made by PX_FOR.
+ * @param args       the kernel's ARGS struct; read only.
+ * @param args_size  sizeof(ARGS), in bytes.
+ * @return PX_OK;
+ *         PX_EFAULT   k is NULL, or args is NULL with args_size > 0;
+ *         PX_EINVAL   k is not a px_kernel (bad magic) or not a PX_FOR kernel;
+ *         PX_EINVAL   args_size != k->args_size;
+ *         PX_ENOTINIT the runtime is not initialized;
+ *         PX_ENODEV   s is not available (or no default space);
+ *         PX_EINVAL   a bad policy (as px_parallel_for_fn);
+ *         PX_EINVAL   k has no entry for s (no host entry on a host space; cuda without a
+ *                     file compiled by nvcc);
+ *         PX_ECUDA    a device error (the log names it).
  * Thread-safe as px_parallel_for_fn.
  */
 PX_API int px_parallel_for(px_space *s, const char *label, px_range_policy p, const px_kernel *k,
                            const void *args, size_t args_size);
 
 /**
- * Launch a PX_REDUCE kernel with reducer @p r (r->value_size must equal k->value_size).
- * @return as px_parallel_for and px_parallel_reduce_fn.
+ * Launch a PX_REDUCE kernel with reducer @p r (Kokkos::parallel_reduce with a lambda and a
+ * reducer). Semantics of @p result as px_parallel_reduce_fn.
+ *
+ * @param s, label, p, k, args, args_size  as px_parallel_for (k made by PX_REDUCE).
+ * @param r       reducer; r->value_size must equal sizeof(VALUE) of the kernel.
+ * @param result  host memory for one value; overwritten (the identity for an empty range).
+ * @return PX_OK;
+ *         PX_EFAULT   k, r or result is NULL, or args is NULL with args_size > 0;
+ *         PX_EINVAL   k is not a px_kernel or not a PX_REDUCE kernel; args_size mismatch;
+ *         PX_EINVAL   r is rejected by px_reducer_validate, or its value_size differs from
+ *                     the kernel's;
+ *         PX_ENOTINIT, PX_ENODEV, PX_EINVAL (policy, no entry for s), PX_ECUDA as
+ *                     px_parallel_for.
+ * Thread-safe as px_parallel_for_fn.
  */
 PX_API int px_parallel_reduce(px_space *s, const char *label, px_range_policy p,
                               const px_kernel *k, const void *args, size_t args_size,
                               const px_reducer *r, void *result);
 
 /**
- * Launch a PX_SCAN kernel with reducer @p r; @p total may be NULL.
- * @return as px_parallel_for and px_parallel_scan_fn.
+ * Launch a PX_SCAN kernel with reducer @p r (Kokkos::parallel_scan with a lambda). Semantics
+ * of the passes and of @p total as px_parallel_scan_fn.
+ *
+ * @param s, label, p, k, args, args_size  as px_parallel_for (k made by PX_SCAN).
+ * @param r      reducer; r->value_size must equal sizeof(VALUE) of the kernel.
+ * @param total  receives the whole range's reduction, overwritten; may be NULL.
+ * @return PX_OK;
+ *         PX_EFAULT   k or r is NULL, or args is NULL with args_size > 0;
+ *         PX_EINVAL   k is not a px_kernel or not a PX_SCAN kernel; args_size mismatch;
+ *         PX_EINVAL   r is rejected by px_reducer_validate, or its value_size differs from
+ *                     the kernel's;
+ *         PX_ENOTINIT, PX_ENODEV, PX_EINVAL (policy, no entry for s), PX_ECUDA as
+ *                     px_parallel_for.
+ * Thread-safe as px_parallel_for_fn.
  */
 PX_API int px_parallel_scan(px_space *s, const char *label, px_range_policy p, const px_kernel *k,
                             const void *args, size_t args_size, const px_reducer *r, void *total);

@@ -21,17 +21,29 @@ extern "C" {
 #define PX_MALLOC_ALIGNMENT 64
 
 /**
- * Allocate @p bytes in the memory space of @p s. Host spaces return PX_MALLOC_ALIGNMENT-aligned
- * memory; cuda returns device memory. bytes == 0 returns a unique non-NULL block.
- * @return the block, or NULL when s is NULL, the runtime is not initialized, or memory ran out
- *         (the log says which). Thread-safe. Tools see allocate_data.
+ * Allocate @p bytes in the memory space of @p s (Kokkos::kokkos_malloc<MemorySpace>). Host
+ * spaces return PX_MALLOC_ALIGNMENT-aligned memory; cuda returns device memory. bytes == 0
+ * returns a unique non-NULL block. Tools see allocate_data.
+ *
+ * @param s      the space owning the memory (not NULL: there is no default here).
+ * @param bytes  size in bytes.
+ * @return the block, or NULL (no status code; the log says which) when s is NULL, the runtime
+ *         is not initialized, s is not available, or memory ran out.
+ * Thread-safe.
  */
 PX_API void *px_malloc(px_space *s, size_t bytes);
 
 /**
- * Free a block from px_malloc on the same space.
- * @return PX_OK (also for p == NULL); PX_EFAULT for s == NULL; PX_ENOTINIT when not
- *         initialized; PX_ECUDA for a device error.
+ * Free a block from px_malloc on the same space (Kokkos::kokkos_free). Tools see
+ * deallocate_data.
+ *
+ * @param s  the space the block came from.
+ * @param p  the block, or NULL (nothing to do).
+ * @return PX_OK (also for p == NULL);
+ *         PX_EFAULT   s is NULL;
+ *         PX_ENOTINIT the runtime is not initialized;
+ *         PX_ENODEV   s is not available in this runtime lifetime;
+ *         PX_ECUDA    a device error (the log names it).
  * Caller must: pass a block of this space, once; not free while a kernel still uses it.
  * Thread-safe.
  */
@@ -39,13 +51,21 @@ PX_API int px_free(px_space *s, void *p);
 
 /**
  * Copy @p bytes from @p src in @p src_s to @p dst in @p dst_s, in any direction between host and
- * device; returns when the copy is complete. Regions must not overlap.
- * @return PX_OK (bytes == 0 copies nothing); PX_EFAULT for a NULL space, or a NULL pointer with
- *         bytes > 0; PX_ENOTINIT when not initialized; PX_ECUDA for a device error.
- * Thread-safe. Tools see begin/end_deep_copy.
+ * device; returns when the copy is complete (Kokkos::deep_copy on raw buffers). Tools see
+ * begin/end_deep_copy.
+ *
+ * @param dst_s, src_s  spaces owning dst and src (host memory not from px_malloc counts as the
+ *                      memory of any host space).
+ * @param bytes         size in bytes; 0 copies nothing.
+ * @return PX_OK;
+ *         PX_EFAULT   a NULL space, or a NULL pointer with bytes > 0;
+ *         PX_ENOTINIT the runtime is not initialized;
+ *         PX_ENODEV   a space is not available in this runtime lifetime;
+ *         PX_ECUDA    a device error (the log names it).
+ * Caller must: pass regions that do not overlap (host-to-host copies tolerate it) and that
+ * hold bytes bytes. Thread-safe.
  */
-PX_API int px_deep_copy(px_space *dst_s, void *dst, px_space *src_s, const void *src,
-                        size_t bytes);
+PX_API int px_deep_copy(px_space *dst_s, void *dst, px_space *src_s, const void *src, size_t bytes);
 
 #ifdef __cplusplus
 }

@@ -37,35 +37,52 @@ typedef struct {
 
 /**
  * A static policy over [begin, end) with automatic chunk size (Kokkos::RangePolicy(b, e)).
- * Not validated here: launches validate (begin > end is PX_EINVAL there). Thread-safe.
+ *
+ * @param begin  first index.
+ * @param end    one past the last index.
+ * @return the policy value; no status: it is not validated here (launches and
+ *         px_range_validate return PX_EINVAL for begin > end or an end - begin overflow).
+ * Thread-safe, pure.
  */
 PX_API px_range_policy px_range(int64_t begin, int64_t end);
 
 /**
  * A policy with an explicit chunk size and schedule
- * (Kokkos::RangePolicy<Schedule<S>>(b, e, ChunkSize(c))). Not validated here. Thread-safe.
+ * (Kokkos::RangePolicy<Schedule<S>>(b, e, ChunkSize(c))).
+ *
+ * @param begin, end   the index range [begin, end).
+ * @param chunk_size   indices per chunk, >= 0; 0: automatic (px_range_auto_chunk).
+ * @param schedule     PX_SCHEDULE_STATIC or PX_SCHEDULE_DYNAMIC.
+ * @return the policy value; no status: it is not validated here (see px_range_validate).
+ * Thread-safe, pure.
  */
 PX_API px_range_policy px_range_chunked(int64_t begin, int64_t end, int64_t chunk_size,
                                         px_schedule schedule);
 
 /**
- * Check a policy as a launch would.
+ * Check a policy as a launch would (the checks Kokkos::RangePolicy's constructor makes, plus
+ * overflow).
  *
+ * @param p  the policy.
  * @return PX_OK;
- *         PX_EINVAL when begin > end, chunk_size < 0, the schedule is not a px_schedule value,
- *                   or end - begin does not fit in int64_t.
- * Logs nothing (launches log, naming the kernel). Thread-safe.
+ *         PX_EINVAL begin > end;
+ *         PX_EINVAL chunk_size < 0;
+ *         PX_EINVAL the schedule is not a px_schedule value;
+ *         PX_EINVAL end - begin does not fit in int64_t (e.g. [INT64_MIN, 0)).
+ * Logs nothing (launches log, naming the kernel and the bad value). Thread-safe, pure.
  */
 PX_API int px_range_validate(px_range_policy p);
 
 /**
- * The chunk size a space uses when the policy says 0: for static, 1 (each rank then gets one
- * contiguous block, balanced to within one index); for dynamic, about n / (8 * workers), at least 1 and at
- * most 65536 indices, so that each worker claims several chunks and late ones even the load.
+ * The chunk size a space uses when the policy says 0 (Kokkos picks one the same way when no
+ * ChunkSize is given): for static, 1 (each rank then gets one contiguous block, balanced to
+ * within one index); for dynamic, about n / (8 * workers), at least 1 and at most 65536
+ * indices, so that each worker claims several chunks and late ones even the load.
  *
- * @param n        number of indices (end - begin), >= 0.
- * @param workers  ranks sharing the range, >= 1 (values < 1 are taken as 1).
- * @return a chunk size >= 1 (1 for n == 0). Thread-safe, pure.
+ * @param n         number of indices (end - begin), >= 0 (values <= 0 give 1).
+ * @param workers   ranks sharing the range, >= 1 (values < 1 are taken as 1).
+ * @param schedule  PX_SCHEDULE_DYNAMIC; any other value is treated as static.
+ * @return a chunk size in [1, 65536]; no status (total function). Thread-safe, pure.
  */
 PX_API int64_t px_range_auto_chunk(int64_t n, int workers, px_schedule schedule);
 

@@ -95,15 +95,25 @@ typedef struct {
 /** Initializer for a custom px_reducer over value type @p T (see the file comment). */
 #define PX_REDUCER_INIT(T, identity_fn, join_fn, name_str)                                         \
     {                                                                                              \
-        sizeof(T), PXI_ALIGNOF(T), (identity_fn), (join_fn), (name_str), PX_REDUCER_CUSTOM,       \
+        sizeof(T), PXI_ALIGNOF(T), (identity_fn), (join_fn), (name_str), PX_REDUCER_CUSTOM,        \
             PX_VALUE_CUSTOM, NULL                                                                  \
     }
 
 /**
- * Check a reducer as a launch would.
- * @return PX_OK; PX_EFAULT for NULL; PX_EINVAL for a size of 0 or above
- *         PX_REDUCER_MAX_VALUE_BYTES, an alignment that is not a power of two <= 64, or a NULL
- *         identity or join. Thread-safe.
+ * Check a reducer as a launch would (the requirements Kokkos places on a reducer's value_type,
+ * init and join, made checkable).
+ *
+ * @param r  the reducer.
+ * @return PX_OK;
+ *         PX_EFAULT r is NULL;
+ *         PX_EINVAL value_size is 0 or above PX_REDUCER_MAX_VALUE_BYTES;
+ *         PX_EINVAL value_align is not a power of two in [1, 64];
+ *         PX_EINVAL identity or join is NULL;
+ *         PX_EINVAL op or type is not a value of its enum, exactly one of them is the CUSTOM
+ *                   value, a builtin type's size differs from value_size, or
+ *                   PX_VALUE_VALLOC_F64 is paired with an op other than MINLOC/MAXLOC (or the
+ *                   reverse): device backends trust op/type to pick a native combine.
+ * Logs nothing (launches log, naming the kernel and the reducer). Thread-safe, pure.
  */
 PX_API int px_reducer_validate(const px_reducer *r);
 
@@ -113,8 +123,8 @@ PX_API int px_reducer_validate(const px_reducer *r);
  * winning ties, land 1, lor 0, band all ones, bor 0 (Kokkos::reduction_identity).
  * @{ */
 PX_API extern const px_reducer px_sum_f64, px_sum_f32, px_sum_i64, px_prod_f64, px_min_f64,
-    px_max_f64, px_min_i64, px_max_i64, px_minloc_f64, px_maxloc_f64, px_land, px_lor,
-    px_band_u64, px_bor_u64;
+    px_max_f64, px_min_i64, px_max_i64, px_minloc_f64, px_maxloc_f64, px_land, px_lor, px_band_u64,
+    px_bor_u64;
 /** @} */
 
 #ifdef __cplusplus

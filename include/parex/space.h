@@ -23,41 +23,69 @@ extern "C" {
 typedef struct px_space px_space;
 
 /**
- * The default execution space: PX_DEFAULT_SPACE / --px-default-space if set, else the
- * available space of highest priority (cuda > threads > serial).
- * @return the space, or NULL when the runtime is not initialized. Thread-safe.
+ * The default execution space (Kokkos::DefaultExecutionSpace): PX_DEFAULT_SPACE /
+ * --px-default-space / px_settings.default_space if set, else the available space of highest
+ * priority (cuda > threads > serial). Launches given a NULL space use it.
+ *
+ * @return the space, or NULL when the runtime is not initialized (no status, nothing logged).
+ * Thread-safe; callable from inside kernels and ops.
  */
 PX_API px_space *px_default_space(void);
 
 /**
- * Look a space up by name ("serial", "threads", "cuda"; case-sensitive).
- * @return the space, or NULL when the name is unknown, the space was not built, is unavailable
- *         on this machine, or the runtime is not initialized (an info-level log line says which).
- * Thread-safe.
+ * Look a space up by name, as Kokkos code names an execution space type.
+ *
+ * @param name  "serial", "threads" or "cuda" (case-sensitive); NULL is allowed.
+ * @return the space, or NULL when name is NULL or unknown, the space was not built, is
+ *         unavailable on this machine, or the runtime is not initialized (an info-level log
+ *         line says which). No status: absence is an answer, not an error.
+ * Thread-safe; callable from inside kernels and ops.
  */
 PX_API px_space *px_space_by_name(const char *name);
 
-/** @return the space's name ("serial", ...), or "(null)" for NULL. Thread-safe. */
+/**
+ * The space's name (Kokkos' ExecutionSpace::name()).
+ * @param s  a space handle, or NULL.
+ * @return a static string: "serial", "threads", "cuda", or "(null)" for NULL; no status.
+ * Thread-safe; callable at any time while the handle is valid.
+ */
 PX_API const char *px_space_name(const px_space *s);
 
 /**
  * How many indices the space runs at once: 1 for serial, the number of ranks for threads,
- * resident threads for cuda (Kokkos' concurrency()).
- * @return a count >= 1, or PX_EFAULT for NULL, PX_ENOTINIT when not initialized.
- * Thread-safe.
+ * resident threads for cuda (Kokkos' ExecutionSpace::concurrency()).
+ *
+ * @param s  a space handle.
+ * @return a count >= 1, or a negative status:
+ *         PX_EFAULT   s is NULL;
+ *         PX_ENOTINIT the runtime is not initialized;
+ *         PX_ENODEV   the space is not available in this runtime lifetime.
+ * Failures are logged. Thread-safe.
  */
 PX_API int px_space_concurrency(const px_space *s);
 
 /**
- * Wait until every launch on the space has completed (Kokkos::fence). Host spaces complete
- * launches before returning, so this returns at once there; cuda synchronizes its streams.
- * @param s  the space, or NULL for every space.
- * @return PX_OK; PX_ENOTINIT when not initialized; PX_ECUDA for a device error (logged).
- * Thread-safe. From inside a kernel on the same space it returns PX_EDEADLK.
+ * Wait until every launch on the space has completed (Kokkos::fence /
+ * ExecutionSpace::fence). Host spaces complete launches before returning, so this returns at
+ * once there; cuda synchronizes its streams. Tools see begin/end_fence.
+ *
+ * @param s  the space, or NULL for every available space.
+ * @return PX_OK;
+ *         PX_ENOTINIT the runtime is not initialized;
+ *         PX_ENODEV   s is not available in this runtime lifetime;
+ *         PX_EDEADLK  called from inside a kernel of s (of any space when s is NULL);
+ *         PX_ECUDA    a device error (the log names it).
+ * Thread-safe.
  */
 PX_API int px_fence(px_space *s);
 
-/** @return nonzero when memory from px_malloc(s, ...) is directly addressable by the host. */
+/**
+ * Whether host code may dereference memory from px_malloc(s, ...) (Kokkos'
+ * SpaceAccessibility<HostSpace, MemorySpace>::accessible).
+ * @param s  a space handle, or NULL.
+ * @return 1 for serial and threads, 0 for cuda and for NULL; no status.
+ * Thread-safe; callable at any time while the handle is valid.
+ */
 PX_API int px_space_host_accessible(const px_space *s);
 
 #ifdef __cplusplus

@@ -41,6 +41,10 @@ static int serial_in_kernel(void)
 static int serial_launch(const pxi_launch *l)
 {
     const px_range_policy *p = &l->policy;
+    /* core/launch.c hands backends validated, non-empty ranges only (it answers empty ones
+     * itself); a chunk of 0 below would divide by zero. */
+    if (!PX_ALWAYS(p->begin < p->end))
+        return PX_EINVAL;
     /* An explicit chunk size is honoured (functions may size scratch by it); an automatic one
      * is the whole range, one call. */
     int64_t chunk = p->chunk_size > 0 ? p->chunk_size : p->end - p->begin;
