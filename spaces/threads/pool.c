@@ -1,0 +1,305 @@
+/* spaces/threads/pool.c - workers, dispatch, the spin-then-sleep waits, the fan-in tree and
+ * the launch lock of the Threads space. See pool.h for the protocol. */
+#include "spaces/threads/pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/log.h"
+#include "core/os.h"
+
+/* Polls between two clock reads while spinning: a clock read costs ~20 ns, a pause 10-40 ns,
+ * so this keeps the clock off the fast path and still bounds the spin to about +1 us. */
+#define SPIN_CLOCK_EVERY 64
+/* Polls always made before sleeping, even with a zero spin budget: a post that is already on
+ * its way (the common case in a fan-in) is then caught without a futex round trip. */
+#define SPIN_MIN_POLLS 32
+
+typedef struct worker_start {
+    pxi_tpool *pool;
+    int rank;
+} worker_start;
+
+struct pxi_tpool {
+    /* Read-mostly after create. */
+    int nranks;
+    int64_t spin_ns;
+    const pxi_topo *topo;
+    const int *pu_of_rank;
+    pxi_tpool_slot *slots;
+    pthread_t *threads;
+    worker_start *starts;
+    int nstarted;
+
+    /* Dispatch line: the dispatch word every idle worker polls, and the job it announces. The
+     * job is written by the lock holder before it posts dispatch (release) and read by workers
+     * after they see the new value (acquire), in the same cache-line transfer; it is not
+     * rewritten before every rank has fanned in, so no worker can read a half-written job.
+     * job_fn NULL means "exit". gen: last dispatched generation (owner: lock holder). */
+    alignas(PXI_CACHE_LINE) pxi_tpool_flag dispatch;
+    pxi_tpool_job_fn job_fn;
+    void *job_arg;
+    unsigned gen;
+
+    /* Ticket lock: next_ticket is hit by arriving launchers, serving by the holder. */
+    alignas(PXI_CACHE_LINE) atomic_uint next_ticket;
+    alignas(PXI_CACHE_LINE) pxi_tpool_flag serving;
+};
+
+static _Thread_local int tls_in_job;
+
+int pxi_tpool_in_job(void)
+{
+    return tls_in_job;
+}
+
+int pxi_tpool_size(const pxi_tpool *pool)
+{
+    return pool->nranks;
+}
+
+int64_t pxi_tpool_spin_ns(const pxi_tpool *pool)
+{
+    return pool->spin_ns;
+}
+
+pxi_tpool_slot *pxi_tpool_slots(pxi_tpool *pool)
+{
+    return pool->slots;
+}
+
+/* ---- flags ---------------------------------------------------------------------------------- */
+
+void pxi_tpool_flag_post(pxi_tpool_flag *f, unsigned v)
+{
+    /* seq_cst store then seq_cst load of sleepers: with the waiter's seq_cst increment and
+     * re-read (flag_sleep) this is a Dekker pair, so either we see the sleeper and wake it or
+     * it sees v and does not sleep. The store is also the release that publishes the poster's
+     * writes (job, slot values) to the acquire load of the waiter. */
+    atomic_store_explicit(&f->seq, v, memory_order_seq_cst);
+    if (atomic_load_explicit(&f->sleepers, memory_order_seq_cst) != 0)
+        pxi_os_futex_wake(&f->seq, 0);
+}
+
+/* Sleep once on f while its value is @seen (equal == 0: wait for a change) or is not the
+ * wanted value (equal != 0). Returns after a wake, a spurious return, or at once when the
+ * condition already holds; the caller re-checks. */
+static void flag_sleep(pxi_tpool_flag *f, unsigned v, int equal)
+{
+    atomic_fetch_add_explicit(&f->sleepers, 1, memory_order_seq_cst);
+    unsigned cur = atomic_load_explicit(&f->seq, memory_order_seq_cst);
+    if (equal ? cur != v : cur == v)
+        pxi_os_futex_wait(&f->seq, cur);
+    /* relaxed: the count only decides whether posters call futex_wake; a stale nonzero costs
+     * one spare system call. */
+    atomic_fetch_sub_explicit(&f->sleepers, 1, memory_order_relaxed);
+}
+
+/* Wait until (equal ? seq == v : seq != v); returns the value seen (acquire). */
+static unsigned flag_wait(int64_t spin_ns, pxi_tpool_flag *f, unsigned v, int equal)
+{
+    unsigned cur = atomic_load_explicit(&f->seq, memory_order_acquire);
+    if (equal ? cur == v : cur != v)
+        return cur;
+    int64_t deadline = 0;
+    for (unsigned i = 1;; ++i) {
+        pxi_os_cpu_pause();
+        cur = atomic_load_explicit(&f->seq, memory_order_acquire);
+        if (equal ? cur == v : cur != v)
+            return cur;
+        if (i >= SPIN_MIN_POLLS && i % SPIN_CLOCK_EVERY == 0) {
+            int64_t now = pxi_os_now_ns();
+            if (deadline == 0)
+                deadline = now + spin_ns;
+            if (now >= deadline)
+                break;
+        } else if (i == SPIN_MIN_POLLS && spin_ns <= 0) {
+            break;
+        }
+    }
+    for (;;) {
+        flag_sleep(f, v, equal);
+        cur = atomic_load_explicit(&f->seq, memory_order_acquire);
+        if (equal ? cur == v : cur != v)
+            return cur;
+    }
+}
+
+void pxi_tpool_flag_wait_eq(const pxi_tpool *pool, pxi_tpool_flag *f, unsigned v)
+{
+    (void)flag_wait(pool->spin_ns, f, v, 1);
+}
+
+/* ---- fan-in --------------------------------------------------------------------------------- */
+
+int pxi_tpool_fanin(pxi_tpool *pool, int rank, unsigned seq, pxi_fanin_phase phase,
+                    void (*join)(void *dst, const void *src))
+{
+    pxi_tpool_slot *slots = pool->slots;
+    int p = pool->nranks;
+    for (int step = 1; step < p; step <<= 1) {
+        if (rank & step) {
+            pxi_tpool_flag *mine = phase == PXI_FANIN_UP ? &slots[rank].up : &slots[rank].fin;
+            pxi_tpool_flag_post(mine, seq);
+            return 0;
+        }
+        int child = rank + step;
+        if (child < p) {
+            pxi_tpool_flag *theirs = phase == PXI_FANIN_UP ? &slots[child].up : &slots[child].fin;
+            (void)flag_wait(pool->spin_ns, theirs, seq, 1);
+            if (join)
+                join(slots[rank].value, slots[child].value);
+        }
+    }
+    return 1;
+}
+
+/* ---- workers and dispatch ------------------------------------------------------------------- */
+
+static void *worker_main(void *arg)
+{
+    worker_start *ws = arg;
+    pxi_tpool *pool = ws->pool;
+    int rank = ws->rank;
+    char name[16];
+    snprintf(name, sizeof name, "px-threads-%d", rank);
+    pxi_os_thread_set_name(name);
+    /* A refused binding was logged as a warning by topo; the worker runs unbound. */
+    (void)pxi_topo_bind_self(pool->topo, pool->pu_of_rank[rank]);
+
+    unsigned seen = 0;
+    for (;;) {
+        seen = flag_wait(pool->spin_ns, &pool->dispatch, seen, 0);
+        pxi_tpool_job_fn fn = pool->job_fn;
+        if (!fn)
+            break;
+        tls_in_job = 1;
+        fn(pool, rank, seen, pool->job_arg);
+        tls_in_job = 0;
+    }
+    return NULL;
+}
+
+void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg)
+{
+    unsigned g = pool->gen + 1;
+    pool->gen = g;
+    pool->job_fn = fn;
+    pool->job_arg = arg;
+    if (pool->nranks > 1)
+        pxi_tpool_flag_post(&pool->dispatch, g);
+    int nested = tls_in_job;
+    tls_in_job = 1;
+    fn(pool, 0, g, arg);
+    tls_in_job = nested;
+}
+
+static void stop_workers(pxi_tpool *pool)
+{
+    if (pool->nstarted == 0)
+        return;
+    pool->job_fn = NULL;
+    pool->job_arg = NULL;
+    pxi_tpool_flag_post(&pool->dispatch, pool->gen + 1);
+    for (int r = 1; r <= pool->nstarted; ++r)
+        pthread_join(pool->threads[r], NULL);
+    pool->nstarted = 0;
+}
+
+int pxi_tpool_create(pxi_tpool **out, int nranks, const pxi_topo *topo, const int *pu_of_rank,
+                     int64_t spin_ns)
+{
+    *out = NULL;
+    pxi_tpool *pool = pxi_malloc_aligned(sizeof *pool, PXI_CACHE_LINE);
+    if (!pool)
+        goto nomem;
+    memset(pool, 0, sizeof *pool);
+    pool->nranks = nranks;
+    pool->spin_ns = spin_ns;
+    pool->topo = topo;
+    pool->pu_of_rank = pu_of_rank;
+    size_t n = (size_t)nranks;
+    pool->slots = pxi_malloc_aligned(n * sizeof *pool->slots, PXI_CACHE_LINE);
+    pool->threads = pxi_calloc(n, sizeof *pool->threads);
+    pool->starts = pxi_calloc(n, sizeof *pool->starts);
+    if (!pool->slots || !pool->threads || !pool->starts)
+        goto nomem;
+    memset(pool->slots, 0, n * sizeof *pool->slots);
+    for (int r = 1; r < nranks; ++r) {
+        pool->starts[r] = (worker_start){pool, r};
+        int err = pthread_create(&pool->threads[r], NULL, worker_main, &pool->starts[r]);
+        if (err != 0) {
+            PXI_ERROR("threads: cannot start worker %d of %d (pthread_create: %s)", r, nranks - 1,
+                      strerror(err));
+            stop_workers(pool);
+            pxi_tpool_destroy(pool);
+            return PX_ENOMEM;
+        }
+        pool->nstarted = r;
+    }
+    *out = pool;
+    return PX_OK;
+nomem:
+    PXI_ERROR("threads: out of memory creating a pool of %d ranks", nranks);
+    pxi_tpool_destroy(pool);
+    return PX_ENOMEM;
+}
+
+void pxi_tpool_destroy(pxi_tpool *pool)
+{
+    if (!pool)
+        return;
+    stop_workers(pool);
+    pxi_free_aligned(pool->slots);
+    pxi_free(pool->threads);
+    pxi_free(pool->starts);
+    pxi_free_aligned(pool);
+}
+
+/* ---- launch lock ---------------------------------------------------------------------------- */
+
+void pxi_tpool_lock(pxi_tpool *pool)
+{
+    /* relaxed: the ticket only fixes the order; the acquire that makes the previous holder's
+     * writes visible is the wait on serving. */
+    unsigned t = atomic_fetch_add_explicit(&pool->next_ticket, 1, memory_order_relaxed);
+    /* No spin budget here: a queued launcher waits for whole launches, and spinning would take
+     * the CPU from the ranks of the launch it waits for (4 launchers on 2 cores ran 20x slower
+     * with the pool's budget). The few polls flag_wait always makes catch a free lock. */
+    (void)flag_wait(0, &pool->serving, t, 1);
+}
+
+void pxi_tpool_unlock(pxi_tpool *pool)
+{
+    /* Only the holder writes serving, so a relaxed read of it is our own last write. */
+    unsigned t = atomic_load_explicit(&pool->serving.seq, memory_order_relaxed);
+    pxi_tpool_flag_post(&pool->serving, t + 1);
+}
+
+/* ---- checker ----------------------------------------------------------------------------- */
+
+int pxi_tpool_check(pxi_tpool *pool, unsigned scan_seq)
+{
+    int ok = 1;
+    /* relaxed loads: the caller holds the lock after the job's fan-in, whose acquire chain
+     * already ordered every rank's last post before this point. */
+    unsigned g = pool->gen;
+    if (pool->nranks > 1)
+        ok &= PX_ALWAYS(atomic_load_explicit(&pool->dispatch.seq, memory_order_relaxed) == g);
+    for (int r = 1; r < pool->nranks; ++r) {
+        pxi_tpool_slot *s = &pool->slots[r];
+        ok &= PX_ALWAYS(atomic_load_explicit(&s->up.seq, memory_order_relaxed) == g);
+        if (scan_seq != 0) {
+            ok &= PX_ALWAYS(atomic_load_explicit(&s->down.seq, memory_order_relaxed) == scan_seq);
+            ok &= PX_ALWAYS(atomic_load_explicit(&s->fin.seq, memory_order_relaxed) == scan_seq);
+        }
+    }
+    unsigned serving = atomic_load_explicit(&pool->serving.seq, memory_order_relaxed);
+    unsigned next = atomic_load_explicit(&pool->next_ticket, memory_order_relaxed);
+    /* The holder's ticket is serving; later arrivals may have taken more. */
+    ok &= PX_ALWAYS(next - serving >= 1u);
+    return ok;
+}

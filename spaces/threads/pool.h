@@ -1,0 +1,118 @@
+/* spaces/threads/pool.h - the Threads space's worker pool (spaces/threads/pool.c).
+ *
+ * P ranks: rank 0 is whichever thread launches (it holds the launch lock), ranks 1..P-1 are
+ * pthreads created at pxi_tpool_create and joined at pxi_tpool_destroy. A job is one function
+ * every rank runs once; the launcher publishes (fn, arg, generation) with one release store
+ * of the dispatch word and then runs rank 0 itself, as libgomp's team start does.
+ *
+ * Completion and reductions go through a binomial fan-in tree of depth ceil(log2 P): in round
+ * k (k = 0, 1, ...) a rank whose bit k is set posts to its parent rank - 2^k and leaves;
+ * otherwise it waits for child rank + 2^k (if any) and joins the child's value on the right.
+ * After round k a rank's value covers ranks [r, r + 2^(k+1)), and rank r's index block precedes
+ * rank r + 1's, so every join has the lower index range on the left: the join order is a pure
+ * function of P (bitwise reproducible, sequential answer for non-commutative reducers).
+ *
+ * Waiting (idle workers, fan-in parents, launch-lock waiters) spins with a CPU pause for a
+ * bounded time, then sleeps on a futex (libgomp config/linux/wait.h): an idle pool burns no
+ * CPU. Every sync word is a pxi_tpool_flag: the poster stores the value (seq_cst) and then wakes
+ * sleepers only if the sleeper count is nonzero; a waiter increments the count (seq_cst) and
+ * re-reads the value before futex-waiting on it. The two seq_cst pairs form a Dekker handshake:
+ * either the poster sees the sleeper, or the sleeper sees the new value, so no wake is lost and
+ * the common path (nobody asleep) costs no system call. Data crosses threads only through the
+ * flags' release/acquire orders; the futex only sleeps (ThreadSanitizer stays accurate).
+ */
+#ifndef PXI_THREADS_TPOOL_H
+#define PXI_THREADS_TPOOL_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/check.h"
+#include "parex/reducer.h"
+#include "spaces/threads/topo.h"
+
+/* A word one thread posts and others wait on. seq: written by the posting thread only;
+ * sleepers: incremented/decremented by waiters around their futex sleep. */
+typedef struct pxi_tpool_flag {
+    atomic_uint seq;
+    atomic_uint sleepers;
+} pxi_tpool_flag;
+
+/* Per-rank state, one per rank, 64-byte aligned so no two ranks share a line. */
+typedef struct pxi_tpool_slot {
+    /* Line 0, sync. up: posted by this rank when its fan-in subtree has finished (every job);
+     * down: posted by the parent when prefix[] holds this rank's scan prefix; fin: posted by
+     * this rank when its scan subtree finished the final pass. */
+    alignas(PXI_CACHE_LINE) pxi_tpool_flag up;
+    pxi_tpool_flag down;
+    pxi_tpool_flag fin;
+    /* Line 1, dynamic schedule claims on this rank's range [next, end) of units (written by
+     * the launcher before dispatch; next is then fetch_add'ed by the owner and by thieves). */
+    alignas(PXI_CACHE_LINE) atomic_llong next;
+    int64_t end;
+    /* Reduction value of this rank's subtree (owner: this rank until it posts up; then read
+     * by the parent). Scan: own block total, and the prefix before the block (written by the
+     * parent before it posts down). */
+    alignas(PXI_CACHE_LINE) unsigned char value[PX_REDUCER_MAX_VALUE_BYTES];
+    alignas(PXI_CACHE_LINE) unsigned char own[PX_REDUCER_MAX_VALUE_BYTES];
+    alignas(PXI_CACHE_LINE) unsigned char prefix[PX_REDUCER_MAX_VALUE_BYTES];
+} pxi_tpool_slot;
+
+typedef struct pxi_tpool pxi_tpool;
+
+/* The job every rank runs: rank in [0, P), gen the launch's generation (used as the value
+ * posted on up flags). The function must end with pxi_tpool_fanin (phase up), so that rank 0
+ * returning from it means every rank has finished. */
+typedef void (*pxi_tpool_job_fn)(pxi_tpool *pool, int rank, unsigned gen, void *arg);
+
+/* Create a pool of nranks ranks (>= 1): spawns nranks - 1 workers, each binding itself to
+ * pu_of_rank[rank] through topo (a refused binding is a warning; the worker runs unbound).
+ * spin_ns: how long a waiter spins before sleeping (0: sleep almost at once).
+ * @return PX_OK; PX_ENOMEM when memory or a thread could not be had (logged; nothing leaks). */
+PX_NODISCARD int pxi_tpool_create(pxi_tpool **out, int nranks, const pxi_topo *topo,
+                                  const int *pu_of_rank, int64_t spin_ns);
+/* Stop and join every worker, free the pool. Must not race with a job. NULL is ignored. */
+void pxi_tpool_destroy(pxi_tpool *pool);
+
+int pxi_tpool_size(const pxi_tpool *pool);
+int64_t pxi_tpool_spin_ns(const pxi_tpool *pool);
+pxi_tpool_slot *pxi_tpool_slots(pxi_tpool *pool);
+
+/* The launch lock: a ticket lock, so concurrent launchers are served in the order they took a
+ * ticket (FIFO) and none starves. Waiters spin, then sleep like every other wait. */
+void pxi_tpool_lock(pxi_tpool *pool);
+void pxi_tpool_unlock(pxi_tpool *pool);
+
+/* Run a job on every rank; the caller (holding the lock) is rank 0. Returns when rank 0's
+ * call returns, which by the job's final fan-in means every rank's call has. */
+void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg);
+
+/* Nonzero while the calling thread runs a job of some pool (workers, or rank 0 inside
+ * pxi_tpool_run). Launches check it to run nested launches inline. */
+int pxi_tpool_in_job(void);
+
+/* Which flag of each slot a fan-in posts and waits on. */
+typedef enum { PXI_FANIN_UP = 0, PXI_FANIN_FIN = 1 } pxi_fanin_phase;
+
+/* The fan-in of @rank for value @seq (the job's gen for UP; any per-phase sequence number that
+ * changes every time for FIN). With join != NULL, the children's slot->value is joined into
+ * this rank's slot->value on the right (lower ranks, lower index ranges on the left). Returns
+ * nonzero on rank 0 (everything has arrived and rank 0's value is the total), 0 on others
+ * (they have posted to their parent and must not touch their value until the next job). */
+int pxi_tpool_fanin(pxi_tpool *pool, int rank, unsigned seq, pxi_fanin_phase phase,
+                    void (*join)(void *dst, const void *src));
+
+/* Structure checker (STYLE.md section 7): with the launch lock held and no job running, assert
+ * that the last job completed everywhere: the dispatch word holds the last generation, every
+ * rank >= 1 posted it on its up flag, and (scan_seq != 0) the last scan's sequence on its down
+ * and fin flags, and the ticket lock is held once. Aborts in checking builds on a violation,
+ * returns 0 in release builds then; 1 when everything holds. */
+int pxi_tpool_check(pxi_tpool *pool, unsigned scan_seq);
+
+/* Post @v on @f (seq_cst store, then wake sleepers if any); wait until f->seq == v (acquire). */
+void pxi_tpool_flag_post(pxi_tpool_flag *f, unsigned v);
+void pxi_tpool_flag_wait_eq(const pxi_tpool *pool, pxi_tpool_flag *f, unsigned v);
+
+#endif

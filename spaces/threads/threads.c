@@ -1,0 +1,594 @@
+/* spaces/threads/threads.c - the Threads execution space: a pool of hwloc-bound pthreads
+ * (pool.c, topo.c) running parallel_for / reduce / scan with static or dynamic schedules.
+ *
+ * Kokkos' Threads backend is the model and the list of things not to copy: its idle workers
+ * spin forever (Kokkos #6686), only the master may launch (#886) and it joins reductions in
+ * reverse rank order. Here idle workers sleep after a bounded spin, any thread may launch
+ * (launch lock, caller = rank 0), and joins go lower index ranges first. The launch rules are
+ * spelled out in threads.h.
+ *
+ * Chunking follows the policy as the serial space does: an explicit chunk size is the most a
+ * function call sees (functions may size scratch by it); with the automatic size, static ranks
+ * call the function once for their whole block. */
+#include "spaces/threads/threads.h"
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/log.h"
+#include "core/registry.h"
+#include "core/settings.h"
+#include "policy/range.h"
+#include "spaces/threads/pool.h"
+#include "spaces/threads/topo.h"
+
+/* One launch as the ranks see it. Lives on the launcher's stack; written before dispatch and
+ * read-only while the ranks run. The first cache line holds everything a static parallel_for
+ * needs, so a worker reads the dispatch line, this line and the kernel's arguments, and
+ * nothing else, before it starts its block. */
+typedef struct job {
+    /* line 0 */
+    alignas(PXI_CACHE_LINE) union {
+        px_host_for_entry f;
+        px_host_reduce_entry r;
+        px_host_scan_entry s;
+    } fn;
+    void *ctx;
+    int64_t begin, end;
+    int64_t chunk;      /* policy chunk (static partition, dynamic chunks) */
+    int64_t call_chunk; /* most indices per function call */
+    int32_t nranks;
+    uint8_t kind;    /* px_kernel_kind */
+    uint8_t dynamic; /* dynamic schedule (never for scans) */
+    uint8_t mode;    /* pxi_threads_dynamic_mode */
+    /* line 1: reductions, scans, dynamic schedules */
+    alignas(PXI_CACHE_LINE) const px_reducer *reducer;
+    void *result;
+    int64_t unit;               /* dynamic: indices per claimed unit (whole chunks) */
+    int64_t nunits;             /* dynamic: number of units */
+    unsigned char *unit_values; /* dynamic reduce: nunits slots of stride bytes */
+    size_t stride;
+    unsigned scan_seq; /* scan: value posted on down / fin flags */
+} job;
+
+/* Space state: written by initialize/finalize (single-threaded by contract); the fields marked
+ * "lock" are touched only by the launch-lock holder. */
+static struct {
+    pxi_topo *topo;
+    pxi_topo_binding *caller_binding; /* the initializing thread's own binding, restored at
+                                         finalize */
+    int *pu_of_rank;
+    pxi_tpool *pool;
+    int nranks;
+    int cores, pus;
+    int64_t spin_us;
+    const char *wait_name;
+    int throttled;
+    int debug_check;         /* PX_DEBUG_CHECK: run check_after after every launch */
+    unsigned scan_seq;       /* lock */
+    unsigned char *unit_buf; /* lock: dynamic reduction slots */
+    size_t unit_buf_bytes;   /* lock */
+} st;
+
+/* Shared dynamic counter, alone on its line (every rank hits it). Reset by the lock holder
+ * before dispatch; claimed with relaxed fetch_add (uniqueness is all a claim needs; the data a
+ * chunk produces reaches rank 0 through the fan-in's release/acquire chain). */
+static alignas(PXI_CACHE_LINE) atomic_llong shared_next;
+
+static pxi_threads_dynamic_mode dynamic_mode = PXI_DYNAMIC_STEAL;
+
+void pxi_threads_set_dynamic_mode(pxi_threads_dynamic_mode mode)
+{
+    dynamic_mode = mode;
+}
+
+/* ---- per-rank bodies ------------------------------------------------------------------------ */
+
+static void for_range(const job *j, int64_t b, int64_t e)
+{
+    while (b < e) {
+        int64_t t = e - b > j->call_chunk ? b + j->call_chunk : e;
+        j->fn.f(b, t, j->ctx);
+        b = t;
+    }
+}
+
+static void reduce_range(const job *j, int64_t b, int64_t e, void *acc)
+{
+    while (b < e) {
+        int64_t t = e - b > j->call_chunk ? b + j->call_chunk : e;
+        j->fn.r(b, t, j->ctx, acc);
+        b = t;
+    }
+}
+
+static void scan_range(const job *j, int64_t b, int64_t e, void *partial, int final_pass)
+{
+    while (b < e) {
+        int64_t t = e - b > j->call_chunk ? b + j->call_chunk : e;
+        j->fn.s(b, t, j->ctx, partial, final_pass);
+        b = t;
+    }
+}
+
+static void static_block(const job *j, int rank, int nranks, int64_t *b, int64_t *e)
+{
+    pxi_range_static_block(j->begin, j->end, j->chunk, rank, nranks, b, e);
+}
+
+/* Run unit u of a dynamic job. */
+static void dynamic_unit(const job *j, int64_t u)
+{
+    int64_t b, e;
+    pxi_range_chunk_bounds(j->begin, j->end, j->unit, u, &b, &e);
+    if (j->unit_values) {
+        void *v = j->unit_values + (size_t)u * j->stride;
+        j->reducer->identity(v);
+        reduce_range(j, b, e, v);
+    } else {
+        for_range(j, b, e);
+    }
+}
+
+/* Claim and run units until none is left. Every claim is one fetch_add whose result is unique,
+ * so each unit runs exactly once whatever the interleaving. */
+static void dynamic_claims(const job *j, pxi_tpool *pool, int rank)
+{
+    if (j->mode == PXI_DYNAMIC_SHARED) {
+        for (;;) {
+            int64_t u = atomic_fetch_add_explicit(&shared_next, 1, memory_order_relaxed);
+            if (u >= j->nunits)
+                return;
+            dynamic_unit(j, u);
+        }
+    }
+    pxi_tpool_slot *slots = pxi_tpool_slots(pool);
+    int p = pxi_tpool_size(pool);
+    for (int d = 0; d < p; ++d) {
+        int v = rank + d < p ? rank + d : rank + d - p;
+        pxi_tpool_slot *s = &slots[v];
+        /* A relaxed peek skips exhausted ranges without a read-modify-write on their line. */
+        if (atomic_load_explicit(&s->next, memory_order_relaxed) >= s->end)
+            continue;
+        for (;;) {
+            int64_t u = atomic_fetch_add_explicit(&s->next, 1, memory_order_relaxed);
+            if (u >= s->end)
+                break;
+            dynamic_unit(j, u);
+        }
+    }
+}
+
+static void job_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
+{
+    const job *j = arg;
+    int64_t b, e;
+    if (j->kind == PX_KERNEL_FOR) {
+        if (j->dynamic) {
+            dynamic_claims(j, pool, rank);
+        } else {
+            static_block(j, rank, j->nranks, &b, &e);
+            for_range(j, b, e);
+        }
+        (void)pxi_tpool_fanin(pool, rank, gen, PXI_FANIN_UP, NULL);
+        return;
+    }
+    /* reduce */
+    const px_reducer *r = j->reducer;
+    pxi_tpool_slot *me = &pxi_tpool_slots(pool)[rank];
+    if (j->dynamic) {
+        dynamic_claims(j, pool, rank);
+        if (pxi_tpool_fanin(pool, rank, gen, PXI_FANIN_UP, NULL)) {
+            /* Rank 0, after every unit: join the unit slots in index order. */
+            void *acc = me->value;
+            memcpy(acc, j->unit_values, r->value_size);
+            for (int64_t u = 1; u < j->nunits; ++u)
+                r->join(acc, j->unit_values + (size_t)u * j->stride);
+            memcpy(j->result, acc, r->value_size);
+        }
+        return;
+    }
+    r->identity(me->value);
+    static_block(j, rank, j->nranks, &b, &e);
+    reduce_range(j, b, e, me->value);
+    if (pxi_tpool_fanin(pool, rank, gen, PXI_FANIN_UP, r->join))
+        memcpy(j->result, me->value, r->value_size);
+}
+
+/* A scan rank's block. Rank 0 scans its block once (its prefix is exact from the start) and the
+ * others twice, so rank 0 takes 3 shares of the chunks to the others' 2: with 2 ranks that cuts
+ * the slower rank's work by a fifth when the body is compute-bound (0.8 instead of 1.0
+ * block passes) and by a tenth when memory-bound (rank 0 reads and writes, the others read, then
+ * read and write). Blocks stay contiguous, in rank order and chunk-aligned, and depend only on
+ * (range, chunk, ranks). */
+static void scan_block(const job *j, int rank, int nranks, int64_t *b, int64_t *e)
+{
+    int64_t nch = pxi_range_num_chunks(j->end - j->begin, j->chunk);
+    int64_t w = 3 + 2 * (int64_t)(nranks - 1);
+    int64_t k0 = nch / w * 3 + nch % w * 3 / w, ka, kb;
+    if (nranks == 1) {
+        ka = 0;
+        kb = nch;
+    } else if (rank == 0) {
+        ka = 0;
+        kb = k0;
+    } else {
+        pxi_range_static_chunks(nch - k0, rank - 1, nranks - 1, &ka, &kb);
+        ka += k0;
+        kb += k0;
+    }
+    int64_t t;
+    if (ka == kb) {
+        *b = *e = j->begin;
+        return;
+    }
+    pxi_range_chunk_bounds(j->begin, j->end, j->chunk, ka, b, &t);
+    pxi_range_chunk_bounds(j->begin, j->end, j->chunk, kb - 1, &t, e);
+}
+
+/* Scan: pass 1 folds each rank's block from the identity (own); the fan-in joins subtree
+ * totals (value); a down-sweep hands each child its exclusive prefix: a parent with prefix P
+ * gives child rank+2^k the prefix P (+) own (+) totals of its children rank+2^i, i < k, all in
+ * index order; pass 2 rescans each block from its exact prefix with final_pass set. Rank 0's
+ * prefix is the identity from the start, so it does its final pass in pass 1 and skips pass 2.
+ * A second fan-in (fin flags) tells rank 0 that every final pass is done. */
+static void scan_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
+{
+    const job *j = arg;
+    const px_reducer *r = j->reducer;
+    size_t size = r->value_size;
+    pxi_tpool_slot *slots = pxi_tpool_slots(pool);
+    pxi_tpool_slot *me = &slots[rank];
+    int p = j->nranks;
+    int64_t b, e;
+    scan_block(j, rank, p, &b, &e);
+
+    r->identity(me->own);
+    scan_range(j, b, e, me->own, rank == 0);
+    memcpy(me->value, me->own, size);
+    if (pxi_tpool_fanin(pool, rank, gen, PXI_FANIN_UP, r->join)) {
+        if (j->result)
+            memcpy(j->result, me->value, size);
+        r->identity(me->prefix);
+    } else {
+        pxi_tpool_flag_wait_eq(pool, &me->down, j->scan_seq);
+    }
+
+    alignas(PXI_CACHE_LINE) unsigned char run[PX_REDUCER_MAX_VALUE_BYTES];
+    memcpy(run, me->prefix, size);
+    r->join(run, me->own);
+    for (int step = 1; step < p && !(rank & step); step <<= 1) {
+        int c = rank + step;
+        if (c >= p)
+            break;
+        memcpy(slots[c].prefix, run, size);
+        pxi_tpool_flag_post(&slots[c].down, j->scan_seq);
+        r->join(run, slots[c].value);
+    }
+    if (rank != 0)
+        scan_range(j, b, e, me->prefix, 1);
+    (void)pxi_tpool_fanin(pool, rank, j->scan_seq, PXI_FANIN_FIN, NULL);
+}
+
+/* ---- launch --------------------------------------------------------------------------------- */
+
+/* Fill the parts of a job that do not depend on the pool. */
+static void job_init(job *j, const pxi_launch *l)
+{
+    const px_range_policy *p = &l->policy;
+    switch (l->kind) {
+    case PX_KERNEL_FOR:
+        j->fn.f = l->host_for;
+        break;
+    case PX_KERNEL_REDUCE:
+        j->fn.r = l->host_reduce;
+        break;
+    case PX_KERNEL_SCAN:
+        j->fn.s = l->host_scan;
+        break;
+    }
+    j->ctx = l->ctx;
+    j->begin = p->begin;
+    j->end = p->end;
+    j->call_chunk = p->chunk_size > 0 ? p->chunk_size : INT64_MAX;
+    j->kind = (uint8_t)l->kind;
+    j->reducer = l->reducer;
+    j->result = l->result;
+}
+
+/* A launch from inside a running kernel: run it here, serially, chunked as serial does. */
+static int launch_inline(const pxi_launch *l)
+{
+    alignas(PXI_CACHE_LINE) job j;
+    memset(&j, 0, sizeof j);
+    job_init(&j, l);
+    alignas(PXI_CACHE_LINE) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];
+    switch (l->kind) {
+    case PX_KERNEL_FOR:
+        for_range(&j, j.begin, j.end);
+        return PX_OK;
+    case PX_KERNEL_REDUCE:
+        l->reducer->identity(acc);
+        reduce_range(&j, j.begin, j.end, acc);
+        memcpy(l->result, acc, l->reducer->value_size);
+        return PX_OK;
+    case PX_KERNEL_SCAN:
+        l->reducer->identity(acc);
+        scan_range(&j, j.begin, j.end, acc, 1);
+        if (l->result)
+            memcpy(l->result, acc, l->reducer->value_size);
+        return PX_OK;
+    }
+    return PX_EINVAL;
+}
+
+/* Make room for @bytes of dynamic reduction slots (lock held). */
+static int reserve_units(size_t bytes, const char *label)
+{
+    if (bytes <= st.unit_buf_bytes)
+        return PX_OK;
+    unsigned char *nb = pxi_malloc_aligned(bytes, PXI_CACHE_LINE);
+    if (!nb) {
+        PXI_ERROR("threads: px_parallel_reduce(\"%s\"): out of memory for %zu bytes of "
+                  "dynamic-schedule reduction slots",
+                  label, bytes);
+        return PX_ENOMEM;
+    }
+    pxi_free_aligned(st.unit_buf);
+    st.unit_buf = nb;
+    st.unit_buf_bytes = bytes;
+    return PX_OK;
+}
+
+/* PX_DEBUG_CHECK=1 in checking builds: after each launch (lock held), check the pool and, for
+ * a dynamic schedule with per-rank ranges, that every range was claimed to its end. */
+static int check_after(const job *j)
+{
+    int ok = pxi_tpool_check(st.pool, st.scan_seq);
+    if (j->dynamic && j->mode == PXI_DYNAMIC_STEAL) {
+        pxi_tpool_slot *slots = pxi_tpool_slots(st.pool);
+        for (int r = 0; r < j->nranks; ++r)
+            ok &= PX_ALWAYS(atomic_load_explicit(&slots[r].next, memory_order_relaxed) >=
+                            slots[r].end);
+    } else if (j->dynamic) {
+        ok &= PX_ALWAYS(atomic_load_explicit(&shared_next, memory_order_relaxed) >= j->nunits);
+    }
+    return ok;
+}
+
+static int threads_launch(const pxi_launch *l)
+{
+    if (l->kind != PX_KERNEL_FOR && l->kind != PX_KERNEL_REDUCE && l->kind != PX_KERNEL_SCAN) {
+        PXI_ERROR("threads: launch '%s' of unknown kind %d", l->label, (int)l->kind);
+        return PX_EINVAL;
+    }
+    const px_range_policy *p = &l->policy;
+    if (p->begin >= p->end) {
+        /* core handles empty ranges; kept so the op is total on its own. */
+        if (l->kind != PX_KERNEL_FOR && l->result)
+            l->reducer->identity(l->result);
+        return PX_OK;
+    }
+    if (pxi_tpool_in_job())
+        return launch_inline(l);
+
+    alignas(PXI_CACHE_LINE) job j;
+    job_init(&j, l);
+    int nranks = st.nranks;
+    j.nranks = nranks;
+    j.chunk = pxi_range_chunk_size(p, nranks);
+    j.dynamic = p->schedule == PX_SCHEDULE_DYNAMIC && l->kind != PX_KERNEL_SCAN;
+    if (l->kind == PX_KERNEL_SCAN && p->chunk_size == 0)
+        j.chunk = 1; /* scans use the static partition: balanced blocks */
+    j.unit = j.nunits = 0;
+    j.unit_values = NULL;
+    j.stride = 0;
+    j.scan_seq = 0;
+    j.mode = 0;
+    if (j.dynamic) {
+        int64_t nchunks = pxi_range_num_chunks(p->end - p->begin, j.chunk);
+        int64_t per = 1;
+        if (l->kind == PX_KERNEL_REDUCE && nchunks > PXI_THREADS_MAX_UNITS)
+            per = (nchunks + PXI_THREADS_MAX_UNITS - 1) / PXI_THREADS_MAX_UNITS;
+        j.unit = j.chunk * per;
+        j.nunits = pxi_range_num_chunks(p->end - p->begin, j.unit);
+        j.call_chunk = j.chunk;
+    }
+
+    pxi_tpool *pool = st.pool;
+    pxi_tpool_lock(pool);
+    if (j.dynamic) {
+        j.mode = (uint8_t)dynamic_mode;
+        if (l->kind == PX_KERNEL_REDUCE) {
+            const px_reducer *r = l->reducer;
+            j.stride = (r->value_size + r->value_align - 1) / r->value_align * r->value_align;
+            int rc = reserve_units((size_t)j.nunits * j.stride, l->label);
+            if (rc != PX_OK) {
+                pxi_tpool_unlock(pool);
+                return rc;
+            }
+            j.unit_values = st.unit_buf;
+        }
+        if (j.mode == PXI_DYNAMIC_SHARED) {
+            atomic_store_explicit(&shared_next, 0, memory_order_relaxed);
+        } else {
+            pxi_tpool_slot *slots = pxi_tpool_slots(pool);
+            for (int r = 0; r < nranks; ++r) {
+                int64_t k0, k1;
+                pxi_range_static_chunks(j.nunits, r, nranks, &k0, &k1);
+                atomic_store_explicit(&slots[r].next, k0, memory_order_relaxed);
+                slots[r].end = k1;
+            }
+        }
+    }
+    if (l->kind == PX_KERNEL_SCAN) {
+        j.scan_seq = ++st.scan_seq;
+        pxi_tpool_run(pool, scan_main, &j);
+    } else {
+        pxi_tpool_run(pool, job_main, &j);
+    }
+    if (PXI_CHECKING && st.debug_check)
+        (void)check_after(&j);
+    pxi_tpool_unlock(pool);
+    return PX_OK;
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------------ */
+
+static void release_all(void)
+{
+    pxi_tpool_destroy(st.pool);
+    pxi_topo_restore(st.topo, st.caller_binding);
+    pxi_free(st.pu_of_rank);
+    pxi_topo_destroy(st.topo);
+    pxi_free_aligned(st.unit_buf);
+    memset(&st, 0, sizeof st);
+}
+
+static int threads_initialize(void)
+{
+    const pxi_config *c = pxi_config_get();
+    memset(&st, 0, sizeof st);
+    int rc = pxi_topo_load(&st.topo, NULL, NULL);
+    if (rc != PX_OK)
+        goto fail;
+    st.cores = pxi_topo_num_cores(st.topo);
+    st.pus = pxi_topo_num_pus(st.topo);
+    int n = c->num_threads > 0 ? c->num_threads : st.cores;
+    if (n > PXI_THREADS_MAX_RANKS) {
+        PXI_ERROR("threads: PX_NUM_THREADS=%d is above the Threads space's limit of %d ranks", n,
+                  PXI_THREADS_MAX_RANKS);
+        rc = PX_EINVAL;
+        goto fail;
+    }
+    st.nranks = n;
+    st.pu_of_rank = pxi_calloc((size_t)n, sizeof *st.pu_of_rank);
+    if (!st.pu_of_rank) {
+        PXI_ERROR("threads: out of memory for the rank map of %d ranks", n);
+        rc = PX_ENOMEM;
+        goto fail;
+    }
+    const char *bind = c->bind[0] ? c->bind : "close";
+    rc = pxi_topo_map(st.topo, n, bind, st.pu_of_rank);
+    if (rc != PX_OK)
+        goto fail;
+
+    switch (c->wait_policy) {
+    case PXI_WAIT_ACTIVE:
+        st.wait_name = "active";
+        st.spin_us = PXI_THREADS_SPIN_US_ACTIVE;
+        break;
+    case PXI_WAIT_PASSIVE:
+        st.wait_name = "passive";
+        st.spin_us = PXI_THREADS_SPIN_US_PASSIVE;
+        break;
+    case PXI_WAIT_DEFAULT:
+    default:
+        st.wait_name = "default";
+        st.spin_us = PXI_THREADS_SPIN_US_DEFAULT;
+        break;
+    }
+    if (c->spin_us >= 0)
+        st.spin_us = c->spin_us;
+    /* Over an hour of spinning is as good as forever; the cap keeps the ns product in range. */
+    if (st.spin_us > 3600LL * 1000000)
+        st.spin_us = 3600LL * 1000000;
+    if (n > st.pus && st.spin_us > PXI_THREADS_SPIN_US_THROTTLED) {
+        st.spin_us = PXI_THREADS_SPIN_US_THROTTLED;
+        st.throttled = 1;
+    }
+    st.debug_check = c->debug_check;
+    rc = pxi_tpool_create(&st.pool, n, st.topo, st.pu_of_rank, st.spin_us * 1000);
+    if (rc != PX_OK)
+        goto fail;
+    /* The initializing thread works as rank 0 (it is the usual launcher), so it is bound to
+     * rank 0's PU like OpenMP's master thread; otherwise the OS may run it beside worker 1 on
+     * one core and halve a bandwidth-bound loop. Its own binding comes back at finalize. */
+    if (st.pu_of_rank[0] >= 0 && pxi_topo_save_self(st.topo, &st.caller_binding) == PX_OK)
+        (void)pxi_topo_bind_self(st.topo, st.pu_of_rank[0]);
+    return PX_OK;
+fail:
+    release_all();
+    return rc;
+}
+
+static int threads_finalize(void)
+{
+    release_all();
+    return PX_OK;
+}
+
+static int threads_concurrency(void)
+{
+    return st.nranks;
+}
+
+static int threads_fence(void)
+{
+    /* Launches complete before they return; there is nothing to wait for. */
+    return PX_OK;
+}
+
+static int threads_in_kernel(void)
+{
+    return pxi_tpool_in_job();
+}
+
+static void threads_print_configuration(FILE *out)
+{
+    fprintf(out,
+            "  threads: %d ranks (rank 0 = the launching thread, %d workers), %d cores / %d "
+            "PUs in the process cpuset\n",
+            st.nranks, st.nranks - 1, st.cores, st.pus);
+    fprintf(out, "  threads: wait policy %s, spin %lld us then futex sleep%s\n", st.wait_name,
+            (long long)st.spin_us, st.throttled ? " (throttled: more ranks than PUs)" : "");
+    fprintf(out, "  threads: dynamic schedule claims %s; fan-in tree depth %d\n",
+            dynamic_mode == PXI_DYNAMIC_STEAL ? "per-rank ranges with stealing"
+                                              : "from one shared counter",
+            st.nranks > 1 ? 32 - __builtin_clz((unsigned)(st.nranks - 1)) : 0);
+    fprintf(out, "  threads: workers are bound as listed; rank 0 is whichever thread launches and "
+                 "keeps its own binding\n");
+    pxi_topo_print(st.topo, out, st.pu_of_rank, st.nranks);
+}
+
+static void *host_malloc(size_t bytes)
+{
+    return pxi_malloc_aligned(bytes ? bytes : 1, PXI_CACHE_LINE);
+}
+
+static int host_free(void *p)
+{
+    pxi_free_aligned(p);
+    return PX_OK;
+}
+
+static int host_deep_copy(void *dst, int dst_host, const void *src, int src_host, size_t bytes)
+{
+    if (!dst_host || !src_host) {
+        PXI_ERROR("px_deep_copy: the threads space cannot reach device memory");
+        return PX_EINVAL;
+    }
+    memmove(dst, src, bytes);
+    return PX_OK;
+}
+
+static const pxi_space_ops threads_ops = {
+    .name = "threads",
+    .priority = 10,
+    .kokkos_device_type = 6,
+    .host_accessible = 1,
+    .initialize = threads_initialize,
+    .finalize = threads_finalize,
+    .concurrency = threads_concurrency,
+    .fence = threads_fence,
+    .print_configuration = threads_print_configuration,
+    .launch = threads_launch,
+    .malloc = host_malloc,
+    .free = host_free,
+    .deep_copy = host_deep_copy,
+    .in_kernel = threads_in_kernel,
+};
+
+PX_REGISTER_SPACE(threads_ops, pxi_space_anchor_threads)

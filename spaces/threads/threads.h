@@ -1,0 +1,49 @@
+/* spaces/threads/threads.h - internal knobs of the Threads space (spaces/threads/threads.c),
+ * for its test suite and benchmarks only. They are pxi_ symbols, reachable from the static
+ * library.
+ *
+ * Launch rules of the Threads space (the public statement is in parex/kernel.h):
+ *   - Any thread may launch. Launches take a ticket lock, so concurrent launchers run one at a
+ *     time in the order they took their ticket; the launching thread works as rank 0.
+ *   - A launch from inside a running Threads kernel (a worker, or rank 0 inside its share) runs
+ *     inline, serially, on the calling thread: nested parallelism never deadlocks and never
+ *     waits for the pool.
+ *   - Reductions: static schedule, each rank folds its contiguous chunk-aligned block from the
+ *     identity; ranks join through the fan-in tree, lower index ranges on the left. Dynamic
+ *     schedule, the range is cut into at most PXI_THREADS_MAX_UNITS units of whole chunks,
+ *     each folded from the identity into its own slot by whichever rank claims it, and rank 0
+ *     joins the slots in index order. Both orders depend only on (range, chunk size, thread
+ *     count), never on timing: results are bitwise reproducible for a fixed thread count,
+ *     policy and chunk size, and a non-commutative (associative) join gives the sequential
+ *     answer.
+ *   - Scans always use a static partition (two passes need each rank to own its block in
+ *     both), whatever the policy's schedule: contiguous chunk-aligned blocks in rank order,
+ *     rank 0's half again as large as the others' because it scans its block only once.
+ */
+#ifndef PXI_THREADS_H
+#define PXI_THREADS_H
+
+/* Upper bound on ranks (the PX_NUM_THREADS limit of core/settings.c; checked again at
+ * initialize). */
+#define PXI_THREADS_MAX_RANKS 4096
+/* Upper bound on the value slots of one dynamic reduction (see above). */
+#define PXI_THREADS_MAX_UNITS 4096
+/* Spin budgets, in microseconds, before a waiting thread sleeps on a futex. DEFAULT was chosen
+ * with bench_threads (bench/RESULTS.md, "## Threads"); ACTIVE keeps threads hot for a second
+ * of idleness; PASSIVE sleeps almost at once; THROTTLED applies when ranks outnumber the PUs
+ * of the process cpuset, where spinning would steal the CPU from the thread being waited for
+ * (libgomp throttles its spin count the same way). PX_SPIN_US overrides the first three. */
+#define PXI_THREADS_SPIN_US_DEFAULT   100
+#define PXI_THREADS_SPIN_US_ACTIVE    1000000
+#define PXI_THREADS_SPIN_US_PASSIVE   0
+#define PXI_THREADS_SPIN_US_THROTTLED 1
+
+/* How dynamic schedules claim units: per-rank ranges (a rank claims from its own static share
+ * first, then steals from the others' in rank order), or one shared counter. */
+typedef enum { PXI_DYNAMIC_STEAL = 0, PXI_DYNAMIC_SHARED = 1 } pxi_threads_dynamic_mode;
+
+/* Select the claim mode (default PXI_DYNAMIC_STEAL, chosen by bench_threads). Call only while
+ * no launch is running (tests and benchmarks, between launches). */
+void pxi_threads_set_dynamic_mode(pxi_threads_dynamic_mode mode);
+
+#endif
