@@ -18,8 +18,9 @@ const pxi_tool_hooks *pxi_kernel_timer_hooks(void);
  * PX_ENOMEM. */
 PX_NODISCARD int pxi_kernel_timer_start(void);
 
-/* Print the table to @out (stdout when NULL) and free it. Called by pxi_tools_finalize after
- * every launch has completed (px_finalize is not concurrent with launches). */
+/* Print the table to @out and free it; @out NULL discards it unprinted (an initialize that
+ * failed). Called by pxi_tools_finalize after every launch has completed (px_finalize is not
+ * concurrent with launches). */
 void pxi_kernel_timer_stop(FILE *out);
 
 #endif

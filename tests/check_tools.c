@@ -1,0 +1,1045 @@
+/* tests/check_tools.c - the Kokkos Tools interface (core/tools.c) and the kernel timer
+ * (core/kernel_timer.c), driven through real tool libraries built from tests/tools/.
+ *
+ * Every test initializes parex itself (inside the forked child: Check forks per test) because
+ * each needs its own tool list, and finalizes before returning. Tool state is read through the
+ * library's own kptest_state(), found with dlopen(RTLD_NOLOAD). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "core/registry.h"
+#include "core/tools.h"
+#include "kptest.h"
+#include "px_test.h"
+
+/* ---- kernels ---------------------------------------------------------------------------- */
+
+typedef struct {
+    double *x;
+} fill_args;
+PX_FOR(kt_fill, fill_args, i, a)
+{
+    a->x[i] = (double)i;
+}
+
+typedef struct {
+    const double *x;
+} sum_args;
+PX_REDUCE(kt_sum, sum_args, double, i, a, acc)
+{
+    *acc += a->x[i];
+}
+
+typedef struct {
+    const int64_t *in;
+    int64_t *out;
+} scan_args;
+PX_SCAN(kt_scan, scan_args, int64_t, i, a, partial, final_pass)
+{
+    if (final_pass)
+        a->out[i] = *partial;
+    *partial += a->in[i];
+}
+
+static void noop_for(int64_t b, int64_t e, void *ctx)
+{
+    (void)b;
+    (void)e;
+    (void)ctx;
+}
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static const kpt_state *tool_state(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    ck_assert_msg(h != NULL, "tool %s is not loaded", path);
+    void *sym = dlsym(h, "kptest_state");
+    ck_assert_ptr_nonnull(sym);
+    kpt_state_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    const kpt_state *st = fn();
+    dlclose(h); /* drops the reference RTLD_NOLOAD took; parex keeps its own */
+    return st;
+}
+
+static void init_with(const char *libs)
+{
+    px_settings s;
+    px_settings_default(&s);
+    s.tools_libs = libs;
+    int rc = px_initialize_with(&s);
+    ck_assert_msg(rc == PX_OK, "px_initialize_with: %s", px_strerror(rc));
+}
+
+static void finalize(void)
+{
+    int rc = px_finalize();
+    ck_assert_msg(rc == PX_OK, "px_finalize: %s", px_strerror(rc));
+}
+
+/* The n-th (0-based) recorded event of a kind, or NULL. */
+static const kpt_event *nth_event(const kpt_state *st, int kind, int n)
+{
+    for (int i = 0; i < st->n_events; ++i)
+        if (st->events[i].kind == kind && n-- == 0)
+            return &st->events[i];
+    return NULL;
+}
+
+static const kpt_event *last_event(const kpt_state *st, int kind)
+{
+    for (int i = st->n_events - 1; i >= 0; --i)
+        if (st->events[i].kind == kind)
+            return &st->events[i];
+    return NULL;
+}
+
+static const kpt_event *metadata(const kpt_state *st, const char *key)
+{
+    for (int i = 0; i < st->n_events; ++i)
+        if (st->events[i].kind == KPT_METADATA && strcmp(st->events[i].name, key) == 0)
+            return &st->events[i];
+    return NULL;
+}
+
+/* Host spaces of this build that are available here, with the Kokkos device id expected for
+ * their default instance (type << 24 | instance 1). */
+typedef struct {
+    const char *name;
+    uint32_t dev_id;
+} space_case;
+static const space_case host_spaces[] = {{"serial", 0x00000001u}, {"threads", 0x06000001u}};
+#define N_HOST_SPACES (int)(sizeof host_spaces / sizeof host_spaces[0])
+
+/* Run f with stdout going to a temporary file; returns the captured text (malloc'd). */
+static char *capture_stdout(void (*f)(void))
+{
+    fflush(stdout);
+    FILE *tmp = tmpfile();
+    ck_assert_ptr_nonnull(tmp);
+    int saved = dup(1);
+    ck_assert_int_ge(saved, 0);
+    ck_assert_int_ge(dup2(fileno(tmp), 1), 0);
+    f();
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    long n = ftell(tmp);
+    if (n <= 0) {
+        fseek(tmp, 0, SEEK_END);
+        n = ftell(tmp);
+    }
+    char *buf = calloc(1, (size_t)n + 1);
+    rewind(tmp);
+    size_t got = fread(buf, 1, (size_t)n, tmp);
+    buf[got] = '\0';
+    fclose(tmp);
+    return buf;
+}
+
+/* The kernel timer row of @name (a line ending in "  name"): calls, total, mean, max. */
+static int timer_row(const char *table, const char *kind, const char *name,
+                     unsigned long long *calls, double *total_s, double *mean_us, double *max_us)
+{
+    char want[128];
+    snprintf(want, sizeof want, "%s  %s\n", kind, name);
+    const char *hit = strstr(table, want);
+    if (!hit)
+        return 0;
+    const char *line = hit;
+    while (line > table && line[-1] != '\n')
+        --line;
+    return sscanf(line, "%lf %llu %lf %lf", total_s, calls, mean_us, max_us) == 4;
+}
+
+static void finalize_quietly(void)
+{
+    (void)px_finalize();
+}
+
+/* ---- initialization and loading --------------------------------------------------------- */
+
+START_TEST(test_init_library_gets_seq_version_and_device_ids)
+{
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    ck_assert_int_eq(st->init_calls, 1);
+    ck_assert_int_eq(st->load_seq, 0);
+    ck_assert_uint_eq(st->interface_version, 20240906u);
+    ck_assert_uint_ge(st->dev_info_count, 1);
+    int found_serial = 0;
+    for (uint32_t i = 0; i < st->dev_info_count; ++i)
+        found_serial |= st->dev_ids[i] == 0x00000001u;
+    ck_assert_msg(found_serial, "serial's device id is not in deviceInfo");
+    ck_assert_int_eq(st->settings_requests, 1);
+    ck_assert_int_eq(st->tpi_calls, 1);
+    ck_assert_uint_eq(st->tpi_num_actions, 1);
+    ck_assert_ptr_nonnull((void *)(uintptr_t)st->tpi_fence);
+    ck_assert_int_eq(px_profile_tool_count(), 1);
+    ck_assert_int_ne(pxi_tools_active(), 0);
+    finalize();
+    ck_assert_int_eq(st->finalize_calls, 1);
+    ck_assert_int_eq(st->errors, 0);
+    ck_assert_int_eq(px_profile_tool_count(), 0);
+}
+END_TEST
+
+START_TEST(test_kokkos_tools_libs_env_loads_the_tool)
+{
+    setenv("KOKKOS_TOOLS_LIBS", KPTEST_TOOL_PATH, 1);
+    int rc = px_initialize(NULL, NULL);
+    ck_assert_int_eq(rc, PX_OK);
+    ck_assert_int_eq(px_profile_tool_count(), 1);
+    ck_assert_int_eq(tool_state(KPTEST_TOOL_PATH)->init_calls, 1);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_px_tools_libs_flag_loads_the_tool)
+{
+    char flag[4096];
+    snprintf(flag, sizeof flag, "--px-tools-libs=%s", KPTEST_TOOL_PATH);
+    char prog[] = "prog";
+    char *args[] = {prog, flag, NULL};
+    int argc = 2;
+    char **argv = args;
+    ck_assert_int_eq(px_initialize(&argc, &argv), PX_OK);
+    ck_assert_int_eq(argc, 1);
+    ck_assert_int_eq(px_profile_tool_count(), 1);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_no_tool_leaves_tools_inactive)
+{
+    init_with(NULL);
+    ck_assert_int_eq(pxi_tools_active(), 0);
+    ck_assert_int_eq(px_profile_tool_count(), 0);
+    px_profile_push_region("nobody listens");
+    px_profile_pop_region();
+    ck_assert_int_eq(px_profile_mark_event("e"), PX_OK);
+    ck_assert_int_eq(px_profile_declare_metadata("k", "v"), PX_OK);
+    uint32_t id;
+    ck_assert_int_eq(px_profile_create_section("s", &id), PX_OK);
+    ck_assert_int_eq(px_profile_start_section(id), PX_OK);
+    ck_assert_int_eq(px_profile_stop_section(id), PX_OK);
+    ck_assert_int_eq(px_profile_destroy_section(id), PX_OK);
+    ck_assert_int_eq(px_profile_start_section(id), PX_EINVAL);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_missing_library_warns_and_loads_the_rest)
+{
+    setenv("PX_LOG_LEVEL", "warn", 1);
+    px_test_log_capture();
+    init_with("/nonexistent/libnotatool.so;;" KPTEST_TOOL_PATH ";");
+    ck_assert_msg(px_test_log_contains("cannot load tool library '/nonexistent/libnotatool.so'"),
+                  "log: %s", px_test_log_text());
+    ck_assert_int_eq(px_profile_tool_count(), 1);
+    ck_assert_int_eq(
+        px_parallel_for_fn(px_space_by_name("serial"), "k", px_range(0, 4), noop_for, NULL), PX_OK);
+    ck_assert_uint_eq(tool_state(KPTEST_TOOL_PATH)->count[KPT_BEGIN_FOR], 1);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_missing_symbols_warn_and_are_skipped)
+{
+    setenv("PX_LOG_LEVEL", "debug", 1);
+    px_test_log_capture();
+    init_with(KPTEST_PARTIAL_PATH);
+    ck_assert_msg(px_test_log_contains("defines kokkosp_begin_fence but not kokkosp_end_fence"),
+                  "log: %s", px_test_log_text());
+    ck_assert_msg(px_test_log_contains("lacks 14 of 24 kokkosp_* callbacks"), "log: %s",
+                  px_test_log_text());
+    ck_assert_msg(px_test_log_contains("kokkosp_push_profile_region"), "log: %s",
+                  px_test_log_text());
+    px_space *s = px_space_by_name("serial");
+    ck_assert_int_eq(px_parallel_for_fn(s, "k", px_range(0, 4), noop_for, NULL), PX_OK);
+    ck_assert_int_eq(px_fence(s), PX_OK);
+    px_profile_push_region("r"); /* the partial tool has no region callbacks */
+    px_profile_pop_region();
+    void *p = px_malloc(s, 32);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(px_free(s, p), PX_OK);
+    uint32_t sec;
+    ck_assert_int_eq(px_profile_create_section("sec", &sec), PX_OK);
+    ck_assert_int_eq(px_profile_destroy_section(sec), PX_OK);
+    const kpt_state *st = tool_state(KPTEST_PARTIAL_PATH);
+    ck_assert_uint_eq(st->count[KPT_BEGIN_FOR], 1);
+    ck_assert_uint_eq(st->count[KPT_END_FOR], 1);
+    ck_assert_uint_eq(st->count[KPT_BEGIN_FENCE], 1);
+    ck_assert_int_eq(st->settings_requests, 0);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_library_without_callbacks_warns)
+{
+    setenv("PX_LOG_LEVEL", "warn", 1);
+    px_test_log_capture();
+    init_with(KPTEST_EMPTY_PATH);
+    ck_assert_msg(px_test_log_contains("defines no kokkosp_* callback"), "log: %s",
+                  px_test_log_text());
+    ck_assert_int_eq(px_parallel_for_fn(NULL, "k", px_range(0, 4), noop_for, NULL), PX_OK);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_reinitialize_calls_init_library_again)
+{
+    init_with(KPTEST_TOOL_PATH);
+    finalize();
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    ck_assert_int_eq(st->init_calls, 2);
+    ck_assert_int_eq(st->finalize_calls, 1);
+    finalize();
+    ck_assert_int_eq(st->finalize_calls, 2);
+    ck_assert_int_eq(st->errors, 0);
+}
+END_TEST
+
+START_TEST(test_print_configuration_lists_tools)
+{
+    init_with(KPTEST_TOOL_PATH);
+    FILE *tmp = tmpfile();
+    ck_assert_ptr_nonnull(tmp);
+    px_print_configuration(tmp);
+    long n = ftell(tmp);
+    char *buf = calloc(1, (size_t)n + 1);
+    rewind(tmp);
+    buf[fread(buf, 1, (size_t)n, tmp)] = '\0';
+    fclose(tmp);
+    ck_assert_msg(strstr(buf, KPTEST_TOOL_PATH) != NULL, "config: %s", buf);
+    ck_assert_msg(strstr(buf, "kernel timer: off") != NULL, "config: %s", buf);
+    free(buf);
+    finalize();
+}
+END_TEST
+
+/* ---- kernels, fences, memory ------------------------------------------------------------ */
+
+START_TEST(test_launches_pair_begin_end_with_ids_labels_and_device_ids)
+{
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    int tested = 0;
+    for (int c = 0; c < N_HOST_SPACES; ++c) {
+        px_space *s = px_space_by_name(host_spaces[c].name);
+        if (!s)
+            continue;
+        ++tested;
+        enum { N = 100 };
+        double x[N];
+        int64_t in[N], out[N];
+        for (int i = 0; i < N; ++i)
+            in[i] = 1;
+        fill_args fa = {x};
+        int before = st->n_events;
+        ck_assert_int_eq(px_parallel_for(s, "my_fill", px_range(0, N), &kt_fill, &fa, sizeof fa),
+                         PX_OK);
+        ck_assert_int_eq(px_parallel_for(s, NULL, px_range(0, N), &kt_fill, &fa, sizeof fa), PX_OK);
+        ck_assert_int_eq(px_parallel_for_fn(s, NULL, px_range(0, N), noop_for, NULL), PX_OK);
+        double sum = 0;
+        sum_args sa = {x};
+        ck_assert_int_eq(
+            px_parallel_reduce(s, "", px_range(0, N), &kt_sum, &sa, sizeof sa, &px_sum_f64, &sum),
+            PX_OK);
+        ck_assert(sum == (double)(N * (N - 1) / 2));
+        scan_args ca = {in, out};
+        int64_t total = 0;
+        ck_assert_int_eq(px_parallel_scan(s, "my_scan", px_range(0, N), &kt_scan, &ca, sizeof ca,
+                                          &px_sum_i64, &total),
+                         PX_OK);
+        ck_assert_int_eq(total, N);
+        /* Events of this space, in order: each begin directly followed by its end. */
+        static const struct {
+            int begin;
+            const char *label;
+        } want[] = {{KPT_BEGIN_FOR, "my_fill"},
+                    {KPT_BEGIN_FOR, "kt_fill"},
+                    {KPT_BEGIN_FOR, "px_parallel_for_fn"},
+                    {KPT_BEGIN_REDUCE, "kt_sum"},
+                    {KPT_BEGIN_SCAN, "my_scan"}};
+        ck_assert_int_eq(st->n_events - before, 10);
+        for (int k = 0; k < 5; ++k) {
+            const kpt_event *b = &st->events[before + 2 * k];
+            const kpt_event *e = &st->events[before + 2 * k + 1];
+            ck_assert_int_eq(b->kind, want[k].begin);
+            ck_assert_int_eq(e->kind, want[k].begin + 1);
+            ck_assert_str_eq(b->name, want[k].label);
+            ck_assert_uint_eq(b->dev_id, host_spaces[c].dev_id);
+            ck_assert_uint_eq(e->id, b->id);
+        }
+    }
+    ck_assert_int_ge(tested, 1);
+    ck_assert_int_eq(st->errors, 0);
+    ck_assert_int_eq(st->open_ids, 0);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_empty_or_null_label_never_reaches_a_tool)
+{
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    px_space *s = px_space_by_name("serial");
+    /* Core passes a label; the call points still guard against NULL and "". */
+    uint64_t k1 = pxi_tools_begin_parallel(PX_KERNEL_FOR, NULL, s);
+    pxi_tools_end_parallel(PX_KERNEL_FOR, k1);
+    uint64_t k2 = pxi_tools_begin_parallel(PX_KERNEL_REDUCE, "", s);
+    pxi_tools_end_parallel(PX_KERNEL_REDUCE, k2);
+    uint64_t f = pxi_tools_begin_fence(NULL, s);
+    pxi_tools_end_fence(f);
+    ck_assert_str_eq(last_event(st, KPT_BEGIN_FOR)->name, "px_parallel_for_fn");
+    ck_assert_str_eq(last_event(st, KPT_BEGIN_REDUCE)->name, "px_parallel_reduce_fn");
+    ck_assert_str_eq(last_event(st, KPT_BEGIN_FENCE)->name, "px_fence");
+    ck_assert_uint_eq(pxi_tools_device_id(s), 0x00000001u);
+    /* NULL: all instances of the default space's device (Kokkos' global fence id). */
+    ck_assert_uint_eq(pxi_tools_device_id(NULL) & 0x1ffffu, 0);
+    ck_assert_int_eq(st->errors, 0);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_device_space_id_and_memory_space_name_follow_kokkos)
+{
+    /* A stand-in for a cuda space (no GPU needed): Kokkos type 2, the configured device in
+     * bits 17..23, instance 1; its memory space is named "Cuda" like Kokkos' CudaSpace. */
+    setenv("PX_DEVICE_ID", "3", 1);
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    static const pxi_space_ops fake_ops = {
+        .name = "cuda", .priority = 99, .kokkos_device_type = 2, .host_accessible = 0};
+    px_space fake = {.ops = &fake_ops, .available = 1, .instance_id = 0};
+    ck_assert_uint_eq(pxi_tools_device_id(&fake), (2u << 24) | (3u << 17) | 1u);
+    uint64_t k = pxi_tools_begin_parallel(PX_KERNEL_FOR, "on_device", &fake);
+    pxi_tools_end_parallel(PX_KERNEL_FOR, k);
+    ck_assert_uint_eq(last_event(st, KPT_BEGIN_FOR)->dev_id, (2u << 24) | (3u << 17) | 1u);
+    static char block[16];
+    pxi_tools_allocate(&fake, NULL, block, sizeof block);
+    ck_assert_str_eq(last_event(st, KPT_ALLOCATE)->name, "Cuda");
+    ck_assert_str_eq(last_event(st, KPT_ALLOCATE)->name2, "px_malloc");
+    pxi_tools_deallocate(&fake, "px_malloc", block, 0);
+    ck_assert_uint_eq(last_event(st, KPT_DEALLOCATE)->bytes, sizeof block);
+    /* A second instance of the same device type gets instance 2. */
+    fake.instance_id = 1;
+    ck_assert_uint_eq(pxi_tools_device_id(&fake) & 0x1ffffu, 2u);
+    ck_assert_int_eq(st->errors, 0);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_nested_launches_nest_ids)
+{
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    px_space *s = px_space_by_name("serial");
+    uint64_t outer = pxi_tools_begin_parallel(PX_KERNEL_FOR, "outer", s);
+    ck_assert_int_eq(px_parallel_for_fn(s, "inner", px_range(0, 4), noop_for, NULL), PX_OK);
+    pxi_tools_end_parallel(PX_KERNEL_FOR, outer);
+    const kpt_event *bo = nth_event(st, KPT_BEGIN_FOR, 0), *bi = nth_event(st, KPT_BEGIN_FOR, 1);
+    const kpt_event *ei = nth_event(st, KPT_END_FOR, 0), *eo = nth_event(st, KPT_END_FOR, 1);
+    ck_assert_str_eq(bo->name, "outer");
+    ck_assert_str_eq(bi->name, "inner");
+    ck_assert_uint_eq(ei->id, bi->id);
+    ck_assert_uint_eq(eo->id, bo->id);
+    ck_assert_int_eq(st->errors, 0);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_fence_events_for_each_space)
+{
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    for (int c = 0; c < N_HOST_SPACES; ++c) {
+        px_space *s = px_space_by_name(host_spaces[c].name);
+        if (!s)
+            continue;
+        uint64_t before = st->count[KPT_BEGIN_FENCE];
+        ck_assert_int_eq(px_fence(s), PX_OK);
+        ck_assert_uint_eq(st->count[KPT_BEGIN_FENCE], before + 1);
+        const kpt_event *b = last_event(st, KPT_BEGIN_FENCE);
+        const kpt_event *e = last_event(st, KPT_END_FENCE);
+        ck_assert_str_eq(b->name, "px_fence");
+        ck_assert_uint_eq(b->dev_id, host_spaces[c].dev_id);
+        ck_assert_uint_eq(e->id, b->id);
+    }
+    /* px_fence(NULL) fences every available space. */
+    uint64_t before = st->count[KPT_BEGIN_FENCE];
+    ck_assert_int_eq(px_fence(NULL), PX_OK);
+    ck_assert_uint_ge(st->count[KPT_BEGIN_FENCE], before + 1);
+    ck_assert_uint_eq(st->count[KPT_BEGIN_FENCE], st->count[KPT_END_FENCE]);
+    ck_assert_int_eq(st->errors, 0);
+    finalize();
+}
+END_TEST
+
+static void fence_from_kernel(int64_t b, int64_t e, void *ctx)
+{
+    const kpt_state *st = ctx;
+    (void)e;
+    if (b == 0)
+        st->tpi_fence(0);
+}
+
+START_TEST(test_tool_invoked_fence_fences_every_space)
+{
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    uint64_t before = st->count[KPT_BEGIN_FENCE];
+    st->tpi_fence(0x00000001u);
+    ck_assert_uint_gt(st->count[KPT_BEGIN_FENCE], before);
+    ck_assert_uint_eq(st->count[KPT_BEGIN_FENCE], st->count[KPT_END_FENCE]);
+    ck_assert_str_eq(last_event(st, KPT_BEGIN_FENCE)->name, "px_tool_invoked_fence");
+    /* From inside a kernel (as the sampler tool does in its begin callbacks): the running
+     * space is skipped, no EDEADLK error. */
+    px_test_log_capture();
+    for (int c = 0; c < N_HOST_SPACES; ++c) {
+        px_space *s = px_space_by_name(host_spaces[c].name);
+        if (s)
+            ck_assert_int_eq(px_parallel_for_fn(s, "fencing_kernel", px_range(0, 8),
+                                                fence_from_kernel, (void *)st),
+                             PX_OK);
+    }
+    ck_assert_msg(!px_test_log_contains("inside a kernel"), "log: %s", px_test_log_text());
+    ck_assert_uint_eq(st->count[KPT_BEGIN_FENCE], st->count[KPT_END_FENCE]);
+    ck_assert_int_eq(st->errors, 0);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_malloc_free_and_deep_copy_events)
+{
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    for (int c = 0; c < N_HOST_SPACES; ++c) {
+        px_space *s = px_space_by_name(host_spaces[c].name);
+        if (!s)
+            continue;
+        char *a = px_malloc(s, 128), *b = px_malloc(s, 128);
+        ck_assert_ptr_nonnull(a);
+        ck_assert_ptr_nonnull(b);
+        const kpt_event *al = last_event(st, KPT_ALLOCATE);
+        ck_assert_str_eq(al->name, "Host");
+        ck_assert_str_eq(al->name2, "px_malloc");
+        ck_assert_ptr_eq(al->ptr, b);
+        ck_assert_uint_eq(al->bytes, 128);
+        memset(b, 7, 128);
+        ck_assert_int_eq(px_deep_copy(s, a, s, b, 64), PX_OK);
+        const kpt_event *dc = last_event(st, KPT_BEGIN_DEEP_COPY);
+        ck_assert_str_eq(dc->name, "Host");
+        ck_assert_str_eq(dc->name3, "Host");
+        ck_assert_ptr_eq(dc->ptr, a);
+        ck_assert_uint_eq(dc->id, (uint64_t)(uintptr_t)b);
+        ck_assert_uint_eq(dc->bytes, 64);
+        ck_assert_uint_eq(st->count[KPT_BEGIN_DEEP_COPY], st->count[KPT_END_DEEP_COPY]);
+        ck_assert_int_eq(px_free(s, a), PX_OK);
+        ck_assert_ptr_eq(last_event(st, KPT_DEALLOCATE)->ptr, a);
+        ck_assert_uint_eq(last_event(st, KPT_DEALLOCATE)->bytes, 128);
+        ck_assert_int_eq(px_free(s, b), PX_OK);
+        ck_assert_str_eq(last_event(st, KPT_DEALLOCATE)->name, "Host");
+    }
+    ck_assert_uint_eq(st->count[KPT_ALLOCATE], st->count[KPT_DEALLOCATE]);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_deallocate_reports_the_allocated_size)
+{
+    /* Memory tools subtract the size deallocate_data reports; px_free does not know it, so
+     * parex remembers it. Many blocks, freed in a scrambled order, exercise that table. */
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    px_space *s = px_space_by_name("serial");
+    enum { N = 1500 };
+    static void *p[N];
+    for (int i = 0; i < N; ++i) {
+        p[i] = px_malloc(s, (size_t)(i + 1));
+        ck_assert_ptr_nonnull(p[i]);
+    }
+    for (int k = 0; k < N; ++k) {
+        int i = (int)(((long)k * 7919) % N); /* 7919 is prime and coprime with N */
+        ck_assert_int_eq(px_free(s, p[i]), PX_OK);
+        const kpt_event *e = last_event(st, KPT_DEALLOCATE);
+        ck_assert_ptr_eq(e->ptr, p[i]);
+        ck_assert_uint_eq(e->bytes, (uint64_t)(i + 1));
+    }
+    finalize();
+}
+END_TEST
+
+/* ---- regions, sections, events, metadata ------------------------------------------------ */
+
+START_TEST(test_regions_nest_and_default_their_name)
+{
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    px_profile_push_region("outer");
+    px_profile_push_region("inner");
+    px_profile_push_region(NULL);
+    px_profile_pop_region();
+    px_profile_pop_region();
+    px_profile_pop_region();
+    ck_assert_int_eq(st->max_region_depth, 3);
+    ck_assert_int_eq(st->region_depth, 0);
+    ck_assert_str_eq(nth_event(st, KPT_PUSH_REGION, 0)->name, "outer");
+    ck_assert_str_eq(nth_event(st, KPT_PUSH_REGION, 1)->name, "inner");
+    ck_assert_str_eq(nth_event(st, KPT_PUSH_REGION, 2)->name, "px_unnamed_region");
+    ck_assert_uint_eq(st->count[KPT_POP_REGION], 3);
+    ck_assert_int_eq(st->errors, 0);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_sections_map_to_tool_ids)
+{
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    uint32_t a, b;
+    ck_assert_int_eq(px_profile_create_section("phase_a", &a), PX_OK);
+    ck_assert_int_eq(px_profile_create_section("phase_b", &b), PX_OK);
+    ck_assert_uint_ne(a, b);
+    uint64_t tool_b = nth_event(st, KPT_CREATE_SECTION, 1)->id;
+    ck_assert_str_eq(nth_event(st, KPT_CREATE_SECTION, 1)->name, "phase_b");
+    ck_assert_int_eq(px_profile_start_section(b), PX_OK);
+    ck_assert_int_eq(px_profile_stop_section(b), PX_OK);
+    ck_assert_uint_eq(last_event(st, KPT_START_SECTION)->id, tool_b);
+    ck_assert_uint_eq(last_event(st, KPT_STOP_SECTION)->id, tool_b);
+    ck_assert_int_eq(px_profile_destroy_section(b), PX_OK);
+    ck_assert_uint_eq(last_event(st, KPT_DESTROY_SECTION)->id, tool_b);
+    ck_assert_int_eq(px_profile_stop_section(b), PX_EINVAL);
+    ck_assert_int_eq(px_profile_destroy_section(b), PX_EINVAL);
+    ck_assert_int_eq(px_profile_start_section(12345), PX_EINVAL);
+    /* A destroyed slot is reused. */
+    uint32_t c;
+    ck_assert_int_eq(px_profile_create_section("phase_c", &c), PX_OK);
+    ck_assert_uint_eq(c, b);
+    ck_assert_int_eq(px_profile_destroy_section(a), PX_OK);
+    ck_assert_int_eq(px_profile_destroy_section(c), PX_OK);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_section_bad_arguments)
+{
+    uint32_t id;
+    ck_assert_int_eq(px_profile_create_section("s", &id), PX_ENOTINIT);
+    ck_assert_int_eq(px_profile_start_section(0), PX_ENOTINIT);
+    ck_assert_int_eq(px_profile_stop_section(0), PX_ENOTINIT);
+    ck_assert_int_eq(px_profile_destroy_section(0), PX_ENOTINIT);
+    init_with(KPTEST_TOOL_PATH);
+    ck_assert_int_eq(px_profile_create_section(NULL, &id), PX_EFAULT);
+    ck_assert_int_eq(px_profile_create_section("s", NULL), PX_EFAULT);
+    ck_assert_int_eq(px_profile_create_section("", &id), PX_EINVAL);
+    ck_assert_int_eq(px_profile_start_section(0), PX_EINVAL);
+    pxi_alloc_fail_at(1);
+    int rc = px_profile_create_section("s", &id);
+    pxi_alloc_fail_at(0);
+    ck_assert_int_eq(rc, PX_ENOMEM);
+    ck_assert_int_eq(px_profile_create_section("s", &id), PX_OK);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_events_and_metadata_reach_the_tool)
+{
+    ck_assert_int_eq(px_profile_declare_metadata("k", "v"), PX_ENOTINIT);
+    ck_assert_int_eq(px_profile_mark_event("before init"), PX_OK);
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    ck_assert_ptr_nonnull(metadata(st, "parex_version"));
+    ck_assert_str_eq(metadata(st, "parex_version")->name2, PX_VERSION_STRING);
+    ck_assert_ptr_nonnull(metadata(st, "parex_default_space"));
+    ck_assert_str_eq(metadata(st, "parex_serial_concurrency")->name2, "1");
+    ck_assert_int_eq(px_profile_declare_metadata("input", "matrix.mtx"), PX_OK);
+    ck_assert_str_eq(metadata(st, "input")->name2, "matrix.mtx");
+    ck_assert_int_eq(px_profile_declare_metadata(NULL, "v"), PX_EFAULT);
+    ck_assert_int_eq(px_profile_declare_metadata("k", NULL), PX_EFAULT);
+    ck_assert_int_eq(px_profile_mark_event("checkpoint"), PX_OK);
+    ck_assert_str_eq(last_event(st, KPT_PROFILE_EVENT)->name, "checkpoint");
+    ck_assert_int_eq(px_profile_mark_event(NULL), PX_EFAULT);
+    finalize();
+}
+END_TEST
+
+#ifdef PX_TEST_ENGINE_REGIONS
+static int engine_op(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    return px_parallel_for_fn(px_space_by_name("serial"), "inside_op", px_range(0, 4), noop_for,
+                              arg);
+}
+
+START_TEST(test_engine_ops_appear_as_regions_named_after_the_op)
+{
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    px_engine *e = px_engine_default();
+    ck_assert_ptr_nonnull(e);
+    px_var *v = px_var_new(e);
+    ck_assert_ptr_nonnull(v);
+    px_context cpu = {PX_DEV_CPU, 0};
+    for (int i = 0; i < 3; ++i)
+        ck_assert_int_eq(px_engine_push_sync(e, engine_op, NULL, cpu, NULL, 0, &v, 1, PX_FN_NORMAL,
+                                             0, "tools_test_op"),
+                         PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    int pushes = 0;
+    for (int i = 0; i < st->n_events; ++i)
+        pushes += st->events[i].kind == KPT_PUSH_REGION &&
+                  strcmp(st->events[i].name, "tools_test_op") == 0;
+    ck_assert_int_eq(pushes, 3);
+    ck_assert_uint_eq(st->count[KPT_PUSH_REGION], st->count[KPT_POP_REGION]);
+    ck_assert_uint_ge(st->count[KPT_BEGIN_FOR], 3);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    ck_assert_int_eq(st->errors, 0);
+    finalize();
+}
+END_TEST
+#endif
+
+/* ---- several libraries ------------------------------------------------------------------ */
+
+START_TEST(test_two_libraries_each_get_their_own_ids)
+{
+    init_with(KPTEST_TOOL_PATH ";" KPTEST_PARTIAL_PATH);
+    ck_assert_int_eq(px_profile_tool_count(), 2);
+    const kpt_state *full = tool_state(KPTEST_TOOL_PATH);
+    const kpt_state *part = tool_state(KPTEST_PARTIAL_PATH);
+    ck_assert_int_eq(full->load_seq, 0);
+    ck_assert_int_eq(part->load_seq, 1);
+    px_space *s = px_space_by_name("serial");
+    for (int i = 0; i < 3; ++i)
+        ck_assert_int_eq(px_parallel_for_fn(s, "chained", px_range(0, 4), noop_for, NULL), PX_OK);
+    ck_assert_uint_eq(full->count[KPT_BEGIN_FOR], 3);
+    ck_assert_uint_eq(part->count[KPT_BEGIN_FOR], 3);
+    for (int i = 0; i < 3; ++i) {
+        ck_assert_uint_eq(nth_event(full, KPT_END_FOR, i)->id,
+                          nth_event(full, KPT_BEGIN_FOR, i)->id);
+        ck_assert_uint_eq(nth_event(part, KPT_END_FOR, i)->id,
+                          nth_event(part, KPT_BEGIN_FOR, i)->id);
+        ck_assert_uint_ge(nth_event(part, KPT_BEGIN_FOR, i)->id, 500000);
+        ck_assert_uint_lt(nth_event(full, KPT_BEGIN_FOR, i)->id, 500000);
+    }
+    ck_assert_int_eq(full->errors, 0);
+    ck_assert_int_eq(part->errors, 0);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_library_listed_twice_is_loaded_once)
+{
+    setenv("PX_LOG_LEVEL", "warn", 1);
+    px_test_log_capture();
+    init_with(KPTEST_TOOL_PATH ";" KPTEST_TOOL_PATH);
+    ck_assert_msg(px_test_log_contains("listed twice"), "log: %s", px_test_log_text());
+    ck_assert_int_eq(px_profile_tool_count(), 1);
+    ck_assert_int_eq(px_parallel_for_fn(NULL, "once", px_range(0, 4), noop_for, NULL), PX_OK);
+    ck_assert_uint_eq(tool_state(KPTEST_TOOL_PATH)->count[KPT_BEGIN_FOR], 1);
+    ck_assert_int_eq(tool_state(KPTEST_TOOL_PATH)->init_calls, 1);
+    finalize();
+}
+END_TEST
+
+START_TEST(test_nested_launches_with_two_libraries_and_the_timer)
+{
+    setenv("PX_KERNEL_TIMER", "1", 1);
+    init_with(KPTEST_TOOL_PATH ";" KPTEST_PARTIAL_PATH);
+    const kpt_state *full = tool_state(KPTEST_TOOL_PATH);
+    const kpt_state *part = tool_state(KPTEST_PARTIAL_PATH);
+    px_space *s = px_space_by_name("serial");
+    uint64_t outer = pxi_tools_begin_parallel(PX_KERNEL_SCAN, "outer", s);
+    ck_assert_int_eq(px_parallel_for_fn(s, "inner", px_range(0, 4), noop_for, NULL), PX_OK);
+    pxi_tools_end_parallel(PX_KERNEL_SCAN, outer);
+    ck_assert_uint_eq(nth_event(full, KPT_END_FOR, 0)->id, nth_event(full, KPT_BEGIN_FOR, 0)->id);
+    ck_assert_uint_eq(nth_event(full, KPT_END_SCAN, 0)->id, nth_event(full, KPT_BEGIN_SCAN, 0)->id);
+    ck_assert_uint_eq(nth_event(part, KPT_END_SCAN, 0)->id, nth_event(part, KPT_BEGIN_SCAN, 0)->id);
+    ck_assert_int_eq(full->errors, 0);
+    ck_assert_int_eq(part->errors, 0);
+    char *out = capture_stdout(finalize_quietly);
+    unsigned long long calls;
+    double total, mean, max;
+    ck_assert_msg(timer_row(out, "scan  ", "outer", &calls, &total, &mean, &max), "output: %s",
+                  out);
+    ck_assert_msg(timer_row(out, "for   ", "inner", &calls, &total, &mean, &max), "output: %s",
+                  out);
+    free(out);
+}
+END_TEST
+
+#ifdef KPTEST_KOKKOS_HEADER_TOOL_PATH
+/* Mirrors kph_state in tests/tools/kokkos_header_tool.c. */
+typedef struct kph_state {
+    uint64_t init, finalize, begin_for, end_for, begin_reduce, end_reduce, begin_scan, end_scan;
+    uint64_t begin_fence, end_fence, push, pop, alloc, dealloc, begin_copy, end_copy;
+    uint64_t last_version;
+    uint32_t last_dev_id;
+    uint64_t last_alloc_bytes, last_dealloc_bytes, copy_bytes;
+    char last_name[64], last_space[64], copy_src_space[64];
+    int settings_seen, tpi_seen, tpi_fence_set;
+} kph_state;
+
+START_TEST(test_tool_built_against_kokkos_header_sees_every_event)
+{
+    init_with(KPTEST_KOKKOS_HEADER_TOOL_PATH);
+    void *h = dlopen(KPTEST_KOKKOS_HEADER_TOOL_PATH, RTLD_NOW | RTLD_NOLOAD);
+    ck_assert_ptr_nonnull(h);
+    void *sym = dlsym(h, "kph_state_get");
+    ck_assert_ptr_nonnull(sym);
+    const kph_state *(*get)(void);
+    memcpy(&get, &sym, sizeof get);
+    const kph_state *st = get();
+    dlclose(h);
+    ck_assert_uint_eq(st->init, 1);
+    ck_assert_uint_eq(st->last_version, 20240906u);
+    ck_assert_int_eq(st->settings_seen, 1);
+    ck_assert_int_eq(st->tpi_seen, 1);
+    ck_assert_int_eq(st->tpi_fence_set, 1);
+    px_space *s = px_space_by_name("serial");
+    enum { N = 32 };
+    double x[N];
+    fill_args fa = {x};
+    ck_assert_int_eq(px_parallel_for(s, NULL, px_range(0, N), &kt_fill, &fa, sizeof fa), PX_OK);
+    ck_assert_str_eq(st->last_name, "kt_fill");
+    ck_assert_uint_eq(st->last_dev_id, 0x00000001u);
+    double sum;
+    sum_args sa = {x};
+    ck_assert_int_eq(
+        px_parallel_reduce(s, "r", px_range(0, N), &kt_sum, &sa, sizeof sa, &px_sum_f64, &sum),
+        PX_OK);
+    ck_assert_int_eq(px_fence(s), PX_OK);
+    px_profile_push_region("region");
+    px_profile_pop_region();
+    char *a = px_malloc(s, 256), *b = px_malloc(s, 256);
+    ck_assert_str_eq(st->last_space, "Host");
+    ck_assert_uint_eq(st->last_alloc_bytes, 256);
+    ck_assert_int_eq(px_deep_copy(s, a, s, b, 100), PX_OK);
+    ck_assert_uint_eq(st->copy_bytes, 100);
+    ck_assert_str_eq(st->copy_src_space, "Host");
+    ck_assert_int_eq(px_free(s, a), PX_OK);
+    ck_assert_uint_eq(st->last_dealloc_bytes, 256);
+    ck_assert_int_eq(px_free(s, b), PX_OK);
+    ck_assert_uint_eq(st->begin_for, st->end_for);
+    ck_assert_uint_eq(st->begin_reduce, 1);
+    ck_assert_uint_eq(st->end_reduce, 1);
+    ck_assert_uint_eq(st->begin_fence, st->end_fence);
+    ck_assert_uint_eq(st->push, 1);
+    ck_assert_uint_eq(st->pop, 1);
+    ck_assert_uint_eq(st->begin_copy, st->end_copy);
+    finalize();
+    ck_assert_uint_eq(st->finalize, 1);
+}
+END_TEST
+#endif
+
+/* ---- concurrency ------------------------------------------------------------------------ */
+
+enum { N_LAUNCHERS = 4, N_LAUNCHES = 100 };
+
+static void *launcher(void *arg)
+{
+    px_space *s = arg;
+    for (int i = 0; i < N_LAUNCHES; ++i) {
+        px_profile_push_region("launcher");
+        if (px_parallel_for_fn(s, "concurrent", px_range(0, 64), noop_for, NULL) != PX_OK)
+            return (void *)1;
+        px_profile_pop_region();
+    }
+    return NULL;
+}
+
+static void run_concurrent_launches(void)
+{
+    for (int c = 0; c < N_HOST_SPACES; ++c) {
+        px_space *s = px_space_by_name(host_spaces[c].name);
+        if (!s)
+            continue;
+        pthread_t t[N_LAUNCHERS];
+        for (int i = 0; i < N_LAUNCHERS; ++i)
+            ck_assert_int_eq(pthread_create(&t[i], NULL, launcher, s), 0);
+        for (int i = 0; i < N_LAUNCHERS; ++i) {
+            void *r;
+            pthread_join(t[i], &r);
+            ck_assert_ptr_null(r);
+        }
+    }
+}
+
+START_TEST(test_concurrent_launches_are_paired_and_serialized_into_tools)
+{
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    run_concurrent_launches();
+    ck_assert_uint_eq(st->count[KPT_BEGIN_FOR], st->count[KPT_END_FOR]);
+    ck_assert_uint_ge(st->count[KPT_BEGIN_FOR], N_LAUNCHERS * N_LAUNCHES);
+    ck_assert_uint_eq(st->count[KPT_PUSH_REGION], st->count[KPT_POP_REGION]);
+    ck_assert_int_eq(st->max_inside, 1);
+    ck_assert_msg(st->errors == 0, "tool errors: %d, first: %s", st->errors, st->first_error);
+    finalize();
+}
+END_TEST
+
+/* ---- kernel timer ----------------------------------------------------------------------- */
+
+START_TEST(test_kernel_timer_prints_table_at_finalize)
+{
+    setenv("PX_KERNEL_TIMER", "1", 1);
+    init_with(NULL);
+    ck_assert_int_ne(pxi_tools_active(), 0);
+    px_space *s = px_space_by_name("serial");
+    enum { N = 1000 };
+    static double x[N];
+    fill_args fa = {x};
+    for (int i = 0; i < 5; ++i)
+        ck_assert_int_eq(px_parallel_for(s, "timed_fill", px_range(0, N), &kt_fill, &fa, sizeof fa),
+                         PX_OK);
+    double sum;
+    sum_args sa = {x};
+    ck_assert_int_eq(
+        px_parallel_reduce(s, NULL, px_range(0, N), &kt_sum, &sa, sizeof sa, &px_sum_f64, &sum),
+        PX_OK);
+    px_profile_push_region("timed_region");
+    ck_assert_int_eq(px_fence(s), PX_OK);
+    px_profile_pop_region();
+    char *out = capture_stdout(finalize_quietly);
+    ck_assert_msg(strstr(out, "parex kernel timer") != NULL, "output: %s", out);
+    unsigned long long calls;
+    double total, mean, max;
+    ck_assert_msg(timer_row(out, "for   ", "timed_fill", &calls, &total, &mean, &max), "output: %s",
+                  out);
+    ck_assert_uint_eq(calls, 5);
+    ck_assert(total > 0 && mean > 0 && max >= mean);
+    ck_assert(max * 1e-6 <= total + 1e-9);
+    ck_assert_msg(timer_row(out, "reduce", "kt_sum", &calls, &total, &mean, &max), "output: %s",
+                  out);
+    ck_assert_uint_eq(calls, 1);
+    ck_assert_msg(timer_row(out, "region", "timed_region", &calls, &total, &mean, &max),
+                  "output: %s", out);
+    ck_assert_msg(timer_row(out, "fence ", "px_fence", &calls, &total, &mean, &max), "output: %s",
+                  out);
+    /* Sorted by total time: the first data row has the largest total. */
+    free(out);
+}
+END_TEST
+
+START_TEST(test_kernel_timer_with_a_tool_and_threads_counts_every_launch)
+{
+    setenv("PX_KERNEL_TIMER", "1", 1);
+    init_with(KPTEST_TOOL_PATH);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    run_concurrent_launches();
+    int spaces = 0;
+    for (int c = 0; c < N_HOST_SPACES; ++c)
+        spaces += px_space_by_name(host_spaces[c].name) != NULL;
+    ck_assert_int_eq(st->errors, 0);
+    char *out = capture_stdout(finalize_quietly);
+    unsigned long long calls;
+    double total, mean, max;
+    ck_assert_msg(timer_row(out, "for   ", "concurrent", &calls, &total, &mean, &max), "output: %s",
+                  out);
+    ck_assert_uint_eq(calls, (unsigned long long)spaces * N_LAUNCHERS * N_LAUNCHES);
+    ck_assert_msg(timer_row(out, "region", "launcher", &calls, &total, &mean, &max), "output: %s",
+                  out);
+    ck_assert_uint_eq(calls, (unsigned long long)spaces * N_LAUNCHERS * N_LAUNCHES);
+    free(out);
+}
+END_TEST
+
+START_TEST(test_initialize_survives_allocation_failures)
+{
+    setenv("PX_KERNEL_TIMER", "1", 1);
+    px_settings s;
+    px_settings_default(&s);
+    s.tools_libs = KPTEST_TOOL_PATH;
+    int rc = PX_ENOMEM;
+    for (uint64_t n = 1; n < 400 && rc != PX_OK; ++n) {
+        pxi_alloc_fail_at(n);
+        rc = px_initialize_with(&s);
+        pxi_alloc_fail_at(0);
+        ck_assert_msg(rc == PX_OK || rc == PX_ENOMEM, "n=%llu: %s", (unsigned long long)n,
+                      px_strerror(rc));
+    }
+    ck_assert_int_eq(rc, PX_OK);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    ck_assert_int_eq(st->init_calls, st->finalize_calls + 1);
+    char *out = capture_stdout(finalize_quietly);
+    free(out);
+    ck_assert_int_eq(st->init_calls, st->finalize_calls);
+}
+END_TEST
+
+static Suite *tools_suite(void)
+{
+    Suite *s = suite_create("tools");
+    TCase *tc = tcase_create("load");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_init_library_gets_seq_version_and_device_ids);
+    tcase_add_test(tc, test_kokkos_tools_libs_env_loads_the_tool);
+    tcase_add_test(tc, test_px_tools_libs_flag_loads_the_tool);
+    tcase_add_test(tc, test_no_tool_leaves_tools_inactive);
+    tcase_add_test(tc, test_missing_library_warns_and_loads_the_rest);
+    tcase_add_test(tc, test_missing_symbols_warn_and_are_skipped);
+    tcase_add_test(tc, test_library_without_callbacks_warns);
+    tcase_add_test(tc, test_reinitialize_calls_init_library_again);
+    tcase_add_test(tc, test_print_configuration_lists_tools);
+    tcase_add_test(tc, test_initialize_survives_allocation_failures);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("events");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_launches_pair_begin_end_with_ids_labels_and_device_ids);
+    tcase_add_test(tc, test_empty_or_null_label_never_reaches_a_tool);
+    tcase_add_test(tc, test_nested_launches_nest_ids);
+    tcase_add_test(tc, test_device_space_id_and_memory_space_name_follow_kokkos);
+    tcase_add_test(tc, test_fence_events_for_each_space);
+    tcase_add_test(tc, test_tool_invoked_fence_fences_every_space);
+    tcase_add_test(tc, test_malloc_free_and_deep_copy_events);
+    tcase_add_test(tc, test_deallocate_reports_the_allocated_size);
+    tcase_add_test(tc, test_regions_nest_and_default_their_name);
+    tcase_add_test(tc, test_sections_map_to_tool_ids);
+    tcase_add_test(tc, test_section_bad_arguments);
+    tcase_add_test(tc, test_events_and_metadata_reach_the_tool);
+    tcase_add_test(tc, test_two_libraries_each_get_their_own_ids);
+    tcase_add_test(tc, test_library_listed_twice_is_loaded_once);
+    tcase_add_test(tc, test_nested_launches_with_two_libraries_and_the_timer);
+#ifdef KPTEST_KOKKOS_HEADER_TOOL_PATH
+    tcase_add_test(tc, test_tool_built_against_kokkos_header_sees_every_event);
+#endif
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("concurrency");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_concurrent_launches_are_paired_and_serialized_into_tools);
+    tcase_add_test(tc, test_kernel_timer_with_a_tool_and_threads_counts_every_launch);
+    suite_add_tcase(s, tc);
+
+#ifdef PX_TEST_ENGINE_REGIONS
+    tc = tcase_create("engine");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_engine_ops_appear_as_regions_named_after_the_op);
+    suite_add_tcase(s, tc);
+#endif
+
+    tc = tcase_create("kernel_timer");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_kernel_timer_prints_table_at_finalize);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return px_test_run(tools_suite());
+}
