@@ -77,7 +77,8 @@ typedef struct pxi_space_ops {
     int (*stream_create)(void **stream);
     int (*stream_destroy)(void *stream);
     /* Run fn(arg) on a host thread once all work queued on stream so far has completed
-     * (cudaLaunchHostFunc); fn must not call the device runtime. status is PX_OK or the
+     * (cudaStreamAddCallback, which also fires after a device error so no op hangs); fn must
+     * not call the device runtime. status is PX_OK or the
      * device error seen. */
     int (*stream_then)(void *stream, void (*fn)(void *arg, int status), void *arg);
     int (*stream_synchronize)(void *stream);

@@ -11,6 +11,7 @@
 
 #include "parex/config.h"
 #include "parex/core.h"
+#include "parex/cuda.h" /* Cuda-specific API (declared when PX_HAVE_CUDA); macros always */
 #include "parex/engine.h"
 #include "parex/kernel.h"
 #include "parex/memory.h"
@@ -18,5 +19,6 @@
 #include "parex/profiling.h"
 #include "parex/reducer.h"
 #include "parex/space.h"
+#include "parex/trace.h"
 
 #endif

@@ -20,7 +20,7 @@
  *         PX_REDUCER_INIT(sum3, sum3_identity, sum3_join, "sum3");
  *
  * A custom reducer used by a kernel on the Cuda space also needs its device half; see
- * parex/kernel.h (PX_REDUCER_DEVICE).
+ * parex/cuda.h (PX_REDUCER_DEVICE).
  */
 #ifndef PAREX_REDUCER_H
 #define PAREX_REDUCER_H

@@ -1,0 +1,384 @@
+/* tests/cuda/check_cuda_emulated.cpp - the device algorithms of parex/kernel_cuda.h (grid-stride
+ * for, ordered warp/block reduction, reduce-then-scan) run on the host without a GPU: the header
+ * is compiled by the host C++ compiler with PXI_CUDA_EMULATE, every CUDA thread of a block runs
+ * as a pthread, __syncthreads is a block barrier and the warp shuffles exchange through a
+ * per-warp buffer between two warp barriers. Blocks run one after another, so `__shared__`
+ * becomes `static`. This checks index coverage, the order of every join (a non-commutative
+ * reducer), exclusive prefixes, and block/warp partitions for odd sizes, warp counts and grids;
+ * it cannot check timing, occupancy or the CUDA runtime calls (check_cuda does on a GPU). */
+#include <check.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vector>
+
+#include "parex/kernel.h"
+
+/* ---- the CUDA built-ins the kernels use ---------------------------------------------------- */
+#undef PXI_HD
+#undef PXI_DEVICE_FOR
+#undef PXI_DEVICE_FOR_PTR
+#undef PXI_DEVICE_REDUCE
+#undef PXI_DEVICE_REDUCE_PTR
+#undef PXI_DEVICE_SCAN
+#undef PXI_DEVICE_SCAN_PTR
+#define PXI_CUDA_EMULATE 1
+#define __host__
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __shared__      static
+typedef void *cudaStream_t;
+
+struct emu_dim {
+    unsigned x;
+};
+static thread_local emu_dim threadIdx, blockIdx;
+static emu_dim blockDim, gridDim;
+
+static pthread_barrier_t block_bar;
+static pthread_barrier_t warp_bar[32];
+static unsigned warp_buf[32][32];
+
+static void __syncthreads(void)
+{
+    pthread_barrier_wait(&block_bar);
+}
+
+static unsigned emu_exchange(unsigned v, int src_lane, int valid)
+{
+    unsigned w = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+    warp_buf[w][lane] = v;
+    pthread_barrier_wait(&warp_bar[w]);
+    unsigned r = valid ? warp_buf[w][src_lane] : v;
+    pthread_barrier_wait(&warp_bar[w]);
+    return r;
+}
+static unsigned __shfl_down_sync(unsigned, unsigned v, unsigned d)
+{
+    unsigned lane = threadIdx.x & 31u;
+    return emu_exchange(v, (int)(lane + d), lane + d < 32);
+}
+static unsigned __shfl_up_sync(unsigned, unsigned v, unsigned d)
+{
+    unsigned lane = threadIdx.x & 31u;
+    return emu_exchange(v, (int)lane - (int)d, lane >= d);
+}
+static unsigned __shfl_sync(unsigned, unsigned v, int src)
+{
+    return emu_exchange(v, src & 31, 1);
+}
+
+#include "parex/kernel_cuda.h"
+
+/* ---- a launcher: blocks in sequence, the threads of a block as pthreads -------------------- */
+
+template <class F> struct emu_job {
+    F *body;
+    unsigned tid, bid;
+};
+
+template <class F> static void *emu_thread(void *p)
+{
+    emu_job<F> *j = (emu_job<F> *)p;
+    threadIdx.x = j->tid;
+    blockIdx.x = j->bid;
+    (*j->body)();
+    return NULL;
+}
+
+/* Run body() as a grid of `grid` blocks of `block` threads (block a multiple of 32). */
+template <class F> static void emu_launch(unsigned grid, unsigned block, F body)
+{
+    gridDim.x = grid;
+    blockDim.x = block;
+    std::vector<pthread_t> th(block);
+    std::vector<emu_job<F>> jobs(block);
+    for (unsigned b = 0; b < grid; ++b) {
+        pthread_barrier_init(&block_bar, NULL, block);
+        for (unsigned w = 0; w < block / 32; ++w)
+            pthread_barrier_init(&warp_bar[w], NULL, 32);
+        for (unsigned t = 0; t < block; ++t) {
+            jobs[t].body = &body;
+            jobs[t].tid = t;
+            jobs[t].bid = b;
+            ck_assert_int_eq(pthread_create(&th[t], NULL, emu_thread<F>, &jobs[t]), 0);
+        }
+        for (unsigned t = 0; t < block; ++t)
+            pthread_join(th[t], NULL);
+        pthread_barrier_destroy(&block_bar);
+        for (unsigned w = 0; w < block / 32; ++w)
+            pthread_barrier_destroy(&warp_bar[w]);
+    }
+}
+
+/* ---- kernels: hand-written tags shaped like the ones PX_FOR/PX_REDUCE/PX_SCAN generate --- */
+
+struct args {
+    int64_t base;
+    int32_t *cnt;
+    int64_t *out;
+};
+
+/* Order checker (as in cuda_kernels.cu): joins fail unless the left run ends where the right
+ * one starts. */
+struct run_value {
+    int64_t lo, hi, ok;
+};
+static void run_join(void *dst, const void *src)
+{
+    run_value *d = (run_value *)dst;
+    const run_value *s = (const run_value *)src;
+    if (s->lo == s->hi)
+        return;
+    if (d->lo == d->hi) {
+        *d = *s;
+        return;
+    }
+    d->ok = d->ok && s->ok && d->hi == s->lo;
+    d->hi = s->hi;
+}
+PX_REDUCER_DEVICE(run_value, run_join);
+static_assert(pxi_reducer_device_has(pxi_tag<run_value>()) == 1, "device join not found");
+static_assert(pxi_reducer_device_has(pxi_tag<double>()) == 0, "unexpected device join");
+
+struct visit_k {
+    static void fold(int64_t i, const args *a)
+    {
+        __atomic_fetch_add(&a->cnt[i - a->base], 1, __ATOMIC_RELAXED);
+    }
+};
+struct run_k {
+    static void fold(int64_t i, const args *, run_value *acc)
+    {
+        run_value e = {i, i + 1, 1};
+        run_join(acc, &e);
+    }
+};
+struct sum_k { /* int64 sum of i % 7 + 1 */
+    static void fold(int64_t i, const args *, int64_t *acc)
+    {
+        *acc += i % 7 + 1;
+    }
+};
+struct scan_k {
+    struct sum_pass {
+        static void fold(int64_t i, const args *a, int64_t *acc)
+        {
+            scan_k::scan(i, a, acc, 0);
+        }
+    };
+    static void scan(int64_t i, const args *a, int64_t *p, int final_pass)
+    {
+        if (final_pass)
+            a->out[i - a->base] = *p;
+        *p += i % 7 + 1;
+    }
+};
+struct scan_run_k {
+    struct sum_pass {
+        static void fold(int64_t i, const args *a, run_value *acc)
+        {
+            scan_run_k::scan(i, a, acc, 0);
+        }
+    };
+    static void scan(int64_t i, const args *a, run_value *p, int final_pass)
+    {
+        if (final_pass)
+            a->out[i - a->base] = (p->lo == p->hi) ? -1 : (p->ok ? p->hi : -2);
+        run_value e = {i, i + 1, 1};
+        run_join(p, &e);
+    }
+};
+
+/* The grid the glue would pick for n indices, capped at max_grid. */
+static unsigned grid_for(int64_t n, unsigned block, unsigned max_grid)
+{
+    int64_t tiles = n / PXI_CUDA_TILE + (n % PXI_CUDA_TILE != 0);
+    int64_t wpb = block / 32;
+    int64_t g = tiles / wpb + (tiles % wpb != 0);
+    if (g > max_grid)
+        g = max_grid;
+    return g < 1 ? 1u : (unsigned)g;
+}
+
+static const int64_t sizes[] = {1, 2, 127, 129, 1001, 2053};
+static const unsigned blocks[] = {32, 96};
+static const unsigned grids[] = {1, 3, 7};
+
+START_TEST(test_emulated_for_visits_every_index_once)
+{
+    for (int64_t n : sizes)
+        for (unsigned blk : blocks) {
+            std::vector<int32_t> cnt((size_t)n, 0);
+            args a = {-5, cnt.data(), NULL};
+            int64_t b = -5, nn = n;
+            unsigned g = (unsigned)((n + blk - 1) / blk);
+            if (g > 3)
+                g = 3; /* force the grid-stride loop */
+            emu_launch(g, blk, [&] { pxi_cuda_kfor<visit_k, args>(a, b, nn); });
+            for (int64_t k = 0; k < n; ++k)
+                ck_assert_msg(cnt[(size_t)k] == 1, "n %lld block %u: index %lld seen %d",
+                              (long long)n, blk, (long long)k, cnt[(size_t)k]);
+        }
+}
+END_TEST
+
+START_TEST(test_emulated_reduce_joins_every_range_in_index_order)
+{
+    for (int64_t n : sizes)
+        for (unsigned blk : blocks)
+            for (unsigned mg : grids) {
+                unsigned g = grid_for(n, blk, mg);
+                std::vector<run_value> part(g);
+                args a = {0, NULL, NULL};
+                int64_t b = 100, e = 100 + n;
+                run_value ident = {0, 0, 1};
+                emu_launch(g, blk, [&] {
+                    pxi_cuda_kreduce<run_k, args, run_value>(a, b, e, PX_REDUCER_CUSTOM, ident,
+                                                             part.data());
+                });
+                run_value acc = ident;
+                for (unsigned k = 0; k < g; ++k)
+                    run_join(&acc, &part[k]);
+                ck_assert_msg(acc.lo == b && acc.hi == e && acc.ok == 1,
+                              "n %lld block %u grid %u: [%lld, %lld) ok %lld", (long long)n, blk, g,
+                              (long long)acc.lo, (long long)acc.hi, (long long)acc.ok);
+            }
+}
+END_TEST
+
+START_TEST(test_emulated_reduce_builtin_sum_is_exact)
+{
+    for (int64_t n : sizes)
+        for (unsigned blk : blocks) {
+            unsigned g = grid_for(n, blk, 5);
+            std::vector<int64_t> part(g);
+            args a = {0, NULL, NULL};
+            int64_t b = 3, e = 3 + n, ident = 0;
+            emu_launch(g, blk, [&] {
+                pxi_cuda_kreduce<sum_k, args, int64_t>(a, b, e, PX_REDUCER_SUM, ident, part.data());
+            });
+            int64_t got = 0, want = 0;
+            for (unsigned k = 0; k < g; ++k)
+                got += part[k];
+            for (int64_t i = b; i < e; ++i)
+                want += i % 7 + 1;
+            ck_assert_int_eq(got, want);
+        }
+}
+END_TEST
+
+/* Pass 1 (block sums with the non-final body) and pass 2 (prefix + final pass), as the space
+ * runs them, with pass 2 on a different block size (its own occupancy). */
+template <class K, class V>
+static void emu_scan(const args &a, int64_t b, int64_t e, int op, V ident, unsigned blk1,
+                     unsigned blk2, unsigned max_grid, V *total)
+{
+    unsigned g = grid_for(e - b, blk1, max_grid);
+    std::vector<V> part(g);
+    emu_launch(g, blk1, [&] {
+        pxi_cuda_kreduce<typename K::sum_pass, args, V>(a, b, e, op, ident, part.data());
+    });
+    emu_launch(g, blk2, [&] { pxi_cuda_kscan<K, args, V>(a, b, e, op, ident, part.data()); });
+    *total = ident;
+    for (unsigned k = 0; k < g; ++k)
+        pxi_cuda_join(op, total, &part[k]);
+}
+
+START_TEST(test_emulated_scan_writes_exact_exclusive_prefixes)
+{
+    for (int64_t n : sizes)
+        for (unsigned blk : blocks)
+            for (unsigned mg : grids) {
+                std::vector<int64_t> out((size_t)n, -7);
+                int64_t b = -11, e = b + n, total = 0;
+                args a = {b, NULL, out.data()};
+                emu_scan<scan_k, int64_t>(a, b, e, PX_REDUCER_SUM, (int64_t)0, blk,
+                                          blk == 32 ? 96 : 32, mg, &total);
+                int64_t s = 0;
+                for (int64_t k = 0; k < n; ++k) {
+                    ck_assert_msg(out[(size_t)k] == s,
+                                  "n %lld block %u grid %u: at %lld got %lld want %lld",
+                                  (long long)n, blk, mg, (long long)k, (long long)out[(size_t)k],
+                                  (long long)s);
+                    s += (b + k) % 7 + 1;
+                }
+                ck_assert_int_eq(total, s);
+            }
+}
+END_TEST
+
+START_TEST(test_emulated_scan_joins_prefixes_in_index_order)
+{
+    for (int64_t n : sizes)
+        for (unsigned blk : blocks)
+            for (unsigned mg : grids) {
+                std::vector<int64_t> out((size_t)n, -7);
+                int64_t b = 40, e = b + n;
+                args a = {b, NULL, out.data()};
+                run_value ident = {0, 0, 1}, total;
+                emu_scan<scan_run_k, run_value>(a, b, e, PX_REDUCER_CUSTOM, ident, blk, blk, mg,
+                                                &total);
+                ck_assert(total.lo == b && total.hi == e && total.ok == 1);
+                ck_assert_int_eq(out[0], -1);
+                for (int64_t k = 1; k < n; ++k)
+                    ck_assert_msg(out[(size_t)k] == b + k,
+                                  "n %lld block %u grid %u: at %lld got %lld", (long long)n, blk,
+                                  mg, (long long)k, (long long)out[(size_t)k]);
+            }
+}
+END_TEST
+
+START_TEST(test_emulated_builtin_joins_match_core_semantics)
+{
+    /* minloc/maxloc: lowest index on ties; min/max keep dst on ties; land/lor give 0/1. */
+    px_valloc_f64 d = {1.0, 9}, s = {1.0, 4};
+    pxi_cuda_join(PX_REDUCER_MINLOC, &d, &s);
+    ck_assert(d.val == 1.0 && d.loc == 4);
+    px_valloc_f64 d2 = {2.0, 1}, s2 = {2.0, 8};
+    pxi_cuda_join(PX_REDUCER_MAXLOC, &d2, &s2);
+    ck_assert(d2.loc == 1);
+    int x = 5, y = 0;
+    pxi_cuda_join(PX_REDUCER_LOR, &x, &y);
+    ck_assert_int_eq(x, 1);
+    pxi_cuda_join(PX_REDUCER_LAND, &x, &y);
+    ck_assert_int_eq(x, 0);
+    uint64_t u = 0xF0, v = 0x3C;
+    pxi_cuda_join(PX_REDUCER_BAND, &u, &v);
+    ck_assert(u == 0x30);
+    int64_t m = INT64_MAX, w = INT64_MAX;
+    pxi_cuda_join(PX_REDUCER_SUM, &m, &w); /* wraps like core, no overflow trap */
+    ck_assert_int_eq(m, -2);
+    double p = 3.0, q = 0.5;
+    pxi_cuda_join(PX_REDUCER_PROD, &p, &q);
+    ck_assert(p == 1.5);
+    ck_assert_int_eq((int)pxi_cuda_vtype<int64_t>::value, PX_VALUE_I64);
+    ck_assert_int_eq((int)pxi_cuda_vtype<long long>::value, PX_VALUE_I64);
+    ck_assert_int_eq((int)pxi_cuda_vtype<uint64_t>::value, PX_VALUE_U64);
+    ck_assert_int_eq((int)pxi_cuda_vtype<px_valloc_f64>::value, PX_VALUE_VALLOC_F64);
+    ck_assert_int_eq((int)pxi_cuda_vtype<run_value>::value, PX_VALUE_CUSTOM);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cuda_emulated");
+    TCase *tc = tcase_create("device_algorithms");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_emulated_for_visits_every_index_once);
+    tcase_add_test(tc, test_emulated_reduce_joins_every_range_in_index_order);
+    tcase_add_test(tc, test_emulated_reduce_builtin_sum_is_exact);
+    tcase_add_test(tc, test_emulated_scan_writes_exact_exclusive_prefixes);
+    tcase_add_test(tc, test_emulated_scan_joins_prefixes_in_index_order);
+    tcase_add_test(tc, test_emulated_builtin_joins_match_core_semantics);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
