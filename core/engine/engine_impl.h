@@ -1,0 +1,354 @@
+/* core/engine/engine_impl.h - internal layout of the dependency engine (the core/engine files).
+ *
+ * The design is MXNet's threaded engine: every Var keeps a FIFO queue of dependency entries
+ * (one per op that uses the Var, MXNet's VersionedVarBlock), a running-reads count and a
+ * pending-write head; every op (Opr block) has a wait counter that starts at
+ * n_deps + 1 and is decremented once per Var that grants it access plus once by the pusher
+ * when it has appended to every Var. The thread that takes the counter to zero dispatches the
+ * op, always outside any Var lock.
+ *
+ * Differences from MXNet, each fixing something its users hit:
+ *  - a push locks all its Vars (sorted by address: two-phase locking) before appending, so
+ *    two pushers appending A,B and B,A cannot create a cycle (MXNet deadlocks there);
+ *  - Vars and reusable operators are generation-checked handles into slot tables that are
+ *    never freed while the engine lives, so a deleted handle used again is PX_EINVAL;
+ *  - failures travel along the Var queues instead of being lost;
+ *  - an in-flight counter bounds pushes (backpressure).
+ */
+#ifndef PXI_ENGINE_IMPL_H
+#define PXI_ENGINE_IMPL_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/check.h"
+#include "parex/engine.h"
+
+/* ---- spin lock (short critical sections: queue appends and pops) ------------------------ */
+
+/* A test-and-set lock that yields the CPU after a short spin, so a preempted holder on an
+ * oversubscribed machine costs a time slice rather than a spinning core. Acquire on lock and
+ * release on unlock order the protected data. */
+typedef struct {
+    atomic_int v;
+} pxi_spin;
+
+void pxi_spin_lock_slow(pxi_spin *l);
+
+static inline void pxi_spin_init(pxi_spin *l)
+{
+    atomic_init(&l->v, 0);
+}
+
+static inline void pxi_spin_lock(pxi_spin *l)
+{
+    if (PXI_LIKELY(atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0))
+        return;
+    pxi_spin_lock_slow(l);
+}
+
+static inline void pxi_spin_unlock(pxi_spin *l)
+{
+    atomic_store_explicit(&l->v, 0, memory_order_release);
+}
+
+/* ---- fixed-size object pool (pool.c) ------------------------------------------------------ */
+
+/* Objects come from slabs of pxi_malloc memory and go back to a free list; slabs are freed
+ * only by pxi_pool_fini, so a steady stream of allocations does no malloc. Each thread keeps a
+ * small cache per pool (moved to and from the shared list in batches), so the pusher that
+ * allocates and the workers that free meet on the pool lock once per batch, not per op. */
+typedef struct pxi_pool {
+    pxi_spin lock;
+    uint64_t id;                /* process-unique, names the pool in thread caches */
+    size_t obj_bytes;           /* rounded up to 64 */
+    size_t per_slab;            /* objects per slab */
+    void *free_list;            /* under lock */
+    void *slabs;                /* under lock: singly linked through each slab's first word */
+    struct pxi_pool *next_live; /* under the pool registry lock (pool.c) */
+} pxi_pool;
+
+void pxi_pool_init(pxi_pool *p, size_t obj_bytes, size_t per_slab);
+/* Frees every slab; objects still out become invalid. */
+void pxi_pool_fini(pxi_pool *p);
+/* NULL when a slab allocation fails. */
+void *pxi_pool_get(pxi_pool *p);
+void pxi_pool_put(pxi_pool *p, void *obj);
+
+/* ---- generation-checked handle tables (var.c) --------------------------------------------- */
+
+/* A handle is (generation << 32) | (slot index + 1), cast to the opaque pointer type; slots
+ * live in chunks that are never freed while the table lives, so a stale handle reads a
+ * valid slot whose generation no longer matches. Generations come from one process-wide
+ * counter, so a handle from another engine does not match either (barring 2^32 wraps). */
+_Static_assert(sizeof(uintptr_t) >= 8, "engine handles need 64-bit pointers");
+#define PXI_HT_CHUNK      1024u
+#define PXI_HT_MAX_CHUNKS 4096u
+
+typedef struct pxi_slot_hdr {
+    atomic_uint gen; /* 0: free or being deleted; written under the owner's lock */
+    uint32_t index;
+    struct pxi_slot_hdr *next_free; /* under the table lock */
+} pxi_slot_hdr;
+
+typedef struct pxi_htable {
+    pthread_mutex_t lock;
+    size_t slot_bytes;
+    void (*slot_init)(void *slot); /* called once per slot when its chunk is made */
+    void (*slot_fini)(void *slot);
+    _Atomic(unsigned char *) chunks[PXI_HT_MAX_CHUNKS]; /* published with release */
+    uint32_t n_slots;                                   /* under lock */
+    pxi_slot_hdr *free_list;                            /* under lock */
+    size_t n_live;                                      /* under lock */
+} pxi_htable;
+
+void pxi_htable_init(pxi_htable *t, size_t slot_bytes, void (*slot_init)(void *),
+                     void (*slot_fini)(void *));
+void pxi_htable_fini(pxi_htable *t);
+/* A fresh slot with a new nonzero generation (stored in *gen, not yet published in the slot:
+ * the caller stores it once the slot is ready), or NULL on allocation failure. */
+void *pxi_htable_alloc(pxi_htable *t, uint32_t *gen);
+void pxi_htable_release(pxi_htable *t, void *slot);
+/* The slot a handle names if its generation matches right now, else NULL. */
+void *pxi_htable_lookup(pxi_htable *t, uintptr_t handle, uint32_t *gen);
+static inline uintptr_t pxi_handle_make(uint32_t gen, uint32_t index)
+{
+    return ((uintptr_t)gen << 32) | ((uintptr_t)index + 1u);
+}
+
+/* ---- Vars, deps, oprs --------------------------------------------------------------------- */
+
+struct pxi_opr;
+
+/* One use of one Var by one op (MXNet's VersionedVarBlock), stored inside the op. */
+typedef struct pxi_dep {
+    struct pxi_dep *next; /* Var queue link, under the Var lock */
+    struct pxi_opr *opr;
+    struct pxi_var *var;
+    uint32_t gen; /* the handle's generation, re-checked under the Var lock at push */
+    int write;
+} pxi_dep;
+
+#define PXI_READS_TRIGGERED (-1)
+
+typedef struct pxi_var {
+    pxi_slot_hdr hdr;
+    pxi_spin lock;
+    /* Under lock: the queue of deps not yet granted. The head, when there is one, is always
+     * a write (MXNet's pending_write): a read arriving at an empty queue is granted at once. */
+    pxi_dep *head, *tail;
+    /* Under lock: reads granted and not finished; PXI_READS_TRIGGERED once the head write has
+     * been granted (MXNet's kWriteTriggered marker). */
+    int running_reads;
+    /* Status of the last failed writer, PX_OK when clean. Written by the completing writer
+     * (exclusive) or exchanged by a wait; relaxed: the Var lock orders it for the next op. */
+    atomic_int status;
+} pxi_var;
+
+typedef enum {
+    PXI_OP_SYNC = 0,
+    PXI_OP_ASYNC,
+    PXI_OP_WAIT,  /* internal: wait_for_var signal */
+    PXI_OP_DELETE /* internal: deferred Var deletion */
+} pxi_op_kind;
+
+typedef struct pxi_waiter {
+    atomic_uint done; /* futex word: 0 -> 1 with release when status is set */
+    int status;
+} pxi_waiter;
+
+typedef struct px_engine pxi_engine;
+typedef struct pxi_optmpl pxi_optmpl;
+typedef struct pxi_worker pxi_worker;
+
+struct px_on_complete {
+    atomic_int called; /* 0 -> 1: the first call wins; later calls are logged */
+};
+
+typedef struct pxi_opr {
+    atomic_int wait; /* reads + writes + 1, counted down as Vars grant access */
+    pxi_op_kind kind;
+    px_sync_fn sfn;
+    px_async_fn afn;
+    void *arg;
+    void (*cleanup)(void *arg); /* called once when the op is finished or skipped */
+    px_context ctx;
+    px_fn_property prop;
+    int priority;
+    uint64_t seq; /* push order, for equal priorities */
+    const char *name;
+    pxi_engine *e;
+    pxi_optmpl *tmpl;     /* reusable operator this push came from, or NULL */
+    pxi_waiter *waiter;   /* PXI_OP_WAIT */
+    struct pxi_opr *next; /* worker queue link, under the queue lock */
+    struct px_on_complete done;
+    int run_status;     /* GPU sync ops: fn's status until the stream callback */
+    pxi_worker *worker; /* GPU sync ops: the worker whose stream runs it */
+    int size_class;     /* pool index, or -1 for a direct pxi_malloc */
+    uint32_t n_deps;
+    uint32_t cap_deps;
+    pxi_dep deps[];
+} pxi_opr;
+
+#define PXI_OPR_CLASSES 4
+extern const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES];
+
+/* A reusable operator (px_engine_op_create): the template every push copies. */
+struct pxi_optmpl {
+    pxi_slot_hdr hdr;
+    pxi_spin lock;
+    int deleted;       /* under lock */
+    int64_t in_flight; /* under lock: pushes not finished */
+    pxi_op_kind kind;
+    px_sync_fn sfn;
+    px_async_fn afn;
+    void *arg;
+    px_context ctx;
+    px_fn_property prop;
+    int priority;
+    char name[64];
+    uintptr_t *vars; /* handles: reads then writes (pxi_malloc) */
+    size_t n_reads, n_writes;
+};
+
+/* ---- worker lanes (lanes.c) ------------------------------------------------------------- */
+
+typedef enum {
+    PXI_LANE_CPU = 0, /* FIFO, several workers */
+    PXI_LANE_PRIO,    /* priority heap, its own workers */
+    PXI_LANE_IO,      /* FIFO, one worker: host copy ops */
+    PXI_LANE_GPU,     /* FIFO, one worker per device, own stream */
+    PXI_LANE_GPU_COPY /* FIFO, one IO worker per device, own stream */
+} pxi_lane_kind;
+
+typedef struct pxi_lane pxi_lane;
+
+struct pxi_worker {
+    pxi_lane *lane;
+    int index; /* run context worker number, engine-wide */
+    pthread_t thread;
+    void *stream; /* device stream (GPU lanes), owned by this worker */
+};
+
+struct pxi_lane {
+    pxi_spin lock;
+    pxi_lane_kind kind;
+    int device_id;
+    pxi_engine *e;
+    /* FIFO, under lock */
+    pxi_opr *head, *tail;
+    /* priority heap, under lock */
+    pxi_opr **heap;
+    size_t heap_n, heap_cap;
+    alignas(PXI_CACHE_LINE) atomic_int n_queued; /* approximate, for idle polling */
+    atomic_uint seq; /* futex word bumped on enqueue when sleepers exist */
+    atomic_int n_sleepers;
+    atomic_int n_spinning; /* workers polling: an enqueue they will see needs no wake */
+    atomic_int stop;
+    alignas(PXI_CACHE_LINE) int n_workers;
+    pxi_worker *workers;
+    void *cuda_space; /* px_space * for GPU lanes */
+};
+
+/* ---- the engine ------------------------------------------------------------------------- */
+
+#define PXI_ENGINE_MAGIC 0x50584547u /* 'PXEG' */
+#define PXI_MAX_CPU_DEVS 16
+#define PXI_MAX_GPU_DEVS 16
+
+struct px_engine {
+    uint32_t magic;
+    px_engine_kind kind;
+    int cpu_workers;
+    int prio_workers;
+    int64_t max_pending;
+    int64_t low_pending; /* pushers blocked at max_pending resume here */
+    int64_t spin_ns;
+    int is_default;
+    int debug_check; /* PX_DEBUG_CHECK: run the Var queue checker after mutations */
+    /* pools, by op capacity class */
+    pxi_pool opr_pool[PXI_OPR_CLASSES];
+    pxi_pool kop_pool; /* kernel op payloads */
+    pxi_htable vars;
+    pxi_htable ops;
+    /* lanes: created at engine create (CPU device 0, prio, io) or lazily (other devices) */
+    pthread_mutex_t lanes_lock;
+    _Atomic(pxi_lane *) cpu_lanes[PXI_MAX_CPU_DEVS];
+    pxi_lane *prio_lane;
+    pxi_lane *io_lane;
+    _Atomic(pxi_lane *) gpu_lanes[PXI_MAX_GPU_DEVS];
+    _Atomic(pxi_lane *) gpu_copy_lanes[PXI_MAX_GPU_DEVS];
+    int next_worker_index; /* under lanes_lock */
+    /* counters */
+    alignas(PXI_CACHE_LINE) atomic_llong in_flight;
+    atomic_ullong push_seq;
+    alignas(PXI_CACHE_LINE) atomic_uint idle_seq; /* futex word for waiters and pushers */
+    atomic_int n_idle_waiters;
+    atomic_int n_finishing;      /* threads inside inflight_sub (see pxi_engine_drain) */
+    atomic_int first_failure;    /* since the last wait_for_all */
+    struct px_engine *list_next; /* runtime.c's engine list, under its lock */
+};
+
+/* engine.c */
+/* One push, as the public calls, reusable operators and kernel ops describe it. Vars come
+ * either as handle arrays (reads/writes) or as one array of raw handles (handles: reads
+ * then writes). cleanup(arg) runs once when the op is finished or skipped, only if the push
+ * returned PX_OK. */
+typedef struct pxi_push {
+    pxi_op_kind kind;
+    px_sync_fn sfn;
+    px_async_fn afn;
+    void *arg;
+    void (*cleanup)(void *arg);
+    px_context ctx;
+    px_var *const *reads;
+    size_t n_reads;
+    px_var *const *writes;
+    size_t n_writes;
+    const uintptr_t *handles;
+    px_fn_property prop;
+    int priority;
+    const char *name;
+    pxi_optmpl *tmpl;
+    pxi_waiter *waiter;
+    const char *caller;
+} pxi_push;
+
+PX_NODISCARD int pxi_engine_push(pxi_engine *e, const pxi_push *p);
+/* Validate an engine handle at a public boundary (logs with @caller). */
+PX_NODISCARD int pxi_engine_validate(const pxi_engine *e, const char *caller);
+/* Run one dispatched op on the calling thread; w is the worker or NULL (pusher/inline). */
+void pxi_engine_execute(pxi_opr *o, pxi_worker *w);
+/* Worker-thread registration and the continuation slot (see engine.c). */
+void pxi_engine_worker_enter(pxi_worker *w);
+pxi_opr *pxi_engine_take_local(void);
+/* Publish the ops this worker finished to the engine's in-flight count (call when idle). */
+void pxi_engine_worker_flush(void);
+int pxi_engine_in_op(void);
+/* Wait until no op is in flight (no failure cleared). */
+void pxi_engine_drain(pxi_engine *e);
+/* Free what engine create made (lanes already destroyed). */
+void pxi_engine_free(pxi_engine *e);
+/* Finish a GPU sync op from the stream callback. */
+void pxi_engine_gpu_done(void *arg, int status);
+
+/* lanes.c */
+PX_NODISCARD int pxi_lane_create(pxi_engine *e, pxi_lane_kind kind, int device_id, int n_workers,
+                                 pxi_lane **out);
+void pxi_lane_destroy(pxi_lane *l);
+void pxi_lane_push(pxi_lane *l, pxi_opr *o);
+/* The lane an op goes to, creating a device lane on first use; NULL with *status set. */
+pxi_lane *pxi_lane_for(pxi_engine *e, const pxi_opr *o, int *status);
+/* Validates a context at push time: PX_OK, PX_EINVAL or PX_ENODEV (logged with @caller). */
+PX_NODISCARD int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_property prop,
+                                    const char *caller);
+
+/* runtime.c */
+void pxi_engine_list_add(pxi_engine *e);
+void pxi_engine_list_remove(pxi_engine *e);
+void pxi_engine_defaults(int *cpu_workers, int64_t *max_pending, int64_t *spin_ns);
+
+#endif

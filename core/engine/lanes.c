@@ -1,0 +1,336 @@
+/* core/engine/lanes.c - worker lanes: the queues ready ops wait in and the threads that run
+ * them (MXNet's ThreadedEnginePerDevice worker blocks and ThreadedEnginePooled's pools).
+ *
+ * A lane is a FIFO (or, for the CPU priority lane, a binary heap ordered by priority then
+ * push sequence) behind a spin lock, plus its worker threads. Idle workers poll the lane's
+ * queued count for the engine's spin budget, then sleep on a futex word; an enqueue bumps
+ * that word only when someone sleeps, so a busy engine makes no system calls.
+ *
+ * Which lane an op goes to:
+ *   CPU context:  PX_FN_COPY_*        -> the IO lane (one worker: copies do not compete with
+ *                                        compute for cores);
+ *                 PX_FN_CPU_PRIORITIZED -> the priority lane (per_device; pooled uses CPU 0);
+ *                 otherwise           -> the CPU lane of ctx.device_id (per_device; created
+ *                                        on first use) or the shared CPU lane (pooled).
+ *   CUDA context: PX_FN_COPY_*        -> the device's copy lane (one IO thread, own stream);
+ *                 otherwise           -> the device's compute lane (one worker, own stream).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/engine/engine_impl.h"
+#include "core/log.h"
+#include "core/os.h"
+#include "core/registry.h"
+#include "core/trace.h"
+
+/* Higher priority first; equal priorities in push order. */
+static int heap_before(const pxi_opr *a, const pxi_opr *b)
+{
+    if (a->priority != b->priority)
+        return a->priority > b->priority;
+    return a->seq < b->seq;
+}
+
+static int heap_push(pxi_lane *l, pxi_opr *o)
+{
+    if (l->heap_n == l->heap_cap) {
+        size_t cap = l->heap_cap ? 2 * l->heap_cap : 256;
+        pxi_opr **h = pxi_malloc(cap * sizeof *h);
+        if (!h)
+            return PX_ENOMEM;
+        if (l->heap_n)
+            memcpy(h, l->heap, l->heap_n * sizeof *h);
+        pxi_free(l->heap);
+        l->heap = h;
+        l->heap_cap = cap;
+    }
+    size_t i = l->heap_n++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!heap_before(o, l->heap[parent]))
+            break;
+        l->heap[i] = l->heap[parent];
+        i = parent;
+    }
+    l->heap[i] = o;
+    return PX_OK;
+}
+
+static pxi_opr *heap_pop(pxi_lane *l)
+{
+    if (l->heap_n == 0)
+        return NULL;
+    pxi_opr *top = l->heap[0];
+    pxi_opr *last = l->heap[--l->heap_n];
+    size_t i = 0, n = l->heap_n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && heap_before(l->heap[c + 1], l->heap[c]))
+            ++c;
+        if (!heap_before(l->heap[c], last))
+            break;
+        l->heap[i] = l->heap[c];
+        i = c;
+    }
+    if (n > 0)
+        l->heap[i] = last;
+    return top;
+}
+
+void pxi_lane_push(pxi_lane *l, pxi_opr *o)
+{
+    pxi_spin_lock(&l->lock);
+    int in_heap = 0;
+    if (l->kind == PXI_LANE_PRIO)
+        in_heap = heap_push(l, o) == PX_OK;
+    if (!in_heap) {
+        /* FIFO lanes, and the priority lane's overflow when its heap cannot grow. */
+        o->next = NULL;
+        if (l->tail)
+            l->tail->next = o;
+        else
+            l->head = o;
+        l->tail = o;
+    }
+    pxi_spin_unlock(&l->lock);
+    /* seq_cst, paired with the sleeper's seq_cst increment of n_sleepers and reload of
+     * n_queued: either the sleeper sees this op or we see the sleeper and wake it. */
+    int queued = atomic_fetch_add_explicit(&l->n_queued, 1, memory_order_seq_cst) + 1;
+    /* A polling worker will take the op (it re-checks n_queued after announcing itself as a
+     * sleeper), so wake a sleeper only for work beyond what the pollers can see. */
+    if (atomic_load_explicit(&l->n_sleepers, memory_order_seq_cst) > 0 &&
+        queued > atomic_load_explicit(&l->n_spinning, memory_order_seq_cst)) {
+        atomic_fetch_add_explicit(&l->seq, 1, memory_order_release);
+        pxi_os_futex_wake(&l->seq, 1);
+    }
+}
+
+static pxi_opr *lane_pop(pxi_lane *l)
+{
+    if (atomic_load_explicit(&l->n_queued, memory_order_relaxed) <= 0)
+        return NULL;
+    pxi_spin_lock(&l->lock);
+    pxi_opr *o = NULL;
+    if (l->kind == PXI_LANE_PRIO)
+        o = heap_pop(l);
+    if (!o && l->head) {
+        o = l->head;
+        l->head = o->next;
+        if (!l->head)
+            l->tail = NULL;
+    }
+    pxi_spin_unlock(&l->lock);
+    if (o)
+        atomic_fetch_sub_explicit(&l->n_queued, 1, memory_order_relaxed);
+    return o;
+}
+
+static const char *lane_kind_name(pxi_lane_kind k)
+{
+    switch (k) {
+    case PXI_LANE_CPU:
+        return "cpu";
+    case PXI_LANE_PRIO:
+        return "prio";
+    case PXI_LANE_IO:
+        return "io";
+    case PXI_LANE_GPU:
+        return "gpu";
+    case PXI_LANE_GPU_COPY:
+        return "gpucopy";
+    }
+    return "lane";
+}
+
+static void *worker_main(void *arg)
+{
+    pxi_worker *w = arg;
+    pxi_lane *l = w->lane;
+    char name[32];
+    snprintf(name, sizeof name, "px-%s%d-%d", lane_kind_name(l->kind), l->device_id, w->index);
+    pxi_os_thread_set_name(name);
+    /* Start from the process's placement, not the creator's binding (the initializing thread
+     * is bound to one core as Threads rank 0). */
+    pxi_os_affinity_apply_captured();
+    pxi_trace_thread_name(name);
+    pxi_engine_worker_enter(w);
+    const px_space *cs = l->cuda_space;
+    if (cs && cs->ops->stream_create) {
+        if (cs->ops->stream_create(&w->stream) != PX_OK) {
+            PXI_WARN("engine worker %s: no device stream; ops use the default stream", name);
+            w->stream = NULL;
+        }
+    }
+    int64_t spin_ns = l->e->spin_ns;
+    for (;;) {
+        pxi_opr *o = pxi_engine_take_local();
+        if (!o)
+            o = lane_pop(l);
+        if (o) {
+            pxi_engine_execute(o, w);
+            continue;
+        }
+        pxi_engine_worker_flush();
+        if (atomic_load_explicit(&l->stop, memory_order_acquire))
+            break;
+        int64_t t0 = pxi_os_now_ns();
+        atomic_fetch_add_explicit(&l->n_spinning, 1, memory_order_seq_cst);
+        while (atomic_load_explicit(&l->n_queued, memory_order_relaxed) <= 0 &&
+               !atomic_load_explicit(&l->stop, memory_order_relaxed) &&
+               pxi_os_now_ns() - t0 < spin_ns) {
+            for (int k = 0; k < 16; ++k)
+                pxi_os_cpu_pause();
+        }
+        if (atomic_load_explicit(&l->n_queued, memory_order_relaxed) > 0) {
+            atomic_fetch_sub_explicit(&l->n_spinning, 1, memory_order_seq_cst);
+            continue;
+        }
+        /* Become a sleeper before ceasing to be a poller, so an enqueuer never sees neither;
+         * seq_cst for the Dekker pairing with pxi_lane_push. */
+        atomic_fetch_add_explicit(&l->n_sleepers, 1, memory_order_seq_cst);
+        atomic_fetch_sub_explicit(&l->n_spinning, 1, memory_order_seq_cst);
+        unsigned s = atomic_load_explicit(&l->seq, memory_order_acquire);
+        if (atomic_load_explicit(&l->n_queued, memory_order_seq_cst) <= 0 &&
+            !atomic_load_explicit(&l->stop, memory_order_acquire))
+            pxi_os_futex_wait(&l->seq, s);
+        atomic_fetch_sub_explicit(&l->n_sleepers, 1, memory_order_relaxed);
+    }
+    if (w->stream && cs->ops->stream_destroy)
+        (void)cs->ops->stream_destroy(w->stream);
+    w->stream = NULL;
+    return NULL;
+}
+
+static void lane_stop(pxi_lane *l, int n_started)
+{
+    /* Release: workers that acquire stop see the drained queues. */
+    atomic_store_explicit(&l->stop, 1, memory_order_release);
+    atomic_fetch_add_explicit(&l->seq, 1, memory_order_release);
+    pxi_os_futex_wake(&l->seq, 0);
+    for (int i = 0; i < n_started; ++i)
+        pthread_join(l->workers[i].thread, NULL);
+}
+
+int pxi_lane_create(pxi_engine *e, pxi_lane_kind kind, int device_id, int n_workers, pxi_lane **out)
+{
+    pxi_lane *l = pxi_malloc_aligned(sizeof *l, PXI_CACHE_LINE);
+    if (!l)
+        return PX_ENOMEM;
+    memset(l, 0, sizeof *l);
+    pxi_spin_init(&l->lock);
+    l->kind = kind;
+    l->device_id = device_id;
+    l->e = e;
+    atomic_init(&l->n_queued, 0);
+    atomic_init(&l->seq, 0);
+    atomic_init(&l->n_sleepers, 0);
+    atomic_init(&l->n_spinning, 0);
+    atomic_init(&l->stop, 0);
+    if (kind == PXI_LANE_GPU || kind == PXI_LANE_GPU_COPY)
+        l->cuda_space = px_space_by_name("cuda");
+    l->workers = pxi_calloc((size_t)n_workers, sizeof *l->workers);
+    if (!l->workers) {
+        pxi_free_aligned(l);
+        return PX_ENOMEM;
+    }
+    l->n_workers = n_workers;
+    for (int i = 0; i < n_workers; ++i) {
+        pxi_worker *w = &l->workers[i];
+        w->lane = l;
+        w->index = e->next_worker_index++;
+        if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+            PXI_ERROR("px_engine_create: cannot start worker thread %d", i);
+            lane_stop(l, i);
+            pxi_free(l->workers);
+            pxi_free_aligned(l);
+            return PX_ENOMEM;
+        }
+    }
+    *out = l;
+    return PX_OK;
+}
+
+void pxi_lane_destroy(pxi_lane *l)
+{
+    if (!l)
+        return;
+    lane_stop(l, l->n_workers);
+    pxi_free(l->heap);
+    pxi_free(l->workers);
+    pxi_free_aligned(l);
+}
+
+/* Get or create the lane in *slot (lanes made after engine create: other devices). */
+static pxi_lane *lane_get(pxi_engine *e, _Atomic(pxi_lane *) *slot, pxi_lane_kind kind,
+                          int device_id, int n_workers, int *status)
+{
+    /* Acquire: pairs with the release publication below. */
+    pxi_lane *l = atomic_load_explicit(slot, memory_order_acquire);
+    if (PXI_LIKELY(l != NULL))
+        return l;
+    pthread_mutex_lock(&e->lanes_lock);
+    l = atomic_load_explicit(slot, memory_order_relaxed);
+    if (!l) {
+        int rc = pxi_lane_create(e, kind, device_id, n_workers, &l);
+        if (rc != PX_OK) {
+            pthread_mutex_unlock(&e->lanes_lock);
+            PXI_ERROR("engine: cannot create the %s lane of device %d", lane_kind_name(kind),
+                      device_id);
+            *status = rc;
+            return NULL;
+        }
+        atomic_store_explicit(slot, l, memory_order_release);
+    }
+    pthread_mutex_unlock(&e->lanes_lock);
+    return l;
+}
+
+pxi_lane *pxi_lane_for(pxi_engine *e, const pxi_opr *o, int *status)
+{
+    int dev = o->ctx.device_id;
+    int copy = o->prop == PX_FN_COPY_TO_DEVICE || o->prop == PX_FN_COPY_FROM_DEVICE;
+    if (o->ctx.type == PX_DEV_CUDA) {
+        if (copy)
+            return lane_get(e, &e->gpu_copy_lanes[dev], PXI_LANE_GPU_COPY, dev, 1, status);
+        return lane_get(e, &e->gpu_lanes[dev], PXI_LANE_GPU, dev, 1, status);
+    }
+    if (copy)
+        return e->io_lane;
+    if (e->kind == PX_ENGINE_POOLED)
+        return atomic_load_explicit(&e->cpu_lanes[0], memory_order_relaxed);
+    if (o->prop == PX_FN_CPU_PRIORITIZED)
+        return e->prio_lane;
+    return lane_get(e, &e->cpu_lanes[dev], PXI_LANE_CPU, dev, e->cpu_workers, status);
+}
+
+int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_property prop, const char *caller)
+{
+    (void)e;
+    (void)prop;
+    if (ctx.type == PX_DEV_CPU) {
+        if (ctx.device_id < 0 || ctx.device_id >= PXI_MAX_CPU_DEVS) {
+            PXI_ERROR("%s: CPU context device_id %d is outside [0, %d)", caller, ctx.device_id,
+                      PXI_MAX_CPU_DEVS);
+            return PX_EINVAL;
+        }
+        return PX_OK;
+    }
+    if (ctx.type != PX_DEV_CUDA) {
+        PXI_ERROR("%s: unknown context type %d", caller, (int)ctx.type);
+        return PX_EINVAL;
+    }
+    if (ctx.device_id < 0 || ctx.device_id >= PXI_MAX_GPU_DEVS) {
+        PXI_ERROR("%s: CUDA context device_id %d is outside [0, %d)", caller, ctx.device_id,
+                  PXI_MAX_GPU_DEVS);
+        return PX_EINVAL;
+    }
+    if (!px_space_by_name("cuda")) {
+        PXI_ERROR("%s: CUDA context, but the cuda space is not available", caller);
+        return PX_ENODEV;
+    }
+    return PX_OK;
+}

@@ -1,0 +1,278 @@
+/* core/engine/runtime.c - engine create/destroy, the default engine and the module hooks
+ * core/init.c calls (core/runtime_hooks.h).
+ *
+ * Sizing CPU workers against the Threads pool: kernels launched as engine ops on the threads
+ * space run with the launching worker as rank 0 plus the pool's other ranks, and launches on
+ * one space from several threads take the space's launch lock one at a time. So the per_device
+ * engine defaults to one CPU worker per CPU device (MXNet's MXNET_CPU_WORKER_NTHREADS = 1):
+ * its kernels get their parallelism from the pool and at most "pool ranks" threads compute at
+ * once, the worker included. The pooled engine defaults to one worker per core for many small
+ * ops; a threads-space kernel op there runs beside the other workers' ops, so a pooled engine
+ * that mixes kernel ops with plain ops may use more threads than cores (documented in
+ * parex/engine.h). PX_CPU_WORKER_NTHREADS overrides both defaults.
+ */
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/engine/engine_impl.h"
+#include "core/log.h"
+#include "core/os.h"
+#include "core/runtime.h"
+#include "core/runtime_hooks.h"
+#include "core/settings.h"
+
+#define PXI_DEFAULT_MAX_PENDING (1 << 16)
+#define PXI_DEFAULT_SPIN_US     50
+
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static pxi_engine *engine_list;              /* under list_lock */
+static _Atomic(pxi_engine *) default_engine; /* written by initialize/finalize only */
+
+size_t pxi_kernel_op_bytes(void);
+
+void pxi_engine_list_add(pxi_engine *e)
+{
+    pthread_mutex_lock(&list_lock);
+    e->list_next = engine_list;
+    engine_list = e;
+    pthread_mutex_unlock(&list_lock);
+}
+
+void pxi_engine_list_remove(pxi_engine *e)
+{
+    pthread_mutex_lock(&list_lock);
+    for (pxi_engine **p = &engine_list; *p; p = &(*p)->list_next)
+        if (*p == e) {
+            *p = e->list_next;
+            break;
+        }
+    pthread_mutex_unlock(&list_lock);
+}
+
+static const char *kind_name(px_engine_kind k)
+{
+    switch (k) {
+    case PX_ENGINE_NAIVE:
+        return "naive";
+    case PX_ENGINE_POOLED:
+        return "pooled";
+    case PX_ENGINE_PER_DEVICE:
+        return "per_device";
+    }
+    return "?";
+}
+
+static void engine_free(pxi_engine *e)
+{
+    for (int i = 0; i < PXI_MAX_CPU_DEVS; ++i)
+        pxi_lane_destroy(atomic_load_explicit(&e->cpu_lanes[i], memory_order_relaxed));
+    for (int i = 0; i < PXI_MAX_GPU_DEVS; ++i) {
+        pxi_lane_destroy(atomic_load_explicit(&e->gpu_lanes[i], memory_order_relaxed));
+        pxi_lane_destroy(atomic_load_explicit(&e->gpu_copy_lanes[i], memory_order_relaxed));
+    }
+    pxi_lane_destroy(e->prio_lane);
+    pxi_lane_destroy(e->io_lane);
+    for (int c = 0; c < PXI_OPR_CLASSES; ++c)
+        pxi_pool_fini(&e->opr_pool[c]);
+    pxi_pool_fini(&e->kop_pool);
+    pxi_htable_fini(&e->vars);
+    pxi_htable_fini(&e->ops);
+    pthread_mutex_destroy(&e->lanes_lock);
+    e->magic = 0;
+    pxi_free_aligned(e);
+}
+
+static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char *caller)
+{
+    if (!pxi_runtime_ready()) {
+        PXI_ERROR("%s: the runtime is not initialized", caller);
+        return NULL;
+    }
+    if ((unsigned)kind > (unsigned)PX_ENGINE_PER_DEVICE) {
+        PXI_ERROR("%s: unknown engine kind %d", caller, (int)kind);
+        return NULL;
+    }
+    if (cpu_workers < 0 || cpu_workers > 4096) {
+        PXI_ERROR("%s: cpu_workers = %d is outside [0, 4096]", caller, cpu_workers);
+        return NULL;
+    }
+    const pxi_config *cfg = pxi_config_get();
+    if (cpu_workers == 0)
+        cpu_workers = cfg->cpu_worker_nthreads;
+    if (cpu_workers <= 0)
+        cpu_workers = kind == PX_ENGINE_POOLED ? pxi_os_num_cpus() : 1;
+    if (cpu_workers <= 0)
+        cpu_workers = 1;
+
+    pxi_engine *e = pxi_malloc_aligned(sizeof *e, PXI_CACHE_LINE);
+    if (!e) {
+        PXI_ERROR("%s: out of memory", caller);
+        return NULL;
+    }
+    memset(e, 0, sizeof *e);
+    e->magic = PXI_ENGINE_MAGIC;
+    e->kind = kind;
+    e->cpu_workers = cpu_workers;
+    e->debug_check = cfg->debug_check;
+    e->prio_workers = cpu_workers / 2 > 0 ? cpu_workers / 2 : 1;
+    e->max_pending =
+        cfg->engine_max_pending > 0 ? cfg->engine_max_pending : PXI_DEFAULT_MAX_PENDING;
+    e->low_pending = e->max_pending * 3 / 4;
+    if (e->low_pending >= e->max_pending)
+        e->low_pending = e->max_pending - 1;
+    if (cfg->wait_policy == PXI_WAIT_PASSIVE)
+        e->spin_ns = 0;
+    else if (cfg->spin_us >= 0)
+        e->spin_ns = cfg->spin_us * 1000;
+    else
+        e->spin_ns = (int64_t)PXI_DEFAULT_SPIN_US * 1000;
+    for (int c = 0; c < PXI_OPR_CLASSES; ++c) {
+        size_t bytes = sizeof(pxi_opr) + pxi_opr_class_deps[c] * sizeof(pxi_dep);
+        size_t per_slab = (size_t)(c == 0 ? 256 : c == 1 ? 128 : c == 2 ? 32 : 8);
+        pxi_pool_init(&e->opr_pool[c], bytes, per_slab);
+    }
+    pxi_pool_init(&e->kop_pool, pxi_kernel_op_bytes(), 64);
+    pxi_htable_init(&e->vars, sizeof(pxi_var), NULL, NULL);
+    pxi_htable_init(&e->ops, sizeof(pxi_optmpl), NULL, NULL);
+    pthread_mutex_init(&e->lanes_lock, NULL);
+    atomic_init(&e->in_flight, 0);
+    atomic_init(&e->push_seq, 0);
+    atomic_init(&e->idle_seq, 0);
+    atomic_init(&e->n_idle_waiters, 0);
+    atomic_init(&e->n_finishing, 0);
+    atomic_init(&e->first_failure, PX_OK);
+    for (int i = 0; i < PXI_MAX_CPU_DEVS; ++i)
+        atomic_init(&e->cpu_lanes[i], NULL);
+    for (int i = 0; i < PXI_MAX_GPU_DEVS; ++i) {
+        atomic_init(&e->gpu_lanes[i], NULL);
+        atomic_init(&e->gpu_copy_lanes[i], NULL);
+    }
+    if (kind != PX_ENGINE_NAIVE) {
+        pxi_lane *cpu = NULL;
+        int rc = pxi_lane_create(e, PXI_LANE_CPU, 0, cpu_workers, &cpu);
+        if (rc == PX_OK) {
+            atomic_store_explicit(&e->cpu_lanes[0], cpu, memory_order_relaxed);
+            rc = pxi_lane_create(e, PXI_LANE_IO, 0, 1, &e->io_lane);
+        }
+        if (rc == PX_OK && kind == PX_ENGINE_PER_DEVICE)
+            rc = pxi_lane_create(e, PXI_LANE_PRIO, 0, e->prio_workers, &e->prio_lane);
+        if (rc != PX_OK) {
+            PXI_ERROR("%s: cannot start the worker threads", caller);
+            engine_free(e);
+            return NULL;
+        }
+    }
+    pxi_engine_list_add(e);
+    return e;
+}
+
+px_engine *px_engine_create(px_engine_kind kind, int cpu_workers)
+{
+    return engine_create(kind, cpu_workers, "px_engine_create");
+}
+
+static void engine_teardown(pxi_engine *e)
+{
+    pxi_engine_drain(e);
+    pxi_engine_list_remove(e);
+    engine_free(e);
+}
+
+int px_engine_destroy(px_engine *e)
+{
+    static const char caller[] = "px_engine_destroy";
+    int rc = pxi_engine_validate(e, caller);
+    if (rc != PX_OK)
+        return rc;
+    if (pxi_engine_in_op()) {
+        PXI_ERROR("%s: called from inside an engine op", caller);
+        return PX_EDEADLK;
+    }
+    if (e == atomic_load_explicit(&default_engine, memory_order_relaxed)) {
+        PXI_ERROR("%s: the default engine is destroyed by px_finalize", caller);
+        return PX_EBUSY;
+    }
+    engine_teardown(e);
+    return PX_OK;
+}
+
+px_engine *px_engine_default(void)
+{
+    if (!pxi_runtime_ready())
+        return NULL;
+    return atomic_load_explicit(&default_engine, memory_order_acquire);
+}
+
+int pxi_engine_runtime_initialize(void)
+{
+    const pxi_config *cfg = pxi_config_get();
+    px_engine_kind kind = PX_ENGINE_PER_DEVICE;
+    if (strcmp(cfg->engine, "naive") == 0)
+        kind = PX_ENGINE_NAIVE;
+    else if (strcmp(cfg->engine, "pooled") == 0)
+        kind = PX_ENGINE_POOLED;
+    else if (cfg->engine[0] && strcmp(cfg->engine, "per_device") != 0) {
+        PXI_ERROR("px_initialize: PX_ENGINE = '%s' is not naive, pooled or per_device",
+                  cfg->engine);
+        return PX_EINVAL;
+    }
+    px_engine *e = engine_create(kind, 0, "px_initialize");
+    if (!e)
+        return PX_ENOMEM;
+    e->is_default = 1;
+    /* Release: px_engine_default callers acquire the fully built engine. */
+    atomic_store_explicit(&default_engine, e, memory_order_release);
+    return PX_OK;
+}
+
+int pxi_engine_runtime_finalize(void)
+{
+    if (pxi_engine_in_op()) {
+        PXI_ERROR("px_finalize: called from inside an engine op");
+        return PX_EDEADLK;
+    }
+    pxi_engine *def = atomic_load_explicit(&default_engine, memory_order_relaxed);
+    /* User engines still alive: drain them (their workers keep running until destroyed). */
+    for (;;) {
+        pxi_engine *found = NULL;
+        pthread_mutex_lock(&list_lock);
+        for (pxi_engine *e = engine_list; e; e = e->list_next)
+            if (e != def && !e->is_default) {
+                found = e;
+                break;
+            }
+        if (found)
+            found->is_default = 2; /* warned; not again */
+        pthread_mutex_unlock(&list_lock);
+        if (!found)
+            break;
+        PXI_WARN("px_finalize: engine %p was not destroyed; waiting for its ops", (void *)found);
+        pxi_engine_drain(found);
+    }
+    int first = PX_OK;
+    if (def) {
+        pxi_engine_drain(def);
+        first = atomic_exchange_explicit(&def->first_failure, PX_OK, memory_order_relaxed);
+        atomic_store_explicit(&default_engine, NULL, memory_order_relaxed);
+        engine_teardown(def);
+    }
+    return first;
+}
+
+void pxi_engine_print_configuration(FILE *out)
+{
+    pxi_engine *e = atomic_load_explicit(&default_engine, memory_order_acquire);
+    if (!out)
+        out = stdout;
+    if (!e) {
+        fprintf(out, "  engine: none\n");
+        return;
+    }
+    fprintf(out, "  engine: %s, %d CPU worker(s)", kind_name(e->kind), e->cpu_workers);
+    if (e->kind == PX_ENGINE_PER_DEVICE)
+        fprintf(out, ", %d priority worker(s)", e->prio_workers);
+    if (e->kind != PX_ENGINE_NAIVE)
+        fprintf(out, ", 1 IO worker");
+    fprintf(out, ", max pending %lld, spin %lld us\n", (long long)e->max_pending,
+            (long long)(e->spin_ns / 1000));
+}

@@ -1,0 +1,302 @@
+/*
+ * parex/engine.h - the dependency engine (MXNet's threaded engine, in C).
+ *
+ * The engine runs ops (C functions) in an order derived from the data they read and write.
+ * Data is named by Vars (px_var): opaque tags, not buffers. An op declares the Vars it reads
+ * and the Vars it writes; then
+ *   - consecutive reads of a Var run concurrently,
+ *   - a write waits for every earlier read and write of the Var,
+ *   - reads after a write wait for that write,
+ * and ops touching disjoint Vars run concurrently. The observable result of any program
+ * equals running its ops one by one in push order. This is MXNet's ThreadedEngine: every Var
+ * keeps a FIFO queue of versioned blocks, every op an Opr block whose wait counter starts at
+ * reads + writes + 1.
+ *
+ * Engine kinds:
+ *   PX_ENGINE_NAIVE       every op runs inline on the thread that makes it ready (at push,
+ *                         for a single pusher): for debugging, like MXNet's NaiveEngine.
+ *   PX_ENGINE_POOLED      one shared pool of CPU workers plus one IO worker for copy ops
+ *                         (ThreadedEnginePooled). Default workers: one per core.
+ *   PX_ENGINE_PER_DEVICE  per CPU-device worker queues (default one worker each, see
+ *                         PX_CPU_WORKER_NTHREADS), a CPU priority queue with its own workers
+ *                         (half the CPU workers, at least one) for PX_FN_CPU_PRIORITIZED ops,
+ *                         an IO worker for CPU copy ops, and per GPU a compute worker and a
+ *                         copy worker (one IO thread), each owning a stream of the cuda space
+ *                         (ThreadedEnginePerDevice). The default kind.
+ *
+ * Where an op runs: PX_FN_ASYNC ops that are ready at push run on the pusher; the others go
+ * to the lane their context and property pick. A worker that makes a CPU op ready keeps it and
+ * runs it next itself, so a chain of dependent ops stays on one core. When a CPU queue holds
+ * more than 64 ready ops per worker, a pusher runs the ready op it pushes itself (libgomp's
+ * undeferred tasks past the same bound); its px_run_context then says worker -1.
+ *
+ * Sizing: per_device uses one CPU worker per CPU device by default because kernel ops on the
+ * threads space take their parallelism from the Threads pool (the worker is rank 0 and
+ * launches serialize on the space's launch lock), so threads never exceed the pool's ranks.
+ * A pooled engine mixing kernel ops and plain ops can run more threads than cores.
+ *
+ * Failures: an op returning (or completing with) a status other than PX_OK marks its write
+ * Vars failed; later ops that read or write a failed Var are skipped and pass the failure
+ * on. px_engine_wait_for_var returns and clears a Var's failure; px_engine_wait_for_all
+ * returns the first failure since the previous px_engine_wait_for_all and clears it.
+ *
+ * Handles: Vars and reusable operators are generation-checked handles. Passing a deleted
+ * one (or one of another engine) is PX_EINVAL, never a crash. Engines are plain pointers:
+ * passing a destroyed engine is undefined (Caller must not).
+ *
+ * Backpressure: at most PX_ENGINE_MAX_PENDING ops (default 65,536) are in flight per engine;
+ * a push beyond that blocks until three quarters of the limit remain (pushes from inside ops
+ * never block).
+ *
+ * Steady state: op blocks and kernel-op payloads come from per-engine pools, so pushing a
+ * steady stream of ops with at most 256 Vars each does no malloc.
+ */
+#ifndef PAREX_ENGINE_H
+#define PAREX_ENGINE_H
+
+#include <stddef.h>
+
+#include "parex/core.h"
+#include "parex/kernel.h"
+#include "parex/policy.h"
+#include "parex/reducer.h"
+#include "parex/space.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An engine (opaque). */
+typedef struct px_engine px_engine;
+/** A Var: an opaque, generation-checked tag for a piece of data. */
+typedef struct px_var px_var;
+/** Engine kinds (see the file comment). */
+typedef enum { PX_ENGINE_NAIVE, PX_ENGINE_POOLED, PX_ENGINE_PER_DEVICE } px_engine_kind;
+/** What an op is, which picks its queue (MXNet's FnProperty). */
+typedef enum {
+    PX_FN_NORMAL,           /**< Compute on the context's device. */
+    PX_FN_COPY_TO_DEVICE,   /**< A copy into the device: copy lane (IO worker). */
+    PX_FN_COPY_FROM_DEVICE, /**< A copy out of the device: copy lane (IO worker). */
+    PX_FN_CPU_PRIORITIZED,  /**< CPU op on the priority queue: higher priority first,
+                                 equal priorities in push order (per_device). */
+    PX_FN_ASYNC             /**< Cheap op: runs on the pusher when ready at push. */
+} px_fn_property;
+/** Device type of a context. */
+typedef enum { PX_DEV_CPU, PX_DEV_CUDA } px_device_type;
+/** Where an op runs: CPU device ids 0..15 (per_device keeps a queue per id); CUDA ids
+ *  0..15 (PX_ENODEV when the cuda space is not available). */
+typedef struct {
+    px_device_type type;
+    int device_id;
+} px_context;
+/** What an op receives: its context, the engine-wide number of the worker running it (-1
+ *  on a pusher or an inline run) and the worker's device stream (NULL on CPU). */
+typedef struct {
+    px_context ctx;
+    int worker;
+    void *stream;
+} px_run_context;
+/** Completion handle an asynchronous op receives. */
+typedef struct px_on_complete px_on_complete;
+
+/**
+ * Complete an asynchronous op (MXNet's CallbackOnComplete).
+ *
+ * @param done    the handle the op received; valid until this call.
+ * @param status  PX_OK, or a failure that marks the op's write Vars failed.
+ * Thread-safe: any thread, once per op. A NULL handle or a second call is logged and
+ * ignored as long as the op block has not been reused (Caller must call it exactly once).
+ */
+PX_API void px_on_complete_call(px_on_complete *done, int status);
+
+/** A synchronous op: returns its status (PX_OK or any negative code). */
+typedef int (*px_sync_fn)(const px_run_context *rc, void *arg);
+/** An asynchronous op: must eventually call px_on_complete_call(done, status). */
+typedef void (*px_async_fn)(const px_run_context *rc, px_on_complete *done, void *arg);
+
+/**
+ * The engine px_initialize made from PX_ENGINE / --px-engine (default per_device) with
+ * PX_CPU_WORKER_NTHREADS workers. px_finalize waits for it and destroys it.
+ * @return the engine, or NULL when the runtime is not initialized. Thread-safe.
+ */
+PX_API px_engine *px_engine_default(void);
+
+/**
+ * Create an engine (MXNet's CreateEngine).
+ *
+ * @param kind         naive, pooled or per_device.
+ * @param cpu_workers  CPU worker threads (per CPU device for per_device); 0: the default
+ *                     (PX_CPU_WORKER_NTHREADS, else 1 for per_device and one per core for
+ *                     pooled); at most 4096.
+ * @return the engine, or NULL (logged) when the runtime is not initialized, @p kind is
+ *         unknown, @p cpu_workers is out of range, or memory or threads ran out.
+ * Thread-safe. Destroy it with px_engine_destroy; px_finalize waits for (with a warning)
+ * engines still alive but does not free them.
+ */
+PX_API px_engine *px_engine_create(px_engine_kind kind, int cpu_workers);
+
+/**
+ * Wait for every op of the engine, stop its workers and free it, with its Vars and operators.
+ *
+ * @return PX_OK; PX_EFAULT for NULL; PX_EINVAL for a pointer that is not a live engine (best
+ *         effort: Caller must not pass a destroyed engine); PX_EBUSY for the default engine
+ *         (px_finalize destroys it); PX_EDEADLK from inside an op.
+ * Thread-safe, but no other thread may use the engine during or after the call.
+ */
+PX_API int px_engine_destroy(px_engine *e);
+
+/**
+ * A new Var of @p e (MXNet's NewVariable).
+ * @return the Var, or NULL (logged) for a bad engine or when memory ran out.
+ * Thread-safe; callable from inside ops.
+ */
+PX_API px_var *px_var_new(px_engine *e);
+
+/**
+ * Delete a Var once every op pushed on it before has finished (MXNet's DeleteVariable: it is
+ * pushed as a write). The handle is invalid at once: later pushes, waits and deletes naming it
+ * are PX_EINVAL; its slot is reused only after the deletion ran.
+ * @return PX_OK; PX_EFAULT for a NULL engine or Var; PX_EINVAL for a bad engine or a Var
+ *         that is not live in it; PX_ENOMEM.
+ * Thread-safe; callable from inside ops.
+ */
+PX_API int px_var_delete(px_engine *e, px_var *v);
+
+/**
+ * Push a synchronous op (MXNet's PushSync). @p fn(rc, arg) runs once every Var grants it
+ * access; its return status completes the op.
+ *
+ * @param e         engine.
+ * @param fn        the op; must not be NULL.
+ * @param arg       passed to fn unchanged.
+ * @param ctx       where it runs (see px_context).
+ * @param reads     Vars it reads (n_reads of them; NULL when 0). Duplicates count once.
+ * @param writes    Vars it writes (n_writes; NULL when 0). A Var also in reads, or listed
+ *                  twice, counts once, as a write.
+ * @param prop      queue selection (px_fn_property).
+ * @param priority  for PX_FN_CPU_PRIORITIZED: higher runs first; ignored otherwise.
+ * @param name      label for traces; NULL: "op". Must stay valid until the op finishes.
+ * @return PX_OK; PX_EFAULT for NULL e or fn, or a NULL list with a nonzero count; PX_EINVAL
+ *         for a bad engine, a deleted or foreign Var, an unknown property or context type,
+ *         or a device id outside [0, 16); PX_ENODEV for a CUDA context without the cuda
+ *         space; PX_ENOMEM.
+ * Thread-safe: any thread may push, also from inside ops; concurrent pushers never deadlock
+ * and the result equals some serial order of the pushes. Blocks while the engine has
+ * PX_ENGINE_MAX_PENDING ops in flight (not from inside ops).
+ */
+PX_API int px_engine_push_sync(px_engine *e, px_sync_fn fn, void *arg, px_context ctx,
+                               px_var *const *reads, size_t n_reads, px_var *const *writes,
+                               size_t n_writes, px_fn_property prop, int priority,
+                               const char *name);
+
+/**
+ * Push an asynchronous op (MXNet's PushAsync): @p fn(rc, done, arg) starts the work and the
+ * op completes when px_on_complete_call(done, status) is called, from any thread.
+ * Arguments, statuses and thread safety as px_engine_push_sync.
+ */
+PX_API int px_engine_push_async(px_engine *e, px_async_fn fn, void *arg, px_context ctx,
+                                px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                size_t n_writes, px_fn_property prop, int priority,
+                                const char *name);
+
+/**
+ * Wait until every op pushed on @p v before this call has finished (MXNet's WaitForVar).
+ * @return PX_OK, or the status of the last failed op that wrote @p v, which is then cleared
+ *         on @p v; PX_EFAULT for NULL; PX_EINVAL for a bad engine or a Var not live in it;
+ *         PX_EDEADLK from inside an op; PX_ENOMEM.
+ * Thread-safe.
+ */
+PX_API int px_engine_wait_for_var(px_engine *e, px_var *v);
+
+/**
+ * Wait until the engine has no op in flight (MXNet's WaitForAll).
+ * @return PX_OK, or the first failure of any op since the previous wait_for_all (then
+ *         cleared); PX_EFAULT / PX_EINVAL for a bad engine; PX_EDEADLK from inside an op.
+ * Thread-safe. With other threads still pushing it returns at a moment nothing is in flight.
+ */
+PX_API int px_engine_wait_for_all(px_engine *e);
+
+/** @name Reusable operators (MXNet's NewOperator / Push(opr) / DeleteOperator)
+ * An operator fixes fn, arg, context, Vars, property and name once; each push runs it again,
+ * ordered like any op. Deleting it is deferred until its pushes have finished.
+ * @{ */
+/** A reusable operator: an opaque, generation-checked handle. */
+typedef struct px_engine_op px_engine_op;
+
+/**
+ * Create a reusable synchronous operator. Arguments as px_engine_push_sync (name is copied,
+ * up to 63 bytes). The Vars must be live now and at every push.
+ * @return the operator, or NULL (logged) for any argument px_engine_push_sync rejects, or
+ *         when memory ran out. Thread-safe.
+ */
+PX_API px_engine_op *px_engine_op_create_sync(px_engine *e, px_sync_fn fn, void *arg,
+                                              px_context ctx, px_var *const *reads, size_t n_reads,
+                                              px_var *const *writes, size_t n_writes,
+                                              px_fn_property prop, const char *name);
+
+/** As px_engine_op_create_sync for an asynchronous op. */
+PX_API px_engine_op *px_engine_op_create_async(px_engine *e, px_async_fn fn, void *arg,
+                                               px_context ctx, px_var *const *reads, size_t n_reads,
+                                               px_var *const *writes, size_t n_writes,
+                                               px_fn_property prop, const char *name);
+
+/**
+ * Push one run of @p op with @p priority (used by PX_FN_CPU_PRIORITIZED operators).
+ * @return PX_OK; PX_EFAULT for NULL; PX_EINVAL for a bad engine, a deleted or foreign
+ *         operator, or one of its Vars deleted since; PX_ENOMEM. Thread-safe; blocks under
+ *         backpressure like px_engine_push_sync.
+ */
+PX_API int px_engine_op_push(px_engine *e, px_engine_op *op, int priority);
+
+/**
+ * Delete @p op; runs already pushed still happen, then it is freed.
+ * @return PX_OK; PX_EFAULT for NULL; PX_EINVAL for a bad engine or an operator that is not
+ *         live (already deleted or foreign). Thread-safe.
+ */
+PX_API int px_engine_op_delete(px_engine *e, px_engine_op *op);
+/** @} */
+
+/** @name Kernels as ops
+ * Launch a kernel on a space from an engine worker, ordered by the Vars it reads and writes.
+ * Everything a launch checks is checked at push (statuses as the matching px_parallel_*
+ * call, plus the Var and engine statuses of px_engine_push_sync); the kernel arguments and
+ * the label are copied at push, so stack values may be passed. Host spaces run on a CPU
+ * worker (context CPU 0); the cuda space runs on the GPU lane of PX_DEVICE_ID and the op
+ * completes once the space has been fenced. A launch failure fails the op (see Failures).
+ * reduce writes *result and scan *total (may be NULL) when the op runs, so read them after
+ * waiting on a written Var. Thread-safe; ctx/result pointers must stay valid until the op
+ * has run.
+ * @{ */
+PX_API int px_engine_push_parallel_for(px_engine *e, px_space *s, const char *label,
+                                       px_range_policy p, const px_kernel *k, const void *args,
+                                       size_t args_size, px_var *const *reads, size_t n_reads,
+                                       px_var *const *writes, size_t n_writes);
+PX_API int px_engine_push_parallel_for_fn(px_engine *e, px_space *s, const char *label,
+                                          px_range_policy p, px_for_fn fn, void *ctx,
+                                          px_var *const *reads, size_t n_reads,
+                                          px_var *const *writes, size_t n_writes);
+PX_API int px_engine_push_parallel_reduce(px_engine *e, px_space *s, const char *label,
+                                          px_range_policy p, const px_kernel *k, const void *args,
+                                          size_t args_size, const px_reducer *r, void *result,
+                                          px_var *const *reads, size_t n_reads,
+                                          px_var *const *writes, size_t n_writes);
+PX_API int px_engine_push_parallel_reduce_fn(px_engine *e, px_space *s, const char *label,
+                                             px_range_policy p, px_reduce_fn fn, void *ctx,
+                                             const px_reducer *r, void *result,
+                                             px_var *const *reads, size_t n_reads,
+                                             px_var *const *writes, size_t n_writes);
+PX_API int px_engine_push_parallel_scan(px_engine *e, px_space *s, const char *label,
+                                        px_range_policy p, const px_kernel *k, const void *args,
+                                        size_t args_size, const px_reducer *r, void *total,
+                                        px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                        size_t n_writes);
+PX_API int px_engine_push_parallel_scan_fn(px_engine *e, px_space *s, const char *label,
+                                           px_range_policy p, px_scan_fn fn, void *ctx,
+                                           const px_reducer *r, void *total, px_var *const *reads,
+                                           size_t n_reads, px_var *const *writes, size_t n_writes);
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PAREX_ENGINE_H */

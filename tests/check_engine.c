@@ -1,0 +1,1063 @@
+/* tests/check_engine.c - the dependency engine: ordering (RandSumExpr-style randomized
+ * workload against a serial run), failures, deferred deletion, reusable operators, priorities,
+ * concurrent pushers, waits inside ops, bad handles, allocation failures, the no-malloc
+ * steady state, backpressure, kernel ops and the Chrome trace.
+ *
+ * The engine kind under test comes from PX_ENGINE (ctest registers one run per kind); engines
+ * made here use that kind with 1, 2 and 4 workers. PX_TEST_ENGINE_OPS scales the randomized
+ * workload down for sanitizer runs. */
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "px_test.h"
+
+static const px_context CPU = {PX_DEV_CPU, 0};
+
+static px_engine_kind kind_under_test(void)
+{
+    const char *s = getenv("PX_ENGINE");
+    if (s && strcmp(s, "naive") == 0)
+        return PX_ENGINE_NAIVE;
+    if (s && strcmp(s, "pooled") == 0)
+        return PX_ENGINE_POOLED;
+    return PX_ENGINE_PER_DEVICE;
+}
+
+static void spin_us(int us)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if ((t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000 >= us)
+            return;
+    }
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+static atomic_int gate_open, gate_started;
+static int gate_fn(const px_run_context *rc, void *arg);
+
+/* ---- RandSumExpr ------------------------------------------------------------------------ */
+
+#define RS_VARS      100
+#define RS_MAX_READS 19
+
+typedef struct rs_op {
+    uint64_t *data;
+    int reads[RS_MAX_READS];
+    int n_reads;
+    int write;
+    int sleep_us;
+} rs_op;
+
+static uint64_t rs_rng(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void rs_apply(const rs_op *o)
+{
+    uint64_t acc = 0x9e3779b97f4a7c15ull * (uint64_t)(o->write + 1);
+    for (int i = 0; i < o->n_reads; ++i)
+        acc = (acc ^ o->data[o->reads[i]]) * 0x100000001b3ull + (uint64_t)i;
+    o->data[o->write] = acc;
+}
+
+static int rs_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    const rs_op *o = arg;
+    if (o->sleep_us)
+        spin_us(o->sleep_us);
+    rs_apply(o);
+    return PX_OK;
+}
+
+static void rs_build(rs_op *ops, int n, uint64_t *data, uint64_t seed)
+{
+    uint64_t s = seed;
+    for (int k = 0; k < n; ++k) {
+        rs_op *o = &ops[k];
+        o->data = data;
+        o->n_reads = 2 + (int)(rs_rng(&s) % 18);
+        for (int i = 0; i < o->n_reads; ++i)
+            o->reads[i] = (int)(rs_rng(&s) % RS_VARS); /* duplicates on purpose */
+        o->write = (int)(rs_rng(&s) % RS_VARS);
+        o->sleep_us = rs_rng(&s) % 16 == 0 ? (int)(rs_rng(&s) % 3) : 0;
+    }
+}
+
+static int rs_num_ops(void)
+{
+    return px_test_env_int("PX_TEST_ENGINE_OPS", 10000);
+}
+
+START_TEST(test_randsum_equals_serial_bit_for_bit)
+{
+    int n = rs_num_ops();
+    rs_op *ops = calloc((size_t)n, sizeof *ops);
+    uint64_t ref[RS_VARS], got[RS_VARS];
+    ck_assert_ptr_nonnull(ops);
+    for (int v = 0; v < RS_VARS; ++v)
+        ref[v] = (uint64_t)v * 7919u + 1u;
+    memcpy(got, ref, sizeof ref);
+    rs_build(ops, n, ref, 12345);
+    for (int k = 0; k < n; ++k)
+        rs_apply(&ops[k]);
+    static const int workers[] = {1, 2, 4};
+    int bad = 0;
+    for (int w = 0; w < 3; ++w) {
+        uint64_t data[RS_VARS];
+        for (int v = 0; v < RS_VARS; ++v)
+            data[v] = (uint64_t)v * 7919u + 1u;
+        for (int k = 0; k < n; ++k)
+            ops[k].data = data;
+        px_engine *e = px_engine_create(kind_under_test(), workers[w]);
+        ck_assert_ptr_nonnull(e);
+        px_var *vars[RS_VARS];
+        for (int v = 0; v < RS_VARS; ++v) {
+            vars[v] = px_var_new(e);
+            ck_assert_ptr_nonnull(vars[v]);
+        }
+        for (int k = 0; k < n; ++k) {
+            px_var *r[RS_MAX_READS];
+            for (int i = 0; i < ops[k].n_reads; ++i)
+                r[i] = vars[ops[k].reads[i]];
+            px_var *wv = vars[ops[k].write];
+            /* No ck_assert per op: Check writes a record per assertion. */
+            bad += px_engine_push_sync(e, rs_fn, &ops[k], CPU, r, (size_t)ops[k].n_reads, &wv, 1,
+                                       PX_FN_NORMAL, 0, "randsum") != PX_OK;
+        }
+        ck_assert_int_eq(bad, 0);
+        ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+        for (int v = 0; v < RS_VARS; ++v)
+            ck_assert_int_eq(px_var_delete(e, vars[v]), PX_OK);
+        ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+        memcpy(got, data, sizeof data);
+        for (int v = 0; v < RS_VARS; ++v)
+            ck_assert_msg(got[v] == ref[v], "workers %d: var %d differs", workers[w], v);
+    }
+    free(ops);
+}
+END_TEST
+
+/* A Var both read and written by one op, or listed twice, counts once as a write: reading
+ * it must see the previous writer's value and nothing may run beside it. */
+static atomic_int dup_active, dup_overlaps;
+static int dup_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    int *x = arg;
+    /* no ck_assert on workers: Check is not thread-safe */
+    if (atomic_fetch_add(&dup_active, 1) != 0)
+        atomic_fetch_add(&dup_overlaps, 1);
+    spin_us(5);
+    ++*x;
+    atomic_fetch_sub(&dup_active, 1);
+    return PX_OK;
+}
+
+START_TEST(test_var_read_and_written_counts_once_as_write)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 4);
+    px_var *v = px_var_new(e);
+    int x = 0;
+    int bad = 0;
+    for (int k = 0; k < 200; ++k) {
+        px_var *r[3] = {v, v, v};
+        px_var *w[2] = {v, v};
+        bad += px_engine_push_sync(e, dup_fn, &x, CPU, r, 3, w, k % 2 ? 2 : 1, PX_FN_NORMAL, 0,
+                                   "dup") != PX_OK;
+    }
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK);
+    ck_assert_int_eq(x, 200);
+    ck_assert_int_eq(atomic_load(&dup_overlaps), 0);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+/* ---- failures --------------------------------------------------------------------------- */
+
+static int fail_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    return (int)(intptr_t)arg;
+}
+
+static atomic_int ran_count;
+static int count_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    atomic_fetch_add(&ran_count, 1);
+    return PX_OK;
+}
+
+START_TEST(test_failure_marks_writes_and_skips_dependents)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *a = px_var_new(e), *b = px_var_new(e), *c = px_var_new(e);
+    atomic_store(&ran_count, 0);
+    ck_assert_int_eq(px_engine_push_sync(e, fail_fn, (void *)(intptr_t)PX_EUSER, CPU, NULL, 0, &a,
+                                         1, PX_FN_NORMAL, 0, "fails"),
+                     PX_OK);
+    /* reads a (failed) -> skipped, b marked failed */
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, &a, 1, &b, 1, PX_FN_NORMAL, 0, "skipped"),
+        PX_OK);
+    /* independent: runs */
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, NULL, 0, &c, 1, PX_FN_NORMAL, 0, "runs"),
+        PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, b), PX_EUSER);
+    ck_assert_int_eq(px_engine_wait_for_var(e, b), PX_OK); /* cleared */
+    ck_assert_int_eq(px_engine_wait_for_var(e, c), PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, a), PX_EUSER);
+    ck_assert_int_eq(px_engine_wait_for_var(e, a), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), 1);
+    /* a is clean again: ops on it run */
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, &a, 1, &b, 1, PX_FN_NORMAL, 0, "runs-again"),
+        PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER); /* first failure since last */
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), 2);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+START_TEST(test_wait_for_all_returns_first_failure)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *a = px_var_new(e);
+    ck_assert_int_eq(px_engine_push_sync(e, fail_fn, (void *)(intptr_t)(PX_EUSER - 1), CPU, NULL, 0,
+                                         &a, 1, PX_FN_NORMAL, 0, "first"),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, a), PX_EUSER - 1);
+    ck_assert_int_eq(px_engine_push_sync(e, fail_fn, (void *)(intptr_t)(PX_EUSER - 2), CPU, NULL, 0,
+                                         &a, 1, PX_FN_NORMAL, 0, "second"),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER - 1);
+    ck_assert_int_eq(px_engine_wait_for_var(e, a), PX_EUSER - 2);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+typedef struct {
+    px_on_complete *done;
+    atomic_int ready;
+} async_slot;
+
+static void async_defer(const px_run_context *rc, px_on_complete *done, void *arg)
+{
+    (void)rc;
+    async_slot *s = arg;
+    s->done = done;
+    atomic_store_explicit(&s->ready, 1, memory_order_release);
+}
+
+static void *async_completer(void *arg)
+{
+    async_slot *s = arg;
+    while (!atomic_load_explicit(&s->ready, memory_order_acquire))
+        sleep_ms(1);
+    px_on_complete_call(s->done, PX_EUSER);
+    return NULL;
+}
+
+START_TEST(test_async_op_completes_from_another_thread_with_failure)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *a = px_var_new(e);
+    async_slot s = {NULL, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, async_completer, &s);
+    ck_assert_int_eq(
+        px_engine_push_async(e, async_defer, &s, CPU, NULL, 0, &a, 1, PX_FN_NORMAL, 0, "async"),
+        PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, a), PX_EUSER);
+    pthread_join(t, NULL);
+    px_test_log_capture();
+    px_on_complete_call(NULL, PX_OK);
+    ck_assert(px_test_log_contains("NULL"));
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+static pthread_t pusher_thread;
+static atomic_int async_on_pusher;
+static void async_here(const px_run_context *rc, px_on_complete *done, void *arg)
+{
+    (void)arg;
+    atomic_store(&async_on_pusher,
+                 pthread_equal(pthread_self(), pusher_thread) && rc->worker == -1);
+    px_on_complete_call(done, PX_OK);
+}
+
+START_TEST(test_async_ready_at_push_runs_on_pusher)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *a = px_var_new(e);
+    pusher_thread = pthread_self();
+    atomic_store(&async_on_pusher, 0);
+    ck_assert_int_eq(px_engine_push_async(e, async_here, NULL, CPU, NULL, 0, &a, 1, PX_FN_ASYNC, 0,
+                                          "async-here"),
+                     PX_OK);
+    ck_assert_int_eq(atomic_load(&async_on_pusher), 1);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+/* ---- deletion, operators ---------------------------------------------------------------- */
+
+static atomic_int slow_done;
+static int slow_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    sleep_ms(20);
+    atomic_store(&slow_done, 1);
+    return PX_OK;
+}
+
+START_TEST(test_var_delete_is_deferred_until_ops_finish)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *v = px_var_new(e);
+    atomic_store(&slow_done, 0);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, slow_fn, NULL, CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "slow"), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    /* the handle is dead at once */
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, &v, 1, NULL, 0, PX_FN_NORMAL, 0, "late"),
+        PX_EINVAL);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_EINVAL);
+    ck_assert_int_eq(px_var_delete(e, v), PX_EINVAL);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&slow_done), 1);
+    /* the slot is reused by a new Var; the old handle stays dead */
+    px_var *v2 = px_var_new(e);
+    ck_assert_ptr_nonnull(v2);
+    ck_assert_ptr_ne(v2, v);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_EINVAL);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v2), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+static int incr_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    ++*(int *)arg;
+    return PX_OK;
+}
+
+START_TEST(test_reused_operator_runs_every_push_and_delete_is_deferred)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 4);
+    px_var *v = px_var_new(e);
+    int x = 0;
+    px_engine_op *op =
+        px_engine_op_create_sync(e, incr_fn, &x, CPU, NULL, 0, &v, 1, PX_FN_NORMAL, "incr");
+    ck_assert_ptr_nonnull(op);
+    int bad = 0;
+    for (int k = 0; k < 1000; ++k)
+        bad += px_engine_op_push(e, op, 0) != PX_OK;
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(px_engine_op_delete(e, op), PX_OK);
+    ck_assert_int_eq(px_engine_op_push(e, op, 0), PX_EINVAL);
+    ck_assert_int_eq(px_engine_op_delete(e, op), PX_EINVAL);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK);
+    ck_assert_int_eq(x, 1000);
+    /* an operator whose Var was deleted cannot be pushed */
+    px_var *w = px_var_new(e);
+    px_engine_op *op2 =
+        px_engine_op_create_sync(e, incr_fn, &x, CPU, &w, 1, NULL, 0, PX_FN_NORMAL, "reader");
+    ck_assert_ptr_nonnull(op2);
+    ck_assert_int_eq(px_var_delete(e, w), PX_OK);
+    ck_assert_int_eq(px_engine_op_push(e, op2, 0), PX_EINVAL);
+    ck_assert_int_eq(px_engine_op_delete(e, op2), PX_OK);
+    ck_assert_int_eq(px_engine_op_push(e, NULL, 0), PX_EFAULT);
+    ck_assert_int_eq(px_engine_op_delete(e, NULL), PX_EFAULT);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+/* ---- priorities ------------------------------------------------------------------------- */
+
+static int gate_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    atomic_store(&gate_started, 1);
+    while (!atomic_load(&gate_open))
+        sleep_ms(1);
+    return PX_OK;
+}
+
+static int prio_log[16];
+static atomic_int prio_n;
+static int prio_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    prio_log[atomic_fetch_add(&prio_n, 1)] = (int)(intptr_t)arg;
+    return PX_OK;
+}
+
+START_TEST(test_prioritized_ops_run_higher_first_equal_in_push_order)
+{
+    /* per_device with one CPU worker has one priority worker */
+    px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_started, 0);
+    atomic_store(&prio_n, 0);
+    ck_assert_int_eq(px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, NULL, 0,
+                                         PX_FN_CPU_PRIORITIZED, 100, "gate"),
+                     PX_OK);
+    while (!atomic_load(&gate_started))
+        sleep_ms(1);
+    static const int prio[] = {1, 5, 3, 5, 2, 5};
+    for (int k = 0; k < 6; ++k)
+        ck_assert_int_eq(px_engine_push_sync(e, prio_fn, (void *)(intptr_t)(prio[k] * 10 + k), CPU,
+                                             NULL, 0, NULL, 0, PX_FN_CPU_PRIORITIZED, prio[k],
+                                             "prio"),
+                         PX_OK);
+    atomic_store(&gate_open, 1);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    static const int want[] = {51, 53, 55, 32, 24, 10};
+    ck_assert_int_eq(atomic_load(&prio_n), 6);
+    for (int k = 0; k < 6; ++k)
+        ck_assert_int_eq(prio_log[k], want[k]);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+/* ---- concurrency -------------------------------------------------------------------------- */
+
+typedef struct {
+    long *ca, *cb;
+} ab_arg;
+
+typedef struct {
+    px_engine *e;
+    px_var *first, *second;
+    ab_arg *ab;
+} pusher_arg;
+
+static int ab_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    ab_arg *a = arg;
+    ++*a->ca;
+    ++*a->cb;
+    return PX_OK;
+}
+
+#define OPPOSITE_OPS 3000
+
+static void *opposite_pusher(void *arg)
+{
+    pusher_arg *p = arg;
+    for (int k = 0; k < OPPOSITE_OPS; ++k) {
+        px_var *w[2] = {p->first, p->second};
+        if (px_engine_push_sync(p->e, ab_fn, p->ab, CPU, NULL, 0, w, 2, PX_FN_NORMAL, 0, "ab") !=
+            PX_OK)
+            return (void *)1;
+        if (k % 7 == 0) {
+            px_var *r[2] = {p->second, p->first};
+            if (px_engine_push_sync(p->e, count_fn, NULL, CPU, r, 2, NULL, 0, PX_FN_NORMAL, 0,
+                                    "r") != PX_OK)
+                return (void *)1;
+        }
+    }
+    return NULL;
+}
+
+START_TEST(test_concurrent_pushers_in_opposite_var_order_never_deadlock)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *a = px_var_new(e), *b = px_var_new(e);
+    long ca = 0, cb = 0;
+    ab_arg ab = {&ca, &cb};
+    pusher_arg p1 = {e, a, b, &ab}, p2 = {e, b, a, &ab};
+    pthread_t t1, t2;
+    pthread_create(&t1, NULL, opposite_pusher, &p1);
+    pthread_create(&t2, NULL, opposite_pusher, &p2);
+    void *r1, *r2;
+    pthread_join(t1, &r1);
+    pthread_join(t2, &r2);
+    ck_assert_ptr_null(r1);
+    ck_assert_ptr_null(r2);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(ca, 2 * OPPOSITE_OPS);
+    ck_assert_int_eq(cb, 2 * OPPOSITE_OPS);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+typedef struct {
+    px_engine *e;
+    px_var *v;
+    int st_var, st_all, st_destroy;
+} inner_arg;
+
+static int waits_inside(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    inner_arg *a = arg;
+    a->st_var = px_engine_wait_for_var(a->e, a->v);
+    a->st_all = px_engine_wait_for_all(a->e);
+    a->st_destroy = px_engine_destroy(a->e);
+    return PX_OK;
+}
+
+START_TEST(test_wait_inside_op_is_edeadlk)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *v = px_var_new(e), *w = px_var_new(e);
+    inner_arg a = {e, v, 0, 0, 0};
+    ck_assert_int_eq(
+        px_engine_push_sync(e, waits_inside, &a, CPU, NULL, 0, &w, 1, PX_FN_NORMAL, 0, "waits"),
+        PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, w), PX_OK);
+    ck_assert_int_eq(a.st_var, PX_EDEADLK);
+    ck_assert_int_eq(a.st_all, PX_EDEADLK);
+    ck_assert_int_eq(a.st_destroy, PX_EDEADLK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+static atomic_int kernel_wait_status;
+static void wait_in_kernel(int64_t b, int64_t e, void *ctx)
+{
+    if (b == 0 && e > 0)
+        atomic_store(&kernel_wait_status, px_engine_wait_for_all((px_engine *)ctx));
+}
+
+START_TEST(test_wait_inside_kernel_is_edeadlk)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 1);
+    atomic_store(&kernel_wait_status, 1);
+    ck_assert_int_eq(px_parallel_for_fn(NULL, "waits", px_range(0, 4), wait_in_kernel, e), PX_OK);
+    ck_assert_int_eq(atomic_load(&kernel_wait_status), PX_EDEADLK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+/* Ops may push more ops (never blocked by backpressure). */
+static int nested_push(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    inner_arg *a = arg;
+    a->st_var = px_engine_push_sync(a->e, count_fn, NULL, CPU, &a->v, 1, NULL, 0, PX_FN_NORMAL, 0,
+                                    "nested");
+    return PX_OK;
+}
+
+START_TEST(test_push_from_inside_op)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *v = px_var_new(e), *w = px_var_new(e);
+    inner_arg a = {e, v, -99, 0, 0};
+    atomic_store(&ran_count, 0);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, nested_push, &a, CPU, NULL, 0, &w, 1, PX_FN_NORMAL, 0, "outer"),
+        PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, w), PX_OK);
+    ck_assert_int_eq(a.st_var, PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), 1);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+/* ---- bad input ---------------------------------------------------------------------------- */
+
+START_TEST(test_bad_handles_and_arguments)
+{
+    px_test_log_capture();
+    px_engine *e = px_engine_create(kind_under_test(), 1);
+    px_engine *f = px_engine_create(kind_under_test(), 1);
+    px_var *v = px_var_new(e), *fv = px_var_new(f);
+    px_var *garbage = (px_var *)(uintptr_t)0x123456789abcull;
+    ck_assert_int_eq(
+        px_engine_push_sync(NULL, count_fn, NULL, CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "x"),
+        PX_EFAULT);
+    ck_assert_int_eq(px_engine_push_sync(e, NULL, NULL, CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "x"),
+                     PX_EFAULT);
+    ck_assert_int_eq(px_engine_push_async(e, NULL, NULL, CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "x"),
+                     PX_EFAULT);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, NULL, 2, &v, 1, PX_FN_NORMAL, 0, "x"),
+        PX_EFAULT);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, &garbage, 1, NULL, 0, PX_FN_NORMAL, 0, "x"),
+        PX_EINVAL);
+    ck_assert(px_test_log_contains("px_engine_push_sync"));
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, NULL, 0, &fv, 1, PX_FN_NORMAL, 0, "x"),
+        PX_EINVAL);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, NULL, 0, &v, 1, (px_fn_property)42, 0, "x"),
+        PX_EINVAL);
+    px_context bad = {PX_DEV_CPU, -1};
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, bad, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "x"),
+        PX_EINVAL);
+    px_context badtype = {(px_device_type)7, 0};
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, badtype, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "x"),
+        PX_EINVAL);
+    if (!px_space_by_name("cuda")) {
+        px_context gpu = {PX_DEV_CUDA, 0};
+        ck_assert_int_eq(
+            px_engine_push_sync(e, count_fn, NULL, gpu, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "x"),
+            PX_ENODEV);
+        ck_assert_ptr_null(
+            px_engine_op_create_sync(e, count_fn, NULL, gpu, NULL, 0, &v, 1, PX_FN_NORMAL, "x"));
+    }
+    ck_assert_int_eq(px_engine_wait_for_var(e, garbage), PX_EINVAL);
+    ck_assert_int_eq(px_engine_wait_for_var(e, NULL), PX_EFAULT);
+    ck_assert_int_eq(px_engine_wait_for_var(NULL, v), PX_EFAULT);
+    ck_assert_int_eq(px_engine_wait_for_all(NULL), PX_EFAULT);
+    ck_assert_int_eq(px_var_delete(e, NULL), PX_EFAULT);
+    ck_assert_int_eq(px_var_delete(e, fv), PX_EINVAL);
+    ck_assert_ptr_null(px_var_new(NULL));
+    ck_assert_ptr_null(px_engine_create((px_engine_kind)9, 1));
+    ck_assert_ptr_null(px_engine_create(PX_ENGINE_POOLED, -1));
+    ck_assert_int_eq(px_engine_destroy(NULL), PX_EFAULT);
+    ck_assert_int_eq(px_engine_destroy(px_engine_default()), PX_EBUSY);
+    ck_assert_ptr_null(
+        px_engine_op_create_sync(e, NULL, NULL, CPU, NULL, 0, &v, 1, PX_FN_NORMAL, "x"));
+    ck_assert_ptr_null(
+        px_engine_op_create_sync(e, count_fn, NULL, CPU, &garbage, 1, NULL, 0, PX_FN_NORMAL, "x"));
+    ck_assert_int_eq(px_engine_op_push(e, (px_engine_op *)garbage, 0), PX_EINVAL);
+    ck_assert_int_eq(px_engine_op_delete(e, (px_engine_op *)garbage), PX_EINVAL);
+    ck_assert_int_eq(px_engine_destroy(f), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+/* ---- allocation --------------------------------------------------------------------------- */
+
+static int alloc_sequence(void)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    if (!e)
+        return PX_ENOMEM;
+    int rc = PX_OK;
+    px_var *v[3] = {NULL, NULL, NULL};
+    px_engine_op *op = NULL;
+    int x = 0;
+    for (int i = 0; i < 3; ++i) {
+        v[i] = px_var_new(e);
+        if (!v[i])
+            rc = PX_ENOMEM;
+    }
+    if (rc == PX_OK)
+        rc = px_engine_push_sync(e, incr_fn, &x, CPU, v, 2, &v[2], 1, PX_FN_NORMAL, 0, "a");
+    if (rc == PX_OK) {
+        op = px_engine_op_create_sync(e, incr_fn, &x, CPU, v, 1, &v[1], 1, PX_FN_NORMAL, "op");
+        if (!op)
+            rc = PX_ENOMEM;
+    }
+    if (rc == PX_OK)
+        rc = px_engine_op_push(e, op, 0);
+    if (rc == PX_OK)
+        rc = px_engine_wait_for_var(e, v[1]);
+    ck_assert(rc == PX_OK || rc == PX_ENOMEM);
+    if (op)
+        ck_assert_int_eq(px_engine_op_delete(e, op), PX_OK);
+    for (int i = 0; i < 3; ++i)
+        if (v[i]) {
+            int d = px_var_delete(e, v[i]);
+            ck_assert(d == PX_OK || d == PX_ENOMEM);
+        }
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    return rc;
+}
+
+START_TEST(test_allocation_failures_give_enomem_cleanly)
+{
+    px_log_set_level(PX_LOG_ERROR);
+    int done = 0;
+    for (uint64_t n = 1; n < 200 && !done; ++n) {
+        pxi_alloc_fail_at(n);
+        int rc = alloc_sequence();
+        pxi_alloc_fail_at(0);
+        done = rc == PX_OK;
+    }
+    ck_assert_msg(done, "the sequence never succeeded");
+}
+END_TEST
+
+START_TEST(test_steady_state_pushes_do_not_malloc)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *v[64];
+    int bad = 0;
+    for (int i = 0; i < 64; ++i)
+        v[i] = px_var_new(e);
+    /* Warm-up: hold every Var with a gate op so that all pushes of a round (and its waits)
+     * are in flight at once; the pools then hold the most any later round can need. */
+    atomic_store(&gate_open, kind_under_test() == PX_ENGINE_NAIVE); /* naive runs it inline */
+    atomic_store(&gate_started, 0);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, v, 64, PX_FN_NORMAL, 0, "gate"), PX_OK);
+    for (int k = 0; k < 21000; ++k) {
+        px_var *r[3] = {v[k % 64], v[(k * 7) % 64], v[(k * 13) % 64]};
+        px_var *w = v[(k * 3 + 1) % 64];
+        bad += px_engine_push_sync(e, count_fn, NULL, CPU, r, 3, &w, 1, PX_FN_NORMAL, 0, "warm") !=
+               PX_OK;
+    }
+    ck_assert_int_eq(bad, 0);
+    atomic_store(&gate_open, 1);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    for (int round = 0; round < 2; ++round) {
+        uint64_t c0 = pxi_alloc_count();
+        for (int k = 0; k < 20000; ++k) {
+            px_var *r[3] = {v[k % 64], v[(k * 7) % 64], v[(k * 13) % 64]};
+            px_var *w = v[(k * 3 + 1) % 64];
+            bad += px_engine_push_sync(e, count_fn, NULL, CPU, r, 3, &w, 1, PX_FN_NORMAL, 0,
+                                       "steady") != PX_OK;
+            if (k % 5000 == 0)
+                bad += px_engine_wait_for_var(e, w) != PX_OK;
+        }
+        ck_assert_int_eq(bad, 0);
+        ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+        uint64_t c1 = pxi_alloc_count();
+        if (round == 1)
+            ck_assert_msg(c1 == c0, "%llu allocations in steady state",
+                          (unsigned long long)(c1 - c0));
+    }
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+/* ---- kernels as ops ----------------------------------------------------------------------- */
+
+static void fill_fn(int64_t b, int64_t e, void *ctx)
+{
+    double *x = ctx;
+    for (int64_t i = b; i < e; ++i)
+        x[i] = (double)i;
+}
+
+static void sum_fn(int64_t b, int64_t e, void *ctx, void *acc)
+{
+    const double *x = ctx;
+    double s = *(double *)acc;
+    for (int64_t i = b; i < e; ++i)
+        s += x[i];
+    *(double *)acc = s;
+}
+
+static void scan_fn(int64_t b, int64_t e, void *ctx, void *partial, int final_pass)
+{
+    double *x = ctx;
+    double p = *(double *)partial;
+    for (int64_t i = b; i < e; ++i) {
+        double v = x[i];
+        if (final_pass)
+            x[i] = p;
+        p += v;
+    }
+    *(double *)partial = p;
+}
+
+typedef struct {
+    double *x;
+    double a;
+} scale_args;
+
+PX_FOR(scale_kernel, scale_args, i, a)
+{
+    a->x[i] *= a->a;
+}
+
+START_TEST(test_kernel_ops_ordered_by_vars)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *vx = px_var_new(e), *vs = px_var_new(e);
+    enum { N = 10000 };
+    double *x = calloc(N, sizeof *x);
+    double sum = -1, total = -1;
+    px_space *s = px_default_space();
+    ck_assert_int_eq(
+        px_engine_push_parallel_for_fn(e, s, "fill", px_range(0, N), fill_fn, x, NULL, 0, &vx, 1),
+        PX_OK);
+    scale_args sa = {x, 2.0};
+    ck_assert_int_eq(px_engine_push_parallel_for(e, s, NULL, px_range(0, N), &scale_kernel, &sa,
+                                                 sizeof sa, NULL, 0, &vx, 1),
+                     PX_OK);
+    sa.a = 1000.0; /* copied at push: must not matter */
+    ck_assert_int_eq(px_engine_push_parallel_reduce_fn(e, s, "sum", px_range(0, N), sum_fn, x,
+                                                       &px_sum_f64, &sum, &vx, 1, &vs, 1),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_push_parallel_scan_fn(e, s, "scan", px_range(0, N), scan_fn, x,
+                                                     &px_sum_f64, &total, &vs, 1, &vx, 1),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, vx), PX_OK);
+    double want = (double)N * (N - 1); /* 2 * sum(i) */
+    ck_assert(sum == want);
+    ck_assert(total == want);
+    ck_assert(x[0] == 0.0 && x[1] == 0.0 && x[2] == 2.0 && x[3] == 6.0);
+    /* bad launches are refused at push */
+    px_range_policy bad = px_range(5, 1);
+    ck_assert_int_eq(px_engine_push_parallel_for_fn(e, s, "bad", bad, fill_fn, x, NULL, 0, &vx, 1),
+                     PX_EINVAL);
+    ck_assert_int_eq(
+        px_engine_push_parallel_for_fn(e, s, "bad", px_range(0, 1), NULL, x, NULL, 0, &vx, 1),
+        PX_EFAULT);
+    ck_assert_int_eq(px_engine_push_parallel_for(e, s, "bad", px_range(0, 1), &scale_kernel, &sa, 3,
+                                                 NULL, 0, &vx, 1),
+                     PX_EINVAL);
+    ck_assert_int_eq(px_engine_push_parallel_reduce_fn(e, s, "bad", px_range(0, 1), sum_fn, x,
+                                                       &px_sum_f64, NULL, NULL, 0, &vs, 1),
+                     PX_EFAULT);
+    ck_assert_int_eq(px_engine_push_parallel_for(e, s, "bad", px_range(0, 1), NULL, &sa, sizeof sa,
+                                                 NULL, 0, &vx, 1),
+                     PX_EFAULT);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    free(x);
+}
+END_TEST
+
+/* ---- trace -------------------------------------------------------------------------------- */
+
+static void check_trace_file(const char *path, int want_kernels)
+{
+    json_error_t err;
+    json_t *root = json_load_file(path, 0, &err);
+    ck_assert_msg(root != NULL, "%s: line %d: %s", path, err.line, err.text);
+    json_t *evs = json_object_get(root, "traceEvents");
+    ck_assert(json_is_array(evs));
+    size_t i;
+    json_t *ev;
+    int ops = 0, kernels = 0, waits = 0, names = 0;
+    json_array_foreach(evs, i, ev)
+    {
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        ck_assert_ptr_nonnull(ph);
+        ck_assert(json_is_integer(json_object_get(ev, "tid")));
+        if (strcmp(ph, "M") == 0) {
+            ++names;
+            continue;
+        }
+        ck_assert_str_eq(ph, "X");
+        ck_assert(json_is_number(json_object_get(ev, "ts")));
+        ck_assert(json_number_value(json_object_get(ev, "dur")) >= 0);
+        const char *cat = json_string_value(json_object_get(ev, "cat"));
+        ck_assert_ptr_nonnull(cat);
+        ops += strcmp(cat, "op") == 0;
+        kernels += strcmp(cat, "kernel") == 0;
+        waits += strcmp(cat, "wait") == 0;
+    }
+    ck_assert_int_gt(ops, 0);
+    ck_assert_int_gt(waits, 0);
+    ck_assert_int_gt(names, 0);
+    if (want_kernels)
+        ck_assert_int_gt(kernels, 0);
+    json_decref(root);
+}
+
+static void traced_work(void)
+{
+    px_engine *e = px_engine_default();
+    px_var *v = px_var_new(e);
+    double x[64];
+    for (int k = 0; k < 20; ++k)
+        ck_assert_int_eq(px_engine_push_sync(e, count_fn, NULL, CPU, NULL, 0, &v, 1, PX_FN_NORMAL,
+                                             0, k % 2 ? "odd \"op\"" : "even\\op"),
+                         PX_OK);
+    ck_assert_int_eq(px_engine_push_parallel_for_fn(e, NULL, "fill", px_range(0, 64), fill_fn, x,
+                                                    NULL, 0, &v, 1),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+}
+
+START_TEST(test_trace_api_writes_valid_chrome_json)
+{
+    char path[] = "/tmp/px_trace_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(px_trace_start(), PX_OK);
+    traced_work();
+    ck_assert_int_eq(px_trace_stop(), PX_OK);
+    ck_assert_int_eq(px_trace_dump(path), PX_OK);
+    check_trace_file(path, 0);
+    unlink(path);
+    ck_assert_int_eq(px_trace_dump(NULL), PX_EFAULT);
+    ck_assert_int_eq(px_trace_dump(""), PX_EINVAL);
+    ck_assert_int_eq(px_trace_dump("/nonexistent-dir/x/trace.json"), PX_EIO);
+    ck_assert_int_eq(px_trace_clear(), PX_OK);
+}
+END_TEST
+
+START_TEST(test_px_profile_writes_trace_at_finalize)
+{
+    char path[] = "/tmp/px_profile_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    setenv("PX_PROFILE", path, 1);
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    traced_work();
+    ck_assert_int_eq(px_finalize(), PX_OK);
+    unsetenv("PX_PROFILE");
+    check_trace_file(path, 1);
+    unlink(path);
+}
+END_TEST
+
+/* ---- lifecycle, backpressure ---------------------------------------------------------------- */
+
+START_TEST(test_finalize_waits_for_undestroyed_engine_and_warns)
+{
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    px_test_log_capture();
+    px_engine *e = px_engine_create(kind_under_test(), 1);
+    px_var *v = px_var_new(e);
+    atomic_store(&slow_done, 0);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, slow_fn, NULL, CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "slow"), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+    ck_assert_int_eq(atomic_load(&slow_done), 1);
+    ck_assert(px_test_log_contains("not destroyed"));
+    /* finalize drained it but did not free it: the owner still destroys it */
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_ptr_null(px_engine_default());
+    ck_assert_ptr_null(px_engine_create(PX_ENGINE_NAIVE, 1));
+    /* re-initialize works and makes a fresh default engine */
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    ck_assert_ptr_nonnull(px_engine_default());
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
+START_TEST(test_finalize_returns_pending_failure_of_default_engine)
+{
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    px_engine *e = px_engine_default();
+    px_var *v = px_var_new(e);
+    ck_assert_int_eq(px_engine_push_sync(e, fail_fn, (void *)(intptr_t)PX_EUSER, CPU, NULL, 0, &v,
+                                         1, PX_FN_NORMAL, 0, "fails"),
+                     PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_EUSER);
+}
+END_TEST
+
+typedef struct {
+    px_engine *e;
+    atomic_int pushed;
+} bp_arg;
+
+static void *bp_pusher(void *arg)
+{
+    bp_arg *b = arg;
+    for (int k = 0; k < 100; ++k) {
+        px_var *none = NULL;
+        (void)none;
+        if (px_engine_push_sync(b->e, count_fn, NULL, CPU, NULL, 0, NULL, 0, PX_FN_NORMAL, 0,
+                                "bp") != PX_OK)
+            return (void *)1;
+        atomic_fetch_add(&b->pushed, 1);
+    }
+    return NULL;
+}
+
+START_TEST(test_backpressure_blocks_pushers_at_max_pending)
+{
+    setenv("PX_ENGINE_MAX_PENDING", "8", 1);
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    unsetenv("PX_ENGINE_MAX_PENDING");
+    px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_started, 0);
+    atomic_store(&ran_count, 0);
+    px_var *g = px_var_new(e);
+    /* The gate occupies the only CPU worker, so nothing else can finish. */
+    ck_assert_int_eq(
+        px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, &g, 1, PX_FN_NORMAL, 0, "gate"), PX_OK);
+    bp_arg b;
+    b.e = e;
+    atomic_init(&b.pushed, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, bp_pusher, &b);
+    sleep_ms(100);
+    int pushed = atomic_load(&b.pushed);
+    ck_assert_msg(pushed <= 8, "%d pushes went through with max pending 8", pushed);
+    atomic_store(&gate_open, 1);
+    void *r;
+    pthread_join(t, &r);
+    ck_assert_ptr_null(r);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), 100);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
+static Suite *engine_suite(void)
+{
+    Suite *s = suite_create("engine");
+    TCase *tc = tcase_create("engine");
+    tcase_add_checked_fixture(tc, px_test_setup, px_test_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_randsum_equals_serial_bit_for_bit);
+    tcase_add_test(tc, test_var_read_and_written_counts_once_as_write);
+    tcase_add_test(tc, test_failure_marks_writes_and_skips_dependents);
+    tcase_add_test(tc, test_wait_for_all_returns_first_failure);
+    tcase_add_test(tc, test_async_op_completes_from_another_thread_with_failure);
+    tcase_add_test(tc, test_async_ready_at_push_runs_on_pusher);
+    tcase_add_test(tc, test_var_delete_is_deferred_until_ops_finish);
+    tcase_add_test(tc, test_reused_operator_runs_every_push_and_delete_is_deferred);
+    tcase_add_test(tc, test_prioritized_ops_run_higher_first_equal_in_push_order);
+    tcase_add_test(tc, test_concurrent_pushers_in_opposite_var_order_never_deadlock);
+    tcase_add_test(tc, test_wait_inside_op_is_edeadlk);
+    tcase_add_test(tc, test_push_from_inside_op);
+    tcase_add_test(tc, test_wait_inside_kernel_is_edeadlk);
+    tcase_add_test(tc, test_bad_handles_and_arguments);
+    tcase_add_test(tc, test_allocation_failures_give_enomem_cleanly);
+    tcase_add_test(tc, test_steady_state_pushes_do_not_malloc);
+    tcase_add_test(tc, test_kernel_ops_ordered_by_vars);
+    tcase_add_test(tc, test_trace_api_writes_valid_chrome_json);
+    suite_add_tcase(s, tc);
+    TCase *life = tcase_create("lifecycle");
+    tcase_set_timeout(life, 60);
+    tcase_add_test(life, test_px_profile_writes_trace_at_finalize);
+    tcase_add_test(life, test_finalize_waits_for_undestroyed_engine_and_warns);
+    tcase_add_test(life, test_finalize_returns_pending_failure_of_default_engine);
+    tcase_add_test(life, test_backpressure_blocks_pushers_at_max_pending);
+    suite_add_tcase(s, life);
+    return s;
+}
+
+int main(void)
+{
+    return px_test_run(engine_suite());
+}
