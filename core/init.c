@@ -6,6 +6,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "core/os.h"
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "core/runtime_hooks.h"
@@ -96,6 +97,8 @@ static int initialize_common(int *argc, char ***argv, const px_settings *s)
         PXI_WARN("px_initialize: %d spaces built in but only %d registered", count_anchors(),
                  pxi_registry_count());
 
+    /* Before any space binds this thread: engine workers start from this placement. */
+    pxi_os_affinity_capture();
     rc = pxi_registry_initialize();
     if (rc != PX_OK)
         goto fail_settings;

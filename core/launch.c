@@ -19,6 +19,15 @@ static const char *kname(const px_kernel *k)
     return k->name ? k->name : "(unnamed)";
 }
 
+/* The calling thread's launch stream (see pxi_launch_set_stream); only engine GPU workers set
+ * it, and only around one launch. */
+static _Thread_local void *launch_stream;
+
+void pxi_launch_set_stream(void *stream)
+{
+    launch_stream = stream;
+}
+
 static int check_reducer(const px_reducer *r, void *result, int result_required, const char *caller,
                          const char *label)
 {
@@ -100,6 +109,8 @@ static int launch(px_space *s, pxi_launch *l, const char *dflt)
             l->reducer->identity(l->result);
         rc = PX_OK;
     } else {
+        if (!l->stream)
+            l->stream = launch_stream;
         rc = s->ops->launch(l);
     }
     if (tools)

@@ -5,6 +5,7 @@
 
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,4 +69,21 @@ int pxi_os_num_cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+/* Written by px_initialize before any helper thread exists and read by helper threads that
+ * px_initialize creates afterwards (pthread_create orders the two). */
+static cpu_set_t captured_affinity;
+static int have_captured_affinity;
+
+void pxi_os_affinity_capture(void)
+{
+    have_captured_affinity =
+        sched_getaffinity(0, sizeof captured_affinity, &captured_affinity) == 0;
+}
+
+void pxi_os_affinity_apply_captured(void)
+{
+    if (have_captured_affinity)
+        (void)sched_setaffinity(0, sizeof captured_affinity, &captured_affinity);
 }

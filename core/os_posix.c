@@ -94,3 +94,11 @@ int pxi_os_num_cpus(void)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
+
+void pxi_os_affinity_capture(void)
+{
+}
+
+void pxi_os_affinity_apply_captured(void)
+{
+}

@@ -94,6 +94,12 @@ struct px_space {
     int instance_id; /* Kokkos Tools instance number (0) */
 };
 
+/* Stream for launches made by the calling thread (core/launch.c, thread-local): an engine GPU
+ * worker sets its own stream around a kernel op so the launch goes on that stream (completion
+ * then comes from stream_then) instead of the space's stream plus a device-wide fence. NULL
+ * restores the space's default. */
+void pxi_launch_set_stream(void *stream);
+
 /* Called from PX_REGISTER_SPACE constructors before main. Ignores a duplicate name. */
 void pxi_registry_add(const pxi_space_ops *ops);
 
