@@ -1,0 +1,161 @@
+/*
+ * examples/cholesky/chol.h - tiled Cholesky factorization on the parex dependency engine.
+ *
+ * A symmetric positive definite matrix A (n x n) is stored as its lower triangle of tiles:
+ * nt = ceil(n / tile) tile rows, tile (i, j) for i >= j, each tile a contiguous column-major
+ * block of rows(i) x cols(j) doubles (leading dimension rows(i)), 64-byte aligned. The last
+ * tile row and column are ragged when tile does not divide n. Every tile is one px_var.
+ *
+ * chol_factor() pushes the right-looking algorithm (lower, A = L * L^T) to an engine, one op
+ * per tile kernel, each with the Vars it reads and writes:
+ *
+ *   for k in 0..nt-1:
+ *     POTRF  A(k,k)                 = chol(A(k,k))             writes (k,k)
+ *     TRSM   A(i,k) = A(i,k) L(k,k)^-T          for i > k      reads (k,k), writes (i,k)
+ *     SYRK   A(j,j) -= L(j,k) L(j,k)^T          for j > k      reads (j,k), writes (j,j)
+ *     GEMM   A(i,j) -= L(i,k) L(j,k)^T          for i > j > k  reads (i,k),(j,k), writes (i,j)
+ *
+ * and the engine runs every op whose inputs are ready, on any worker. Tile kernels are
+ * single-threaded OpenBLAS calls (the caller of chol_factor must have set OpenBLAS to one
+ * thread, see chol_blas_single_thread()): parallelism comes from the DAG, not from BLAS.
+ *
+ * Priorities (critical path first). Tile column c becomes the panel at step c, so work on
+ * lower columns is always closer to the critical path POTRF(0) -> TRSM -> SYRK -> POTRF(1)
+ * -> ... . Every op gets
+ *
+ *     priority = 4 * (nt - 1 - c) + kind,   kind: POTRF 3, TRSM 2, SYRK 1, GEMM 0
+ *
+ * where c is the tile column the op writes. So POTRF > TRSM > SYRK > GEMM within a column,
+ * and the updates of the next panel (column k+1) outrank the rest of step k's trailing
+ * update: that is the classic look-ahead order, expressed as engine priorities.
+ *
+ * Everything here is example code on top of the public parex API, not library code.
+ */
+#ifndef PAREX_EXAMPLE_CHOL_H
+#define PAREX_EXAMPLE_CHOL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parex.h"
+
+/** Status of a POTRF whose tile is not positive definite (a user op code, see PX_EUSER). */
+#define CHOL_ENOTSPD (PX_EUSER - 1)
+
+/** Dense symmetric matrix stored as lower tiles (see the file comment). */
+typedef struct chol_matrix {
+    int64_t n;      /**< order of the matrix */
+    int64_t tile;   /**< tile size (rows and columns of every full tile) */
+    int64_t nt;     /**< number of tile rows/columns, ceil(n / tile) */
+    double *data;   /**< all tiles, one aligned allocation */
+    size_t *offset; /**< offset (in doubles) of tile (i, j) in data, index chol_tid(i, j) */
+    px_var **vars;  /**< one Var per tile (NULL until chol_matrix_attach) */
+    px_engine *eng; /**< engine owning the Vars */
+    /** Property of the tile ops chol_factor pushes (PX_FN_NORMAL after init). */
+    px_fn_property prop;
+    /** First failing global pivot (1-based) written by a failed POTRF; 0 when none. */
+    _Atomic int64_t notspd_order;
+} chol_matrix;
+
+/** Index of tile (i, j), i >= j, in the packed lower-triangle tile arrays. */
+static inline size_t chol_tid(int64_t i, int64_t j)
+{
+    return (size_t)(i * (i + 1) / 2 + j);
+}
+
+/** Rows of tile row i (columns of tile column i). */
+static inline int64_t chol_tsize(const chol_matrix *m, int64_t i)
+{
+    return i == m->nt - 1 ? m->n - i * m->tile : m->tile;
+}
+
+/** Pointer to tile (i, j), column-major with leading dimension chol_tsize(m, i). */
+static inline double *chol_tile(const chol_matrix *m, int64_t i, int64_t j)
+{
+    return m->data + m->offset[chol_tid(i, j)];
+}
+
+/**
+ * Allocate an n x n tiled matrix, zero-filled, without Vars.
+ * @return PX_OK; PX_EINVAL for n < 1, tile < 1; PX_ENOMEM.
+ */
+int chol_matrix_init(chol_matrix *m, int64_t n, int64_t tile);
+
+/** Free the storage and delete the Vars (if attached). Safe on a zeroed struct. */
+void chol_matrix_fini(chol_matrix *m);
+
+/**
+ * Create one Var per tile on @p e.
+ * @return PX_OK; PX_ENOMEM when a Var could not be created.
+ */
+int chol_matrix_attach(chol_matrix *m, px_engine *e);
+
+/** Element (r, c), for r / tile >= c / tile (lower tiles; diagonal tiles whole). */
+double *chol_at(const chol_matrix *m, int64_t r, int64_t c);
+
+/**
+ * Fill @p m with the deterministic SPD test matrix: a(r, c) = a(c, r) uniform in [-1, 1)
+ * from a counter-based hash of (seed, r, c), plus n on the diagonal (strictly diagonally
+ * dominant, hence SPD). The values do not depend on the tile size. When Vars are attached,
+ * one generation op per tile is pushed to the engine (tiles fill in parallel) and the call
+ * waits for them.
+ * @return PX_OK or the engine's failure status.
+ */
+int chol_generate(chol_matrix *m, uint64_t seed);
+
+/** Copy every tile of @p src into @p dst (same n and tile). */
+void chol_matrix_copy(chol_matrix *dst, const chol_matrix *src);
+
+/**
+ * Push the whole factorization DAG of @p m (Vars attached) to its engine and wait for it.
+ * On return the lower tiles hold L.
+ * @return PX_OK; CHOL_ENOTSPD when a POTRF found a non-positive pivot (the failure passes
+ *         to every op that depends on it; m->notspd_order names the pivot); PX_ENOMEM;
+ *         or an engine status.
+ */
+int chol_factor(chol_matrix *m);
+
+/**
+ * Create the engine the factorization runs on: @p workers threads execute tile ops.
+ *
+ * per_device (unless @p fifo): ops are pushed as PX_FN_CPU_PRIORITIZED so the engine's CPU
+ * priority queue applies the priority rule above; that queue has half the engine's CPU
+ * workers (parex/engine.h), so the engine is created with 2 * workers CPU workers, whose
+ * plain FIFO lane stays idle (its threads sleep). pooled, naive, or @p fifo: PX_FN_NORMAL,
+ * ready ops run in the order they became ready (these lanes do not look at priorities).
+ *
+ * @param prop  receives the property to set in chol_matrix.prop.
+ * @return the engine (destroy with px_engine_destroy), or NULL (the runtime logged why).
+ */
+px_engine *chol_engine_create(px_engine_kind kind, int workers, int fifo, px_fn_property *prop);
+
+/** Number of tile ops chol_factor pushes for nt tile rows. */
+int64_t chol_task_count(int64_t nt);
+
+/** Priority of an op writing tile column c (see the file comment); kind 3 POTRF .. 0 GEMM. */
+int chol_priority(int64_t nt, int64_t c, int kind);
+
+/** Frobenius norm of the symmetric matrix held as lower tiles. */
+double chol_norm_fro(const chol_matrix *a);
+
+/**
+ * ||A - L L^T||_F computed exactly, tile by tile (cost ~ n^3 / 3 flops).
+ * @p a holds A, @p l holds L (same shape).
+ */
+double chol_residual_exact(const chol_matrix *a, const chol_matrix *l);
+
+/**
+ * Estimate of ||A - L L^T||_F from @p nvec Gaussian random vectors x:
+ * E ||(A - L L^T) x||^2 = ||A - L L^T||_F^2, so sqrt(mean ||A x - L (L^T x)||^2) estimates
+ * the norm (relative spread about 1 / sqrt(2 nvec)). Cost ~ 3 n^2 flops per vector.
+ */
+double chol_residual_estimate(const chol_matrix *a, const chol_matrix *l, int nvec, uint64_t seed);
+
+/** Limit OpenBLAS to one thread (tile kernels run concurrently on engine workers). */
+void chol_blas_single_thread(void);
+
+/** Set the number of OpenBLAS threads (baselines in the benchmark). */
+void chol_blas_set_threads(int n);
+
+#endif /* PAREX_EXAMPLE_CHOL_H */

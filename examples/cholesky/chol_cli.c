@@ -1,0 +1,421 @@
+/*
+ * examples/cholesky/chol_cli.c - flags, Matrix Market input and the reported run of
+ * parex-cholesky.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime(CLOCK_MONOTONIC) */
+
+#include "chol_cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mmio.h"
+
+/* Above this order the exact residual (as costly as the factorization itself, and run on one
+ * thread) gives way to the random-vector estimate. */
+enum { CHOL_EXACT_RESIDUAL_MAX_N = 2048, CHOL_ESTIMATE_VECTORS = 16 };
+
+void chol_options_default(chol_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->n = 4096;
+    o->tile = 256;
+    o->seed = 1;
+    o->residual = CHOL_RES_AUTO;
+    o->check = -1.0;
+    o->repeat = 1;
+}
+
+void chol_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: parex-cholesky [--n N] [--tile T] [--engine naive|pooled|per_device]\n"
+            "                      [--workers W] [--fifo] [--matrix FILE.mtx] [--seed S]\n"
+            "                      [--residual auto|exact|estimate|none] [--check TOL]\n"
+            "                      [--repeat R] [--json] [--px-* runtime flags]\n"
+            "Tiled right-looking Cholesky (A = L L^T) whose tile kernels run as ops on the\n"
+            "parex dependency engine. Without --matrix, A is a deterministic random SPD\n"
+            "matrix of order N (default 4096); tile default 256. The tile ops run on an engine\n"
+            "of kind --engine (default PX_ENGINE, else per_device) with W workers (default one\n"
+            "per core). per_device runs them through its CPU priority queue, critical path\n"
+            "first (POTRF > TRSM > SYRK > GEMM, earlier tile columns first); --fifo uses its\n"
+            "plain FIFO queue instead. The residual is\n"
+            "||A - L L^T||_F / ||A||_F, exact up to n = %d, else estimated from %d random\n"
+            "vectors. --check TOL exits with status 3 when the residual exceeds TOL.\n"
+            "PX_PROFILE=trace.json writes a timeline of the tile ops.\n",
+            CHOL_EXACT_RESIDUAL_MAX_N, CHOL_ESTIMATE_VECTORS);
+}
+
+int chol_engine_kind(const char *name, px_engine_kind *kind)
+{
+    if (!name)
+        return PX_EINVAL;
+    if (strcmp(name, "naive") == 0)
+        *kind = PX_ENGINE_NAIVE;
+    else if (strcmp(name, "pooled") == 0)
+        *kind = PX_ENGINE_POOLED;
+    else if (strcmp(name, "per_device") == 0)
+        *kind = PX_ENGINE_PER_DEVICE;
+    else
+        return PX_EINVAL;
+    return PX_OK;
+}
+
+static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    if (!s || !*s)
+        return PX_EINVAL;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return PX_EINVAL;
+    *out = (int64_t)v;
+    return PX_OK;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    if (!s || !*s)
+        return PX_EINVAL;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < 0.0)
+        return PX_EINVAL;
+    *out = v;
+    return PX_OK;
+}
+
+int chol_parse_args(int argc, char **argv, chol_options *o, FILE *err)
+{
+    for (int a = 1; a < argc; a++) {
+        const char *arg = argv[a];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            o->help = 1;
+            continue;
+        }
+        if (strcmp(arg, "--json") == 0) {
+            o->json = 1;
+            continue;
+        }
+        if (strcmp(arg, "--fifo") == 0) {
+            o->fifo = 1;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0) {
+            fprintf(err, "parex-cholesky: unexpected argument '%s' (see --help)\n", arg);
+            return PX_EINVAL;
+        }
+        /* "--flag=value" or "--flag value" */
+        char name[32];
+        const char *val = NULL;
+        const char *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (len >= sizeof name) {
+            fprintf(err, "parex-cholesky: unknown flag '%s' (see --help)\n", arg);
+            return PX_EINVAL;
+        }
+        memcpy(name, arg, len);
+        name[len] = '\0';
+        static const char *const known[] = {"--n",        "--tile",   "--engine",
+                                            "--workers",  "--matrix", "--seed",
+                                            "--residual", "--check",  "--repeat"};
+        int is_known = 0;
+        for (size_t f = 0; f < sizeof known / sizeof known[0]; f++)
+            is_known |= strcmp(name, known[f]) == 0;
+        if (!is_known) {
+            fprintf(err, "parex-cholesky: unknown flag '%s' (see --help)\n", name);
+            return PX_EINVAL;
+        }
+        if (eq) {
+            val = eq + 1;
+        } else if (a + 1 < argc) {
+            val = argv[++a];
+        } else {
+            fprintf(err, "parex-cholesky: %s needs a value\n", name);
+            return PX_EINVAL;
+        }
+        int rc = PX_OK;
+        int64_t v = 0;
+        if (strcmp(name, "--n") == 0) {
+            rc = parse_i64(val, 1, 1 << 20, &o->n);
+        } else if (strcmp(name, "--tile") == 0) {
+            rc = parse_i64(val, 1, 1 << 16, &o->tile);
+        } else if (strcmp(name, "--engine") == 0) {
+            px_engine_kind k;
+            rc = chol_engine_kind(val, &k);
+            o->engine = val;
+        } else if (strcmp(name, "--workers") == 0) {
+            rc = parse_i64(val, 1, 4096, &v);
+            o->workers = (int)v;
+        } else if (strcmp(name, "--matrix") == 0) {
+            rc = *val ? PX_OK : PX_EINVAL;
+            o->matrix = val;
+        } else if (strcmp(name, "--seed") == 0) {
+            rc = parse_i64(val, 0, INT64_MAX, &v);
+            o->seed = (uint64_t)v;
+        } else if (strcmp(name, "--residual") == 0) {
+            if (strcmp(val, "auto") == 0)
+                o->residual = CHOL_RES_AUTO;
+            else if (strcmp(val, "exact") == 0)
+                o->residual = CHOL_RES_EXACT;
+            else if (strcmp(val, "estimate") == 0)
+                o->residual = CHOL_RES_ESTIMATE;
+            else if (strcmp(val, "none") == 0)
+                o->residual = CHOL_RES_NONE;
+            else
+                rc = PX_EINVAL;
+        } else if (strcmp(name, "--check") == 0) {
+            rc = parse_double(val, &o->check);
+        } else { /* --repeat */
+            rc = parse_i64(val, 1, 1000, &v);
+            o->repeat = (int)v;
+        }
+        if (rc != PX_OK) {
+            fprintf(err, "parex-cholesky: bad value '%s' for %s (see --help)\n", val, name);
+            return PX_EINVAL;
+        }
+    }
+    return PX_OK;
+}
+
+int chol_load_matrix_market(const char *path, int64_t tile, chol_matrix *m, FILE *err)
+{
+    mm_csr a;
+    char msg[MM_MAX_LINE + 256];
+    int rc = mm_read_csr(path, MM_REQUIRE_SQUARE, &a, msg, sizeof msg);
+    if (rc != MM_OK) {
+        fprintf(err, "parex-cholesky: %s\n", msg);
+        return rc;
+    }
+    rc = chol_matrix_init(m, a.n_rows, tile);
+    if (rc != PX_OK) {
+        fprintf(err,
+                "parex-cholesky: %s: cannot hold a dense %" PRId64 " x %" PRId64 " matrix (%s)\n",
+                path, a.n_rows, a.n_rows, px_strerror(rc));
+        mm_csr_free(&a);
+        return rc;
+    }
+    /* A general file must be symmetric: every off-diagonal entry needs an equal partner.
+     * (A "symmetric" file was mirrored by the reader.) Rows are sorted: binary search. */
+    for (int64_t r = 0; !a.symmetric && r < a.n_rows; r++) {
+        for (int64_t e = a.row_ptr[r]; e < a.row_ptr[r + 1]; e++) {
+            int64_t c = a.col[e];
+            if (c == r)
+                continue;
+            int64_t lo = a.row_ptr[c], hi = a.row_ptr[c + 1];
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                if (a.col[mid] < r)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            double partner = lo < a.row_ptr[c + 1] && a.col[lo] == r ? a.val[lo] : 0.0;
+            if (partner != a.val[e]) {
+                fprintf(err,
+                        "parex-cholesky: %s: not symmetric: entry (%" PRId64 ", %" PRId64
+                        ") = %g but (%" PRId64 ", %" PRId64 ") = %g\n",
+                        path, r + 1, c + 1, a.val[e], c + 1, r + 1, partner);
+                mm_csr_free(&a);
+                chol_matrix_fini(m);
+                return PX_EINVAL;
+            }
+        }
+    }
+    /* Lower tiles take the entries whose tile row >= tile column (diagonal tiles whole). */
+    for (int64_t r = 0; r < a.n_rows; r++) {
+        for (int64_t e = a.row_ptr[r]; e < a.row_ptr[r + 1]; e++) {
+            int64_t c = a.col[e];
+            if (r / m->tile >= c / m->tile)
+                *chol_at(m, r, c) = a.val[e];
+        }
+    }
+    mm_csr_free(&a);
+    return PX_OK;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Print a string as a JSON string literal (paths may hold quotes or backslashes). */
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+int chol_run(const chol_options *o, FILE *out, FILE *err)
+{
+    chol_matrix a, l;
+    memset(&a, 0, sizeof a);
+    memset(&l, 0, sizeof l);
+    px_engine *eng = NULL, *created = NULL;
+    int code = CHOL_EXIT_FAIL;
+    int rc;
+
+    /* The program makes its own engine: the runtime's default per_device engine has one CPU
+     * worker (MXNet's default), and the DAG's parallelism needs several. */
+    const char *engine_name = o->engine;
+    if (!engine_name) {
+        const char *env = getenv("PX_ENGINE");
+        engine_name = env && *env ? env : "per_device";
+    }
+    px_engine_kind kind;
+    if (chol_engine_kind(engine_name, &kind) != PX_OK) {
+        fprintf(err, "parex-cholesky: unknown engine '%s'\n", engine_name);
+        return CHOL_EXIT_USAGE;
+    }
+    int workers = o->workers;
+    if (workers < 1) {
+        px_space *threads = px_space_by_name("threads");
+        workers = threads ? px_space_concurrency(threads) : 1;
+        if (workers < 1)
+            workers = 1;
+    }
+    px_fn_property prop;
+    created = chol_engine_create(kind, workers, o->fifo, &prop);
+    if (!created) {
+        fprintf(err, "parex-cholesky: cannot create a %s engine with %d workers\n", engine_name,
+                workers);
+        return CHOL_EXIT_FAIL;
+    }
+    eng = created;
+    const char *queue = prop == PX_FN_CPU_PRIORITIZED ? "priority" : "fifo";
+
+    /* Input: l is the working matrix (factorized in place); a keeps A for the residual and
+     * for repeats. A generated matrix is filled by one engine op per tile. */
+    int need_a = o->residual != CHOL_RES_NONE || o->repeat > 1;
+    if (o->matrix) {
+        rc = chol_load_matrix_market(o->matrix, o->tile, &a, err);
+        if (rc != PX_OK)
+            goto out;
+        rc = chol_matrix_init(&l, a.n, o->tile);
+        l.prop = prop;
+        if (rc == PX_OK)
+            rc = chol_matrix_attach(&l, eng);
+        if (rc != PX_OK)
+            goto fail_rc;
+        chol_matrix_copy(&l, &a);
+    } else {
+        rc = chol_matrix_init(&l, o->n, o->tile);
+        l.prop = prop;
+        if (rc == PX_OK)
+            rc = chol_matrix_attach(&l, eng);
+        if (rc == PX_OK)
+            rc = chol_generate(&l, o->seed);
+        if (rc == PX_OK && need_a) {
+            rc = chol_matrix_init(&a, o->n, o->tile);
+            if (rc == PX_OK)
+                chol_matrix_copy(&a, &l);
+        }
+        if (rc != PX_OK)
+            goto fail_rc;
+    }
+
+    int64_t n = l.n;
+    double best = INFINITY;
+    for (int r = 0; r < o->repeat; r++) {
+        if (r > 0)
+            chol_matrix_copy(&l, &a);
+        double t0 = now_s();
+        rc = chol_factor(&l);
+        double t = now_s() - t0;
+        if (rc == CHOL_ENOTSPD) {
+            int64_t order = atomic_load_explicit(&l.notspd_order, memory_order_relaxed);
+            fprintf(err,
+                    "parex-cholesky: the matrix is not positive definite: the leading minor "
+                    "of order %" PRId64 " is not positive (POTRF of diagonal tile %" PRId64
+                    " failed; its dependent ops were skipped)\n",
+                    order, order > 0 ? (order - 1) / l.tile : 0);
+            goto out;
+        }
+        if (rc != PX_OK)
+            goto fail_rc;
+        if (t < best)
+            best = t;
+    }
+
+    double flops = (double)n * (double)n * (double)n / 3.0;
+    double gflops = flops / best * 1e-9;
+    double residual = NAN;
+    const char *method = "none";
+    chol_res_mode mode = o->residual;
+    if (mode == CHOL_RES_AUTO)
+        mode = n <= CHOL_EXACT_RESIDUAL_MAX_N ? CHOL_RES_EXACT : CHOL_RES_ESTIMATE;
+    if (mode != CHOL_RES_NONE) {
+        double anorm = chol_norm_fro(&a);
+        double rnorm;
+        if (mode == CHOL_RES_EXACT) {
+            rnorm = chol_residual_exact(&a, &l);
+            method = "exact";
+        } else {
+            rnorm = chol_residual_estimate(&a, &l, CHOL_ESTIMATE_VECTORS, o->seed ^ 0x5eedu);
+            method = "estimate";
+        }
+        residual = rnorm / anorm;
+    }
+
+    fprintf(out,
+            "parex-cholesky: n=%" PRId64 " tile=%" PRId64 " (%" PRId64 "x%" PRId64
+            " tiles, %" PRId64 " tile ops) engine=%s workers=%d queue=%s matrix=%s\n",
+            n, l.tile, l.nt, l.nt, chol_task_count(l.nt), engine_name, workers, queue,
+            o->matrix ? o->matrix : "generated");
+    fprintf(out, "factorization: %.4f s, %.2f GFLOP/s (n^3/3 flops%s)\n", best, gflops,
+            o->repeat > 1 ? ", best of repeats" : "");
+    if (mode != CHOL_RES_NONE)
+        fprintf(out, "residual ||A - L L^T||_F / ||A||_F = %.3e (%s)\n", residual, method);
+    if (o->json) {
+        fprintf(out,
+                "{\"n\": %" PRId64 ", \"tile\": %" PRId64 ", \"tiles\": %" PRId64
+                ", \"tasks\": %" PRId64 ", \"engine\": ",
+                n, l.tile, l.nt, chol_task_count(l.nt));
+        json_string(out, engine_name);
+        fprintf(out, ", \"workers\": %d, \"queue\": \"%s\", \"matrix\": ", workers, queue);
+        json_string(out, o->matrix ? o->matrix : "generated");
+        fprintf(out, ", \"seconds\": %.6f, \"gflops\": %.3f, \"residual\": ", best, gflops);
+        if (isnan(residual))
+            fprintf(out, "null");
+        else
+            fprintf(out, "%.6e", residual);
+        fprintf(out, ", \"residual_method\": \"%s\"}\n", method);
+    }
+    code = CHOL_EXIT_OK;
+    if (o->check >= 0.0 && !(residual <= o->check)) {
+        fprintf(err, "parex-cholesky: residual %.3e exceeds --check %.3e\n", residual, o->check);
+        code = CHOL_EXIT_RESIDUAL;
+    }
+    goto out;
+
+fail_rc:
+    fprintf(err, "parex-cholesky: %s\n", px_strerror(rc));
+out:
+    chol_matrix_fini(&l);
+    chol_matrix_fini(&a);
+    if (created) {
+        rc = px_engine_destroy(created);
+        if (rc != PX_OK && code == CHOL_EXIT_OK) {
+            fprintf(err, "parex-cholesky: px_engine_destroy: %s\n", px_strerror(rc));
+            code = CHOL_EXIT_FAIL;
+        }
+    }
+    return code;
+}

@@ -1,0 +1,410 @@
+/*
+ * tests/check_cholesky.c - the tiled Cholesky example (examples/cholesky): numerics on every
+ * engine kind, ragged tiles, non-SPD failure propagation, Matrix Market input, flag parsing.
+ */
+#define _POSIX_C_SOURCE 200809L /* mkstemp */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chol_cli.h"
+#include "px_test.h"
+
+#ifndef PXCHOL_MATRIX_DIR
+#define PXCHOL_MATRIX_DIR ""
+#endif
+
+static const px_engine_kind all_kinds[] = {PX_ENGINE_NAIVE, PX_ENGINE_POOLED, PX_ENGINE_PER_DEVICE};
+
+/* Generate A (n, tile), factorize a copy on engine e with ops of property prop; returns the
+ * status, leaves A and L. */
+static int factor_generated_prop(px_engine *e, px_fn_property prop, int64_t n, int64_t tile,
+                                 chol_matrix *a, chol_matrix *l)
+{
+    ck_assert_int_eq(chol_matrix_init(a, n, tile), PX_OK);
+    ck_assert_int_eq(chol_matrix_init(l, n, tile), PX_OK);
+    l->prop = prop;
+    ck_assert_int_eq(chol_generate(a, 7), PX_OK);
+    chol_matrix_copy(l, a);
+    ck_assert_int_eq(chol_matrix_attach(l, e), PX_OK);
+    return chol_factor(l);
+}
+
+static int factor_generated(px_engine *e, int64_t n, int64_t tile, chol_matrix *a, chol_matrix *l)
+{
+    return factor_generated_prop(e, PX_FN_NORMAL, n, tile, a, l);
+}
+
+static double rel_residual(const chol_matrix *a, const chol_matrix *l)
+{
+    return chol_residual_exact(a, l) / chol_norm_fro(a);
+}
+
+static void check_factor_prop(px_engine *e, px_fn_property prop, int64_t n, int64_t tile)
+{
+    chol_matrix a, l;
+    int rc = factor_generated_prop(e, prop, n, tile, &a, &l);
+    ck_assert_msg(rc == PX_OK, "n=%lld tile=%lld: %s", (long long)n, (long long)tile,
+                  px_strerror(rc));
+    double res = rel_residual(&a, &l);
+    ck_assert_msg(res < 1e-12, "n=%lld tile=%lld residual %g", (long long)n, (long long)tile, res);
+    chol_matrix_fini(&l);
+    chol_matrix_fini(&a);
+}
+
+static void check_factor(px_engine *e, int64_t n, int64_t tile)
+{
+    check_factor_prop(e, PX_FN_NORMAL, n, tile);
+}
+
+static void setup(void)
+{
+    px_test_setup();
+    chol_blas_single_thread();
+}
+
+START_TEST(test_factor_n256_tile64_residual_below_1e12_on_default_engine)
+{
+    check_factor(px_engine_default(), 256, 64);
+}
+END_TEST
+
+START_TEST(test_factor_residual_below_1e12_on_every_created_engine_kind)
+{
+    for (size_t k = 0; k < sizeof all_kinds / sizeof all_kinds[0]; k++) {
+        for (int workers = 1; workers <= 3; workers++) {
+            for (int fifo = 0; fifo <= 1; fifo++) {
+                px_fn_property prop;
+                px_engine *e = chol_engine_create(all_kinds[k], workers, fifo, &prop);
+                ck_assert_ptr_nonnull(e);
+                ck_assert_int_eq(prop, all_kinds[k] == PX_ENGINE_PER_DEVICE && !fifo
+                                           ? PX_FN_CPU_PRIORITIZED
+                                           : PX_FN_NORMAL);
+                check_factor_prop(e, prop, 256, 64);
+                ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+            }
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_factor_ragged_tiles_residual_below_1e12)
+{
+    px_engine *e = px_engine_default();
+    check_factor(e, 300, 64);  /* last tile 44 */
+    check_factor(e, 50, 7);    /* 8 tiles, last 1 */
+    check_factor(e, 65, 64);   /* last tile 1 */
+    check_factor(e, 100, 256); /* tile larger than n: one tile */
+    check_factor(e, 1, 1);
+}
+END_TEST
+
+START_TEST(test_factor_bitwise_equal_across_engine_kinds)
+{
+    /* Each tile's updates are serialized by its Var in push order, so every engine and
+     * worker count computes exactly the same floating-point operations. */
+    chol_matrix a, ref;
+    px_engine *naive = px_engine_create(PX_ENGINE_NAIVE, 1);
+    ck_assert_int_eq(factor_generated(naive, 320, 48, &a, &ref), PX_OK);
+    size_t bytes = (ref.offset[chol_tid(ref.nt - 1, ref.nt - 1)] +
+                    (size_t)chol_tsize(&ref, ref.nt - 1) * (size_t)chol_tsize(&ref, ref.nt - 1)) *
+                   sizeof(double);
+    for (int v = 0; v < 4; v++) { /* pooled, per_device priority queue and FIFO, naive */
+        px_fn_property prop;
+        px_engine_kind kind = v == 0  ? PX_ENGINE_POOLED
+                              : v < 3 ? PX_ENGINE_PER_DEVICE
+                                      : PX_ENGINE_NAIVE;
+        px_engine *e = chol_engine_create(kind, 2, v == 2, &prop);
+        chol_matrix a2, l2;
+        ck_assert_int_eq(factor_generated_prop(e, prop, 320, 48, &a2, &l2), PX_OK);
+        ck_assert_msg(memcmp(ref.data, l2.data, bytes) == 0, "variant %d differs", v);
+        chol_matrix_fini(&l2);
+        chol_matrix_fini(&a2);
+        ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    }
+    chol_matrix_fini(&ref);
+    chol_matrix_fini(&a);
+    ck_assert_int_eq(px_engine_destroy(naive), PX_OK);
+}
+END_TEST
+
+START_TEST(test_generated_matrix_does_not_depend_on_tile_size)
+{
+    chol_matrix x, y;
+    ck_assert_int_eq(chol_matrix_init(&x, 130, 64), PX_OK);
+    ck_assert_int_eq(chol_matrix_init(&y, 130, 17), PX_OK);
+    ck_assert_int_eq(chol_matrix_attach(&y, px_engine_default()), PX_OK);
+    ck_assert_int_eq(chol_generate(&x, 3), PX_OK); /* serial path: no Vars */
+    ck_assert_int_eq(chol_generate(&y, 3), PX_OK); /* engine path: one op per tile */
+    for (int64_t r = 0; r < 130; r++)
+        for (int64_t c = 0; c <= r; c++)
+            ck_assert(*chol_at(&x, r, c) == *chol_at(&y, r, c));
+    ck_assert(*chol_at(&x, 5, 5) > 129.0); /* n on the diagonal */
+    chol_matrix_fini(&x);
+    chol_matrix_fini(&y);
+}
+END_TEST
+
+START_TEST(test_not_spd_fails_with_enotspd_naming_the_pivot)
+{
+    for (size_t k = 0; k < sizeof all_kinds / sizeof all_kinds[0]; k++) {
+        px_fn_property prop;
+        px_engine *e = chol_engine_create(all_kinds[k], 2, 0, &prop);
+        chol_matrix l;
+        ck_assert_int_eq(chol_matrix_init(&l, 256, 64), PX_OK);
+        l.prop = prop;
+        ck_assert_int_eq(chol_generate(&l, 1), PX_OK);
+        *chol_at(&l, 130, 130) = -1.0; /* leading minor of order 131 is negative */
+        ck_assert_int_eq(chol_matrix_attach(&l, e), PX_OK);
+        ck_assert_int_eq(chol_factor(&l), CHOL_ENOTSPD);
+        ck_assert_int_eq(atomic_load(&l.notspd_order), 131);
+        /* The failure was cleared by the wait: the engine factorizes the next matrix. */
+        check_factor_prop(e, prop, 128, 32);
+        chol_matrix_fini(&l);
+        ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    }
+}
+END_TEST
+
+START_TEST(test_residual_estimate_tracks_exact_residual)
+{
+    chol_matrix a, l;
+    ck_assert_int_eq(factor_generated(px_engine_default(), 200, 48, &a, &l), PX_OK);
+    *chol_at(&l, 150, 60) += 1e-3;
+    *chol_at(&l, 199, 198) -= 2e-3;
+    double exact = chol_residual_exact(&a, &l);
+    double est = chol_residual_estimate(&a, &l, 16, 11);
+    ck_assert_msg(exact > 1e-4 && est > 0.5 * exact && est < 2.0 * exact, "exact %g est %g", exact,
+                  est);
+    chol_matrix_fini(&l);
+    chol_matrix_fini(&a);
+}
+END_TEST
+
+START_TEST(test_priorities_follow_the_critical_path)
+{
+    int64_t nt = 8;
+    for (int64_t k = 0; k + 2 < nt; k++) {
+        ck_assert_int_gt(chol_priority(nt, k, 3), chol_priority(nt, k, 2));     /* POTRF>TRSM */
+        ck_assert_int_gt(chol_priority(nt, k, 2), chol_priority(nt, k + 1, 1)); /* >SYRK next */
+        ck_assert_int_gt(chol_priority(nt, k + 1, 1), chol_priority(nt, k + 1, 0));
+        /* the next panel's updates outrank every later column */
+        ck_assert_int_gt(chol_priority(nt, k + 1, 0), chol_priority(nt, k + 2, 3));
+    }
+    ck_assert_int_eq(chol_priority(nt, nt - 1, 0), 0);
+    ck_assert_int_eq(chol_task_count(1), 1);
+    ck_assert_int_eq(chol_task_count(4), 4 + 6 + 6 + 4);
+}
+END_TEST
+
+START_TEST(test_engine_create_rejects_bad_worker_counts)
+{
+    px_fn_property prop;
+    ck_assert_ptr_null(chol_engine_create(PX_ENGINE_POOLED, 0, 0, &prop));
+    ck_assert_ptr_null(chol_engine_create(PX_ENGINE_PER_DEVICE, -3, 0, &prop));
+}
+END_TEST
+
+START_TEST(test_matrix_init_rejects_bad_sizes)
+{
+    chol_matrix m;
+    ck_assert_int_eq(chol_matrix_init(&m, 0, 64), PX_EINVAL);
+    ck_assert_int_eq(chol_matrix_init(&m, 64, 0), PX_EINVAL);
+    ck_assert_int_eq(chol_matrix_init(&m, -5, 8), PX_EINVAL);
+    chol_matrix_fini(&m); /* zeroed: harmless */
+}
+END_TEST
+
+static int parse(const char *a1, const char *a2, chol_options *o)
+{
+    char *argv[] = {"parex-cholesky", (char *)a1, (char *)a2, NULL};
+    int argc = a2 ? 3 : a1 ? 2 : 1;
+    chol_options_default(o);
+    FILE *sink = tmpfile();
+    int rc = chol_parse_args(argc, argv, o, sink ? sink : stderr);
+    if (sink)
+        fclose(sink);
+    return rc;
+}
+
+START_TEST(test_parse_args_accepts_both_value_forms)
+{
+    chol_options o;
+    ck_assert_int_eq(parse("--n", "512", &o), PX_OK);
+    ck_assert_int_eq(o.n, 512);
+    ck_assert_int_eq(parse("--tile=96", NULL, &o), PX_OK);
+    ck_assert_int_eq(o.tile, 96);
+    ck_assert_int_eq(parse("--engine", "pooled", &o), PX_OK);
+    ck_assert_str_eq(o.engine, "pooled");
+    ck_assert_int_eq(parse("--workers=3", "--json", &o), PX_OK);
+    ck_assert_int_eq(o.workers, 3);
+    ck_assert_int_eq(o.json, 1);
+    ck_assert_int_eq(parse("--fifo", NULL, &o), PX_OK);
+    ck_assert_int_eq(o.fifo, 1);
+    ck_assert_int_eq(parse("--residual", "estimate", &o), PX_OK);
+    ck_assert_int_eq(o.residual, CHOL_RES_ESTIMATE);
+    ck_assert_int_eq(parse("--check", "1e-12", &o), PX_OK);
+    ck_assert(o.check == 1e-12);
+}
+END_TEST
+
+START_TEST(test_parse_args_rejects_bad_flags_and_values)
+{
+    chol_options o;
+    ck_assert_int_eq(parse("--bogus", NULL, &o), PX_EINVAL);
+    ck_assert_int_eq(parse("stray", NULL, &o), PX_EINVAL);
+    ck_assert_int_eq(parse("--n", NULL, &o), PX_EINVAL);
+    ck_assert_int_eq(parse("--n", "0", &o), PX_EINVAL);
+    ck_assert_int_eq(parse("--n=12x", NULL, &o), PX_EINVAL);
+    ck_assert_int_eq(parse("--tile", "-4", &o), PX_EINVAL);
+    ck_assert_int_eq(parse("--engine", "threaded", &o), PX_EINVAL);
+    ck_assert_int_eq(parse("--workers", "0", &o), PX_EINVAL);
+    ck_assert_int_eq(parse("--residual", "maybe", &o), PX_EINVAL);
+    ck_assert_int_eq(parse("--check", "nan", &o), PX_EINVAL);
+    ck_assert_int_eq(parse("--matrix=", NULL, &o), PX_EINVAL);
+    ck_assert_int_eq(parse("--repeat", "0", &o), PX_EINVAL);
+}
+END_TEST
+
+/* Write text to a fresh temporary file (unique: the ctest variants of this suite may run at
+ * the same time in one folder); returns its path (static buffer). */
+static const char *write_tmp(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "chol_test_XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* Run chol_run with err captured; returns its exit code and the stderr text in buf. */
+static int run_captured(const chol_options *o, char *buf, size_t len)
+{
+    FILE *out = tmpfile(), *err = tmpfile();
+    ck_assert_ptr_nonnull(out);
+    ck_assert_ptr_nonnull(err);
+    int code = chol_run(o, out, err);
+    rewind(err);
+    size_t got = fread(buf, 1, len - 1, err);
+    buf[got] = '\0';
+    if (o->json) { /* append stdout after stderr */
+        rewind(out);
+        size_t more = fread(buf + got, 1, len - 1 - got, out);
+        buf[got + more] = '\0';
+    }
+    fclose(out);
+    fclose(err);
+    return code;
+}
+
+START_TEST(test_run_not_spd_matrix_market_is_a_clear_error)
+{
+    const char *p = write_tmp("%%MatrixMarket matrix coordinate real symmetric\n"
+                              "3 3 4\n1 1 4\n2 2 -1\n3 3 2\n2 1 0.5\n");
+    chol_options o;
+    chol_options_default(&o);
+    o.matrix = p;
+    o.tile = 2;
+    char buf[4096];
+    ck_assert_int_eq(run_captured(&o, buf, sizeof buf), CHOL_EXIT_FAIL);
+    ck_assert_msg(strstr(buf, "not positive definite") && strstr(buf, "order 2"), "%s", buf);
+    remove(p);
+}
+END_TEST
+
+START_TEST(test_run_rejects_non_symmetric_and_missing_files)
+{
+    chol_matrix m;
+    FILE *sink = tmpfile();
+    const char *p = write_tmp("%%MatrixMarket matrix coordinate real general\n"
+                              "2 2 3\n1 1 1\n2 2 1\n2 1 0.5\n");
+    ck_assert_int_eq(chol_load_matrix_market(p, 64, &m, sink), PX_EINVAL);
+    remove(p);
+    p = write_tmp("%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n");
+    ck_assert_int_eq(chol_load_matrix_market(p, 64, &m, sink), PX_EINVAL); /* not square */
+    remove(p);
+    ck_assert_int_eq(chol_load_matrix_market("/nonexistent/x.mtx", 64, &m, sink), PX_EIO);
+    fclose(sink);
+}
+END_TEST
+
+START_TEST(test_run_json_reports_required_fields)
+{
+    chol_options o;
+    chol_options_default(&o);
+    o.n = 200;
+    o.tile = 64;
+    o.json = 1;
+    o.check = 1e-12;
+    o.engine = "pooled";
+    o.workers = 2;
+    char buf[8192];
+    ck_assert_int_eq(run_captured(&o, buf, sizeof buf), CHOL_EXIT_OK);
+    const char *keys[] = {"\"n\": 200",     "\"tile\": 64",       "\"seconds\"",
+                          "\"gflops\"",     "\"residual\"",       "\"engine\": \"pooled\"",
+                          "\"workers\": 2", "\"queue\": \"fifo\""};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        ck_assert_msg(strstr(buf, keys[k]) != NULL, "missing %s in %s", keys[k], buf);
+}
+END_TEST
+
+START_TEST(test_matrix_market_bcsstk09_residual_below_1e12)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/bcsstk09.mtx", PXCHOL_MATRIX_DIR);
+    FILE *probe = fopen(path, "r");
+    if (!probe) {
+        fprintf(stderr, "check_cholesky: %s not found, skipping\n", path);
+        return;
+    }
+    fclose(probe);
+    chol_matrix a, l;
+    ck_assert_int_eq(chol_load_matrix_market(path, 128, &a, stderr), PX_OK);
+    ck_assert_int_eq(a.n, 1083);
+    ck_assert_int_eq(chol_matrix_init(&l, a.n, 128), PX_OK);
+    chol_matrix_copy(&l, &a);
+    ck_assert_int_eq(chol_matrix_attach(&l, px_engine_default()), PX_OK);
+    ck_assert_int_eq(chol_factor(&l), PX_OK);
+    double res = rel_residual(&a, &l);
+    ck_assert_msg(res < 1e-12, "bcsstk09 residual %g", res);
+    chol_matrix_fini(&l);
+    chol_matrix_fini(&a);
+}
+END_TEST
+
+static Suite *cholesky_suite(void)
+{
+    Suite *s = suite_create("cholesky");
+    TCase *tc = tcase_create("cholesky");
+    tcase_add_checked_fixture(tc, setup, px_test_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_factor_n256_tile64_residual_below_1e12_on_default_engine);
+    tcase_add_test(tc, test_factor_residual_below_1e12_on_every_created_engine_kind);
+    tcase_add_test(tc, test_factor_ragged_tiles_residual_below_1e12);
+    tcase_add_test(tc, test_factor_bitwise_equal_across_engine_kinds);
+    tcase_add_test(tc, test_generated_matrix_does_not_depend_on_tile_size);
+    tcase_add_test(tc, test_not_spd_fails_with_enotspd_naming_the_pivot);
+    tcase_add_test(tc, test_residual_estimate_tracks_exact_residual);
+    tcase_add_test(tc, test_priorities_follow_the_critical_path);
+    tcase_add_test(tc, test_engine_create_rejects_bad_worker_counts);
+    tcase_add_test(tc, test_matrix_init_rejects_bad_sizes);
+    tcase_add_test(tc, test_parse_args_accepts_both_value_forms);
+    tcase_add_test(tc, test_parse_args_rejects_bad_flags_and_values);
+    tcase_add_test(tc, test_run_not_spd_matrix_market_is_a_clear_error);
+    tcase_add_test(tc, test_run_rejects_non_symmetric_and_missing_files);
+    tcase_add_test(tc, test_run_json_reports_required_fields);
+    tcase_add_test(tc, test_matrix_market_bcsstk09_residual_below_1e12);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return px_test_run(cholesky_suite());
+}
