@@ -14,6 +14,10 @@
 
 #include "parex.h"
 
+#ifdef __cplusplus
+extern "C" { /* cg.c is compiled by nvcc (C++) when the Cuda space is built */
+#endif
+
 /** A CSR matrix whose arrays live in one parex memory space (px_malloc). */
 typedef struct cg_matrix {
     int64_t n;        /**< Rows and columns (square). */
@@ -79,5 +83,9 @@ int cg_solve(const cg_matrix *A, const cg_options *o, cg_result *res);
 
 /** Monotonic wall clock in seconds. */
 double cg_now(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

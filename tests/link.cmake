@@ -1,0 +1,37 @@
+# Link-level tests of the packaged library (and check_docs, below):
+#  - check_static_link: a program linked against libparex.a still finds every built space
+#    (Kokkos loses its Serial space in static links when nothing references it);
+#  - check_shared_link: the same program against libparex.so;
+#  - check_symbols: libparex.so exports only px_* symbols;
+#  - check_consumer: install the package, build tests/consumer with find_package(Parex) and with
+#    pkg-config, and run both (LABELS install; needs a complete build, so sanitizer runs skip it).
+foreach(kind static shared)
+  add_executable(check_${kind}_link check_static_link.c)
+  if(kind STREQUAL "static")
+    target_link_libraries(check_${kind}_link PRIVATE parex_static PkgConfig::CHECK)
+  else()
+    target_link_libraries(check_${kind}_link PRIVATE parex PkgConfig::CHECK)
+  endif()
+  target_include_directories(check_${kind}_link PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_compile_options(check_${kind}_link PRIVATE ${PX_C_WARNINGS})
+  target_compile_definitions(check_${kind}_link PRIVATE PX_TEST_LINK_KIND="${kind}")
+  add_test(NAME check_${kind}_link COMMAND check_${kind}_link)
+  set_tests_properties(check_${kind}_link PROPERTIES TIMEOUT 120 LABELS link ENVIRONMENT
+                       "CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT};PX_LOG_LEVEL=error")
+endforeach()
+
+add_test(NAME check_symbols COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols $<TARGET_FILE:parex>)
+set_tests_properties(check_symbols PROPERTIES TIMEOUT 60 LABELS link)
+
+add_test(NAME check_consumer
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.sh ${PROJECT_BINARY_DIR}
+                 ${CMAKE_CURRENT_BINARY_DIR}/consumer-work)
+set_tests_properties(check_consumer PROPERTIES TIMEOUT 600 LABELS install RUN_SERIAL TRUE)
+
+# README.md documents every setting the --px-help table lists (tests/check_docs.c).
+add_executable(check_docs check_docs.c)
+target_link_libraries(check_docs PRIVATE parex_static PkgConfig::CHECK)
+target_compile_options(check_docs PRIVATE ${PX_C_WARNINGS})
+target_compile_definitions(check_docs PRIVATE PX_README_PATH="${PROJECT_SOURCE_DIR}/README.md")
+add_test(NAME check_docs COMMAND check_docs)
+set_tests_properties(check_docs PROPERTIES TIMEOUT 60 LABELS docs)
