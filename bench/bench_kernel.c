@@ -80,10 +80,12 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *names[] = {"serial", "threads"};
-    printf("# bench_kernel n=%lld reps=%d (median seconds; ratio = macro / _fn)\n", (long long)n,
-           reps);
-    printf("%-8s %-7s %12s %12s %12s %8s\n", "space", "kernel", "macro_s", "fn_s", "plain_s",
-           "ratio");
+    printf("# bench_kernel n=%lld reps=%d: median (and fastest) seconds per launch;\n"
+           "# ratio = macro / _fn of the medians, ratio_min of the fastest runs (the estimator\n"
+           "# of the intrinsic cost on a machine shared with other work)\n",
+           (long long)n, reps);
+    printf("%-8s %-5s %22s %22s %22s %6s %9s\n", "space", "kernel", "macro_s", "fn_s", "plain_s",
+           "ratio", "ratio_min");
     for (int si = 0; si < 2; ++si) {
         px_space *s = px_space_by_name(names[si]);
         if (!s)
@@ -98,43 +100,48 @@ int main(int argc, char **argv)
         dot_args da = {x, y};
         double tm[3][MAX_REPS], td[3][MAX_REPS];
         double sink = 0;
-        /* Alternate the variants inside each repetition so drift hits all equally. */
+        /* Rotate the order of the variants from one repetition to the next, so that cache
+         * state and drift hit all three equally. */
         for (int r = 0; r < reps; ++r) {
-            double t0 = now_s();
-            px_parallel_for(s, "axpy_macro", px_range(0, n), &bench_axpy, &aa, sizeof aa);
-            double t1 = now_s();
-            px_parallel_for_fn(s, "axpy_fn", px_range(0, n), axpy_fn, &aa);
-            double t2 = now_s();
-            for (int64_t i = 0; i < n; ++i)
-                y[i] += aa.alpha * x[i];
-            double t3 = now_s();
-            tm[0][r] = t1 - t0;
-            tm[1][r] = t2 - t1;
-            tm[2][r] = t3 - t2;
-            double d1, d2, d3 = 0;
-            t0 = now_s();
-            px_parallel_reduce(s, "dot_macro", px_range(0, n), &bench_dot, &da, sizeof da,
-                               &px_sum_f64, &d1);
-            t1 = now_s();
-            px_parallel_reduce_fn(s, "dot_fn", px_range(0, n), dot_fn, &da, &px_sum_f64, &d2);
-            t2 = now_s();
-            for (int64_t i = 0; i < n; ++i)
-                d3 += x[i] * y[i];
-            t3 = now_s();
-            td[0][r] = t1 - t0;
-            td[1][r] = t2 - t1;
-            td[2][r] = t3 - t2;
-            sink += d1 + d2 + d3;
+            for (int j = 0; j < 3; ++j) {
+                int k = (j + r) % 3;
+                double t0 = now_s();
+                if (k == 0)
+                    px_parallel_for(s, "axpy_macro", px_range(0, n), &bench_axpy, &aa, sizeof aa);
+                else if (k == 1)
+                    px_parallel_for_fn(s, "axpy_fn", px_range(0, n), axpy_fn, &aa);
+                else
+                    for (int64_t i = 0; i < n; ++i)
+                        y[i] += aa.alpha * x[i];
+                tm[k][r] = now_s() - t0;
+            }
+            for (int j = 0; j < 3; ++j) {
+                int k = (j + r) % 3;
+                double d = 0, t0 = now_s();
+                if (k == 0)
+                    px_parallel_reduce(s, "dot_macro", px_range(0, n), &bench_dot, &da, sizeof da,
+                                       &px_sum_f64, &d);
+                else if (k == 1)
+                    px_parallel_reduce_fn(s, "dot_fn", px_range(0, n), dot_fn, &da, &px_sum_f64,
+                                          &d);
+                else
+                    for (int64_t i = 0; i < n; ++i)
+                        d += x[i] * y[i];
+                td[k][r] = now_s() - t0;
+                sink += d;
+            }
         }
         for (int k = 0; k < 3; ++k) {
             qsort(tm[k], (size_t)reps, sizeof(double), cmp);
             qsort(td[k], (size_t)reps, sizeof(double), cmp);
         }
         int m = reps / 2;
-        printf("%-8s %-7s %12.6f %12.6f %12.6f %8.3f\n", names[si], "axpy", tm[0][m], tm[1][m],
-               tm[2][m], tm[0][m] / tm[1][m]);
-        printf("%-8s %-7s %12.6f %12.6f %12.6f %8.3f\n", names[si], "dot", td[0][m], td[1][m],
-               td[2][m], td[0][m] / td[1][m]);
+        printf("%-8s %-5s %10.6f (%9.6f) %10.6f (%9.6f) %10.6f (%9.6f) %6.3f %9.3f\n", names[si],
+               "axpy", tm[0][m], tm[0][0], tm[1][m], tm[1][0], tm[2][m], tm[2][0],
+               tm[0][m] / tm[1][m], tm[0][0] / tm[1][0]);
+        printf("%-8s %-5s %10.6f (%9.6f) %10.6f (%9.6f) %10.6f (%9.6f) %6.3f %9.3f\n", names[si],
+               "dot", td[0][m], td[0][0], td[1][m], td[1][0], td[2][m], td[2][0],
+               td[0][m] / td[1][m], td[0][0] / td[1][0]);
         if (sink == 42.0)
             printf("#\n");
         px_free(s, x);
