@@ -110,8 +110,10 @@ static double gemm_rate(int n, int threads)
 int main(int argc, char **argv)
 {
     chol_blas_single_thread();
-    /* Engine workers inherit the creating thread's CPU binding; PX_BIND=close would pin the
-     * main thread, hence every worker, to one core (see examples/cholesky/main.c). */
+    /* The LAPACKE_dpotrf and dgemm baselines run OpenBLAS threads created by this thread after
+     * px_initialize; with PX_BIND=close|spread this thread is bound to Threads rank 0's core,
+     * and threads it creates inherit that one core (as under OMP_PROC_BIND). Leave it unbound
+     * so the baselines get both cores, unless the user chose a binding. */
     setenv("PX_BIND", "none", 0);
     int rc = px_initialize(&argc, &argv);
     if (rc != PX_OK) {

@@ -6,7 +6,6 @@
  *   parex-cholesky --matrix ../shared/data/matrices/bcsstk09.mtx --tile 128
  *   PX_PROFILE=trace.json parex-cholesky --n 2048 --tile 256    (timeline for Perfetto)
  */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +16,6 @@ int main(int argc, char **argv)
 {
     /* Tiles are the unit of parallelism: each BLAS call must stay on its worker's core. */
     chol_blas_single_thread();
-    /* All work runs on engine workers, which the main thread creates and which inherit its CPU
-     * binding; with the default PX_BIND=close, px_initialize binds the main thread to one core
-     * (Threads rank 0), so every worker would share that core. Unless the user chose a binding
-     * (PX_BIND or --px-bind, which still wins), leave threads unbound. */
-    setenv("PX_BIND", "none", 0);
     int rc = px_initialize(&argc, &argv);
     if (rc != PX_OK) {
         fprintf(stderr, "parex-cholesky: px_initialize: %s\n", px_strerror(rc));
