@@ -49,45 +49,27 @@ static int serial_launch(const pxi_launch *l)
      * is the whole range, one call. */
     int64_t chunk = p->chunk_size > 0 ? p->chunk_size : p->end - p->begin;
     int64_t nc = pxi_range_num_chunks(p->end - p->begin, chunk);
-    ++in_kernel_depth;
-    switch (l->kind) {
-    case PX_KERNEL_FOR:
-        for (int64_t k = 0; k < nc; ++k) {
-            int64_t b, e;
-            pxi_range_chunk_bounds(p->begin, p->end, chunk, k, &b, &e);
-            l->host_for(b, e, l->ctx);
-        }
-        break;
-    case PX_KERNEL_REDUCE: {
-        alignas(64) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];
-        l->reducer->identity(acc);
-        for (int64_t k = 0; k < nc; ++k) {
-            int64_t b, e;
-            pxi_range_chunk_bounds(p->begin, p->end, chunk, k, &b, &e);
-            l->host_reduce(b, e, l->ctx, acc);
-        }
-        memcpy(l->result, acc, l->reducer->value_size);
-        break;
-    }
-    case PX_KERNEL_SCAN: {
-        /* One pass suffices: the prefix is exact from the start, so every chunk's call is the
-         * final pass. */
-        alignas(64) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];
-        l->reducer->identity(acc);
-        for (int64_t k = 0; k < nc; ++k) {
-            int64_t b, e;
-            pxi_range_chunk_bounds(p->begin, p->end, chunk, k, &b, &e);
-            l->host_scan(b, e, l->ctx, acc, 1);
-        }
-        if (l->result)
-            memcpy(l->result, acc, l->reducer->value_size);
-        break;
-    }
-    default:
-        --in_kernel_depth;
+    if (l->kind != PX_KERNEL_FOR && l->kind != PX_KERNEL_REDUCE && l->kind != PX_KERNEL_SCAN)
         return PX_EINVAL;
+    /* Reduce and scan fold every chunk into one value in index order; for a scan that value is
+     * the exact prefix from the start, so each chunk's single call is its final pass. */
+    alignas(64) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];
+    if (l->kind != PX_KERNEL_FOR)
+        l->reducer->identity(acc);
+    ++in_kernel_depth;
+    for (int64_t k = 0; k < nc; ++k) {
+        int64_t b, e;
+        pxi_range_chunk_bounds(p->begin, p->end, chunk, k, &b, &e);
+        if (l->kind == PX_KERNEL_FOR)
+            l->host_for(b, e, l->ctx);
+        else if (l->kind == PX_KERNEL_REDUCE)
+            l->host_reduce(b, e, l->ctx, acc);
+        else
+            l->host_scan(b, e, l->ctx, acc, 1);
     }
     --in_kernel_depth;
+    if (l->kind != PX_KERNEL_FOR && l->result)
+        memcpy(l->result, acc, l->reducer->value_size);
     return PX_OK;
 }
 
