@@ -21,8 +21,18 @@
 #include "core/tools.h"
 #include "core/trace.h"
 
-/* Ready ops queued per CPU worker beyond which a pusher runs a ready op itself. */
-#define PXI_THROTTLE_PER_WORKER 64
+/* Ready ops queued per CPU worker beyond which a pusher runs a ready op itself (work-first,
+ * as libgomp runs tasks undeferred past its queue bound). Two per worker still leaves every
+ * worker its next op while the pusher runs one, so ops of similar length lose no
+ * parallelism; a deeper bound only buys hand-offs: an op the pusher runs costs it ~50 ns
+ * with its Var and block hot in its cache, one handed to a worker costs the pusher a lane
+ * lock plus cache-line transfers and needs a core the pusher may be competing for. On the
+ * 2-core CI VM (2 workers + pusher > cores) the bound moved the median of empty independent
+ * ops from 177 ns (bound 64) to 72 ns (bound 2), libgomp 79-109 ns in the same runs
+ * (bench/RESULTS.md ## Engine). */
+#define PXI_THROTTLE_PER_WORKER 2
+/* In-flight caps (per worker) at or below which the pusher never runs ops inline. */
+#define PXI_THROTTLE_CAP_PER_WORKER 64
 
 const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES] = {4, 20, 64, 256};
 
@@ -30,9 +40,9 @@ const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES] = {4, 20, 64, 256};
  * and its continuation slot: an op made ready by the op this worker just finished, for the
  * worker's own FIFO lane, runs next on the same thread without a queue round trip or wake-up
  * (a chain of dependent ops then stays on one hot core). */
-static _Thread_local pxi_worker *tl_worker;
-static _Thread_local int tl_in_op;
-static _Thread_local pxi_opr *tl_local;
+static PXI_ENGINE_TLS pxi_worker *tl_worker;
+static PXI_ENGINE_TLS int tl_in_op;
+static PXI_ENGINE_TLS pxi_opr *tl_local;
 
 void pxi_engine_worker_enter(pxi_worker *w)
 {
@@ -98,7 +108,7 @@ static void inflight_dec(pxi_engine *e)
  * workers' decrements do not bounce one cache line per op. The counter only over-estimates
  * meanwhile: waits may return a little later, never early. */
 #define PXI_DONE_BATCH 32
-static _Thread_local long long tl_done;
+static PXI_ENGINE_TLS long long tl_done;
 
 void pxi_engine_worker_flush(void)
 {
@@ -431,10 +441,15 @@ static void dispatch(pxi_opr *o, int from_push)
             return;
         }
         /* Work-first throttle (libgomp runs tasks undeferred past a queue bound the same
-         * way): when the workers are far behind, the pusher runs the ready op itself instead
-         * of growing the queue; the result is the same, as the op holds its Vars. */
-        if (from_push && atomic_load_explicit(&lane->n_queued, memory_order_relaxed) >
-                             PXI_THROTTLE_PER_WORKER * lane->n_workers) {
+         * way): when the workers are behind, the pusher runs the ready op itself instead of
+         * growing the queue; the result is the same, as the op holds its Vars. An engine
+         * whose PX_ENGINE_MAX_PENDING cap is at most PXI_THROTTLE_CAP_PER_WORKER per worker
+         * asked for blocking flow control: there the cap alone throttles the pusher (it
+         * blocks rather than computes), as it did before the bound was lowered. */
+        if (from_push &&
+            atomic_load_explicit(&lane->n_queued, memory_order_relaxed) >
+                PXI_THROTTLE_PER_WORKER * lane->n_workers &&
+            e->max_pending > (int64_t)PXI_THROTTLE_CAP_PER_WORKER * lane->n_workers) {
             pxi_engine_execute(o, NULL);
             return;
         }

@@ -26,7 +26,7 @@ void pxi_spin_lock_slow(pxi_spin *l)
 /* ---- pools ----------------------------------------------------------------------------- */
 
 #define CACHE_WAYS  8
-#define CACHE_BATCH 32
+#define CACHE_BATCH PXI_POOL_BATCH
 
 /* Live pools, so a thread evicting its cache of another pool can tell whether that pool (of
  * a destroyed engine) is gone; init/fini and evictions only, never the hot path. */
@@ -41,8 +41,8 @@ typedef struct {
     int n;
 } pool_cache;
 
-static _Thread_local pool_cache tl_cache[CACHE_WAYS];
-static _Thread_local unsigned tl_evict;
+static PXI_ENGINE_TLS pool_cache tl_cache[CACHE_WAYS];
+static PXI_ENGINE_TLS unsigned tl_evict;
 
 void pxi_pool_init(pxi_pool *p, size_t obj_bytes, size_t per_slab)
 {
@@ -50,6 +50,7 @@ void pxi_pool_init(pxi_pool *p, size_t obj_bytes, size_t per_slab)
     p->obj_bytes = (obj_bytes + PXI_CACHE_LINE - 1) / PXI_CACHE_LINE * PXI_CACHE_LINE;
     p->per_slab = per_slab;
     p->free_list = NULL;
+    p->full = NULL;
     p->slabs = NULL;
     pthread_mutex_lock(&live_lock);
     p->id = next_pool_id++;
@@ -80,9 +81,13 @@ void pxi_pool_fini(pxi_pool *p)
     }
     p->slabs = NULL;
     p->free_list = NULL;
+    p->full = NULL;
 }
 
-/* Move up to n objects from *list (a thread cache) to the pool's shared list. */
+/* Move up to n objects from *list (a thread cache) to the pool: a batch of exactly
+ * CACHE_BATCH as one chain on the full stack (linked through each chain head's second word;
+ * objects are at least a cache line), anything else onto the loose list. The walk touches
+ * this thread's own recently freed objects only. */
 static void give_back(pxi_pool *p, void **list, int *count, int n)
 {
     if (n <= 0 || !*list)
@@ -95,6 +100,14 @@ static void give_back(pxi_pool *p, void **list, int *count, int n)
     }
     *list = *(void **)last;
     *count -= k;
+    if (k == CACHE_BATCH) {
+        *(void **)last = NULL;
+        pxi_spin_lock(&p->lock);
+        ((void **)first)[1] = p->full;
+        p->full = first;
+        pxi_spin_unlock(&p->lock);
+        return;
+    }
     pxi_spin_lock(&p->lock);
     *(void **)last = p->free_list;
     p->free_list = first;
@@ -134,13 +147,23 @@ void *pxi_pool_get(pxi_pool *p)
     pool_cache *c = cache_for(p);
     if (PXI_UNLIKELY(c->n == 0)) {
         pxi_spin_lock(&p->lock);
-        void *first = p->free_list, *last = NULL;
+        void *first = p->full, *last = NULL;
         int k = 0;
+        if (first) {
+            /* A whole chain in O(1); its last object already ends in NULL. */
+            p->full = ((void **)first)[1];
+            c->list = first;
+            c->n = CACHE_BATCH;
+            k = CACHE_BATCH;
+            first = NULL;
+        } else {
+            first = p->free_list;
+        }
         for (void *o = first; o && k < CACHE_BATCH; o = *(void **)o) {
             last = o;
             ++k;
         }
-        if (k > 0) {
+        if (first && k > 0) {
             p->free_list = *(void **)last;
             *(void **)last = NULL;
             c->list = first;
@@ -169,6 +192,14 @@ void *pxi_pool_get(pxi_pool *p)
     void *o = c->list;
     c->list = *(void **)o;
     c->n--;
+    /* The next object was last written by the thread that freed it (usually a worker on
+     * another core): start pulling its first lines in now, for writing, so that miss overlaps
+     * with the caller's use of this object instead of stalling the next get. */
+    if (c->list) {
+        const char *nx = c->list;
+        for (size_t off = 0; off < p->obj_bytes && off < 4 * PXI_CACHE_LINE; off += PXI_CACHE_LINE)
+            __builtin_prefetch(nx + off, 1, 3);
+    }
     return o;
 }
 

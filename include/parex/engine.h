@@ -27,8 +27,9 @@
  * Where an op runs: PX_FN_ASYNC ops that are ready at push run on the pusher; the others go
  * to the lane their context and property pick. A worker that makes a CPU op ready keeps it and
  * runs it next itself, so a chain of dependent ops stays on one core. When a CPU queue holds
- * more than 64 ready ops per worker, a pusher runs the ready op it pushes itself (libgomp's
- * undeferred tasks past the same bound); its px_run_context then says worker -1.
+ * more than 2 ready ops per worker, a pusher runs the ready op it pushes itself (libgomp's
+ * undeferred tasks past a queue bound), unless PX_ENGINE_MAX_PENDING is at most 64 per worker;
+ * its px_run_context then says worker -1.
  *
  * Sizing: per_device uses one CPU worker per CPU device by default because kernel ops on the
  * threads space take their parallelism from the Threads pool (the worker is rank 0 and
