@@ -11,10 +11,10 @@
  * undefined (Caller must: not keep handles across a finalize; look them up again).
  *
  * Rules of the threads space (the ones Kokkos' Threads backend breaks are marked *):
- *  - * Any thread may launch, not only the one that initialized. Concurrent launches take a
- *    ticket lock and run one at a time, in the order they took their tickets; the launching
- *    thread works as rank 0 of that launch.
- *  - * A launch from inside a running kernel (nested parallelism) runs inline and serially on
+ *  - * Any thread may launch, not only the one that initialized (Kokkos issue #886).
+ *    Concurrent launches take a ticket lock and run one at a time, in the order they took
+ *    their tickets; the launching thread works as rank 0 of that launch.
+ *  - A launch from inside a running kernel (nested parallelism) runs inline and serially on
  *    the calling thread; it never waits for the pool, so it cannot deadlock. px_fence from
  *    inside a kernel returns PX_EDEADLK.
  *  - * Reductions join lower index ranges on the left in a fixed tree (Kokkos joins in reverse
@@ -22,10 +22,11 @@
  *    non-commutative join gives the sequential answer. Scans always split statically.
  *  - * Idle workers spin for PX_SPIN_US (100 us by default), then sleep on a futex: an idle
  *    runtime burns no CPU (Kokkos issue #6686: 100 % per core while idle).
- *  - * The pool respects the process cpuset (taskset, cgroups, mpirun) and binds rank r as
- *    PX_BIND says; the thread that calls px_initialize is rank 0's usual launcher and is bound
- *    to rank 0's core until px_finalize restores its own binding, so threads it creates in
- *    between inherit that core (as under OMP_PROC_BIND). Use PX_BIND=none to leave it alone.
+ *  - * The pool respects the process cpuset (taskset, cgroups, mpirun; Kokkos issue #1738)
+ *    and binds rank r as PX_BIND says; the thread that calls px_initialize is rank 0's usual
+ *    launcher and is bound to rank 0's core until px_finalize restores its own binding, so
+ *    threads it creates in between inherit that core (as under OMP_PROC_BIND). Use
+ *    PX_BIND=none to leave it alone.
  */
 #ifndef PAREX_SPACE_H
 #define PAREX_SPACE_H
