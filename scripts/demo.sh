@@ -33,8 +33,13 @@ cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${cuda[@]}" -DPX_BU
     cat "$dir.configure.log"
     exit 1
 }
-echo "==== build parex-cg"
-cmake --build "$dir" -j "$jobs" --target parex-cg
+# The README's examples use these three (parex-heat only where MPI was found).
+targets=(parex-cg parex-cholesky)
+if cmake --build "$dir" --target help 2>/dev/null | grep -q 'parex-heat'; then
+    targets+=(parex-heat)
+fi
+echo "==== build ${targets[*]}"
+cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
 cg=$(find "$dir" -name parex-cg -type f -perm -u+x | head -n 1)
 echo "==== $cg $*"
 exec "$cg" "$@"
