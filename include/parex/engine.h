@@ -262,35 +262,68 @@ PX_API int px_engine_op_delete(px_engine *e, px_engine_op *op);
  * Everything a launch checks is checked at push (statuses as the matching px_parallel_*
  * call, plus the Var and engine statuses of px_engine_push_sync); the kernel arguments and
  * the label are copied at push, so stack values may be passed. Host spaces run on a CPU
- * worker (context CPU 0); the cuda space runs on the GPU lane of PX_DEVICE_ID and the op
- * completes once the space has been fenced. A launch failure fails the op (see Failures).
+ * worker (context CPU 0); the cuda space runs on the GPU lane of PX_DEVICE_ID, on that
+ * worker's own stream, and the op completes from the stream's host callback (no device
+ * synchronization per op, unlike MXNet's issue #18951). A launch failure fails the op (see
+ * Failures).
  * reduce writes *result and scan *total (may be NULL) when the op runs, so read them after
  * waiting on a written Var. Thread-safe; ctx/result pointers must stay valid until the op
  * has run.
  * @{ */
+/**
+ * Push a PX_FOR kernel launch (px_parallel_for) as an op reading @p reads and writing
+ * @p writes. @p args (args_size bytes, == k->args_size) is copied at push.
+ * @return PX_OK; PX_EFAULT for a NULL engine or kernel, or args NULL with args_size > 0;
+ *         PX_EINVAL for a bad policy, a kernel of another kind, an args_size mismatch, a
+ *         stale Var or engine; PX_ENOTINIT when s is NULL and there is no default space
+ *         (runtime not initialized); PX_ENOMEM. Thread-safe; blocks under backpressure.
+ */
 PX_API int px_engine_push_parallel_for(px_engine *e, px_space *s, const char *label,
                                        px_range_policy p, const px_kernel *k, const void *args,
                                        size_t args_size, px_var *const *reads, size_t n_reads,
                                        px_var *const *writes, size_t n_writes);
+/**
+ * Push a host function parallel_for (px_parallel_for_fn) as an op; @p ctx is passed as is and
+ * must stay valid until the op has run. Statuses as px_engine_push_parallel_for (PX_EFAULT
+ * for fn NULL; PX_EINVAL on a space that cannot run host functions). Thread-safe.
+ */
 PX_API int px_engine_push_parallel_for_fn(px_engine *e, px_space *s, const char *label,
                                           px_range_policy p, px_for_fn fn, void *ctx,
                                           px_var *const *reads, size_t n_reads,
                                           px_var *const *writes, size_t n_writes);
+/**
+ * Push a PX_REDUCE kernel launch as an op; *result (r->value_size bytes) is written when the op
+ * runs. Statuses as px_engine_push_parallel_for, plus PX_EFAULT for r or result NULL and
+ * PX_EINVAL for a reducer px_reducer_validate rejects or whose value size differs from the
+ * kernel's. Thread-safe.
+ */
 PX_API int px_engine_push_parallel_reduce(px_engine *e, px_space *s, const char *label,
                                           px_range_policy p, const px_kernel *k, const void *args,
                                           size_t args_size, const px_reducer *r, void *result,
                                           px_var *const *reads, size_t n_reads,
                                           px_var *const *writes, size_t n_writes);
+/**
+ * Push a host function parallel_reduce (px_parallel_reduce_fn) as an op. Statuses as
+ * px_engine_push_parallel_reduce (PX_EFAULT for fn NULL). Thread-safe.
+ */
 PX_API int px_engine_push_parallel_reduce_fn(px_engine *e, px_space *s, const char *label,
                                              px_range_policy p, px_reduce_fn fn, void *ctx,
                                              const px_reducer *r, void *result,
                                              px_var *const *reads, size_t n_reads,
                                              px_var *const *writes, size_t n_writes);
+/**
+ * Push a PX_SCAN kernel launch as an op; *total (may be NULL) is written when the op runs.
+ * Statuses as px_engine_push_parallel_reduce (total may be NULL). Thread-safe.
+ */
 PX_API int px_engine_push_parallel_scan(px_engine *e, px_space *s, const char *label,
                                         px_range_policy p, const px_kernel *k, const void *args,
                                         size_t args_size, const px_reducer *r, void *total,
                                         px_var *const *reads, size_t n_reads, px_var *const *writes,
                                         size_t n_writes);
+/**
+ * Push a host function parallel_scan (px_parallel_scan_fn) as an op. Statuses as
+ * px_engine_push_parallel_scan (PX_EFAULT for fn NULL). Thread-safe.
+ */
 PX_API int px_engine_push_parallel_scan_fn(px_engine *e, px_space *s, const char *label,
                                            px_range_policy p, px_scan_fn fn, void *ctx,
                                            const px_reducer *r, void *total, px_var *const *reads,
