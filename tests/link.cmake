@@ -35,3 +35,12 @@ target_compile_options(check_docs PRIVATE ${PX_C_WARNINGS})
 target_compile_definitions(check_docs PRIVATE PX_README_PATH="${PROJECT_SOURCE_DIR}/README.md")
 add_test(NAME check_docs COMMAND check_docs)
 set_tests_properties(check_docs PROPERTIES TIMEOUT 60 LABELS docs)
+
+# Every PX_API function in include/parex/*.h carries a doc comment (tests/check_api_docs.py).
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME check_api_docs
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_api_docs.py
+                   ${PROJECT_SOURCE_DIR})
+  set_tests_properties(check_api_docs PROPERTIES TIMEOUT 60 LABELS docs)
+endif()
