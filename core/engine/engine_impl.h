@@ -267,8 +267,14 @@ struct pxi_lane {
     pxi_engine *e;
     atomic_uint seq; /* futex word bumped on enqueue when sleepers exist */
     atomic_int n_sleepers;
-    atomic_int n_spinning; /* workers polling: an enqueue they will see needs no wake */
     atomic_int stop;
+    /* Workers polling: an enqueue they will see needs no wake. On its own line: every idle
+     * episode of a worker (one per op when the workers keep up with empty ops) adds and
+     * subtracts here, and sharing the line with n_sleepers, which every enqueue reads, cost
+     * the pusher one more line transfer per hand-off. The pusher reads this only when a
+     * sleeper exists. Empty ops, 2 workers, 13 alternating runs against the shared line:
+     * independent median 139.7 -> 116.0 ns/op; chain 126-157 -> 68-80 ns/op (3 runs). */
+    alignas(PXI_CACHE_LINE) atomic_int n_spinning;
     alignas(PXI_CACHE_LINE) int n_workers;
     pxi_worker *workers;
     void *cuda_space; /* px_space * for GPU lanes */
