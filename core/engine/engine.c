@@ -641,22 +641,28 @@ static int check_prop(px_fn_property prop, const char *caller)
     return PX_OK;
 }
 
+/* The checks px_engine_push_sync and px_engine_push_async share, then the push itself.
+ * @fn_set tells whether the caller's function pointer is non-NULL. */
+static int push_checked(px_engine *e, const pxi_push *p, int fn_set)
+{
+    int rc = pxi_engine_validate(e, p->caller);
+    if (rc != PX_OK)
+        return rc;
+    if (!fn_set) {
+        PXI_ERROR("%s: fn is NULL", p->caller);
+        return PX_EFAULT;
+    }
+    if ((rc = check_lists(p->caller, p->reads, p->n_reads, p->writes, p->n_writes)) != PX_OK ||
+        (rc = check_prop(p->prop, p->caller)) != PX_OK ||
+        (rc = pxi_lane_check_ctx(e, p->ctx, p->prop, p->caller)) != PX_OK)
+        return rc;
+    return pxi_engine_push(e, p);
+}
+
 int px_engine_push_sync(px_engine *e, px_sync_fn fn, void *arg, px_context ctx,
                         px_var *const *reads, size_t n_reads, px_var *const *writes,
                         size_t n_writes, px_fn_property prop, int priority, const char *name)
 {
-    static const char caller[] = "px_engine_push_sync";
-    int rc = pxi_engine_validate(e, caller);
-    if (rc != PX_OK)
-        return rc;
-    if (!fn) {
-        PXI_ERROR("%s: fn is NULL", caller);
-        return PX_EFAULT;
-    }
-    if ((rc = check_lists(caller, reads, n_reads, writes, n_writes)) != PX_OK ||
-        (rc = check_prop(prop, caller)) != PX_OK ||
-        (rc = pxi_lane_check_ctx(e, ctx, prop, caller)) != PX_OK)
-        return rc;
     pxi_push p = {.kind = PXI_OP_SYNC,
                   .sfn = fn,
                   .arg = arg,
@@ -668,26 +674,14 @@ int px_engine_push_sync(px_engine *e, px_sync_fn fn, void *arg, px_context ctx,
                   .prop = prop,
                   .priority = priority,
                   .name = name,
-                  .caller = caller};
-    return pxi_engine_push(e, &p);
+                  .caller = "px_engine_push_sync"};
+    return push_checked(e, &p, fn != NULL);
 }
 
 int px_engine_push_async(px_engine *e, px_async_fn fn, void *arg, px_context ctx,
                          px_var *const *reads, size_t n_reads, px_var *const *writes,
                          size_t n_writes, px_fn_property prop, int priority, const char *name)
 {
-    static const char caller[] = "px_engine_push_async";
-    int rc = pxi_engine_validate(e, caller);
-    if (rc != PX_OK)
-        return rc;
-    if (!fn) {
-        PXI_ERROR("%s: fn is NULL", caller);
-        return PX_EFAULT;
-    }
-    if ((rc = check_lists(caller, reads, n_reads, writes, n_writes)) != PX_OK ||
-        (rc = check_prop(prop, caller)) != PX_OK ||
-        (rc = pxi_lane_check_ctx(e, ctx, prop, caller)) != PX_OK)
-        return rc;
     pxi_push p = {.kind = PXI_OP_ASYNC,
                   .afn = fn,
                   .arg = arg,
@@ -699,8 +693,8 @@ int px_engine_push_async(px_engine *e, px_async_fn fn, void *arg, px_context ctx
                   .prop = prop,
                   .priority = priority,
                   .name = name,
-                  .caller = caller};
-    return pxi_engine_push(e, &p);
+                  .caller = "px_engine_push_async"};
+    return push_checked(e, &p, fn != NULL);
 }
 
 static void var_slot_reset(pxi_var *v)
