@@ -548,6 +548,30 @@ START_TEST(test_wait_inside_op_is_edeadlk)
 }
 END_TEST
 
+/* px_finalize from inside an op must refuse (PX_EDEADLK) and leave the runtime up: tearing the
+ * engine and the spaces down under the running op would be a use-after-free. */
+static int finalizes_inside(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    *(int *)arg = px_finalize();
+    return PX_OK;
+}
+
+START_TEST(test_finalize_inside_op_is_edeadlk_and_keeps_runtime)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *w = px_var_new(e);
+    int st = 1;
+    ck_assert_int_eq(
+        px_engine_push_sync(e, finalizes_inside, &st, CPU, NULL, 0, &w, 1, PX_FN_NORMAL, 0, "fin"),
+        PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, w), PX_OK);
+    ck_assert_int_eq(st, PX_EDEADLK);
+    ck_assert_int_eq(px_is_initialized(), 1);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
 static atomic_int kernel_wait_status;
 static void wait_in_kernel(int64_t b, int64_t e, void *ctx)
 {
@@ -1041,6 +1065,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, test_wait_inside_op_is_edeadlk);
     tcase_add_test(tc, test_push_from_inside_op);
     tcase_add_test(tc, test_wait_inside_kernel_is_edeadlk);
+    tcase_add_test(tc, test_finalize_inside_op_is_edeadlk_and_keeps_runtime);
     tcase_add_test(tc, test_bad_handles_and_arguments);
     tcase_add_test(tc, test_allocation_failures_give_enomem_cleanly);
     tcase_add_test(tc, test_steady_state_pushes_do_not_malloc);
