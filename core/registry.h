@@ -100,6 +100,12 @@ struct px_space {
  * restores the space's default. */
 void pxi_launch_set_stream(void *stream);
 
+/* The host memory space (core/host_memory.c), for the malloc/free/deep_copy ops of every host
+ * execution space: PXI_CACHE_LINE-aligned blocks, copies between host pointers. */
+void *pxi_host_malloc(size_t bytes);
+int pxi_host_free(void *p);
+int pxi_host_deep_copy(void *dst, int dst_host, const void *src, int src_host, size_t bytes);
+
 /* Called from PX_REGISTER_SPACE constructors before main. Ignores a duplicate name. */
 void pxi_registry_add(const pxi_space_ops *ops);
 

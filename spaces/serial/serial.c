@@ -5,7 +5,6 @@
 #include <stdalign.h>
 #include <string.h>
 
-#include "core/alloc.h"
 #include "core/log.h"
 #include "core/registry.h"
 #include "policy/range.h"
@@ -73,27 +72,6 @@ static int serial_launch(const pxi_launch *l)
     return PX_OK;
 }
 
-static void *host_malloc(size_t bytes)
-{
-    return pxi_malloc_aligned(bytes ? bytes : 1, 64);
-}
-
-static int host_free(void *p)
-{
-    pxi_free_aligned(p);
-    return PX_OK;
-}
-
-static int host_deep_copy(void *dst, int dst_host, const void *src, int src_host, size_t bytes)
-{
-    if (!dst_host || !src_host) {
-        PXI_ERROR("px_deep_copy: the serial space cannot reach device memory");
-        return PX_EINVAL;
-    }
-    memmove(dst, src, bytes);
-    return PX_OK;
-}
-
 static const pxi_space_ops serial_ops = {
     .name = "serial",
     .priority = 0,
@@ -105,9 +83,9 @@ static const pxi_space_ops serial_ops = {
     .fence = serial_fence,
     .print_configuration = NULL,
     .launch = serial_launch,
-    .malloc = host_malloc,
-    .free = host_free,
-    .deep_copy = host_deep_copy,
+    .malloc = pxi_host_malloc,
+    .free = pxi_host_free,
+    .deep_copy = pxi_host_deep_copy,
     .in_kernel = serial_in_kernel,
 };
 

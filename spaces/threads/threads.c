@@ -553,27 +553,6 @@ static void threads_print_configuration(FILE *out)
     pxi_topo_print(st.topo, out, st.pu_of_rank, st.nranks);
 }
 
-static void *host_malloc(size_t bytes)
-{
-    return pxi_malloc_aligned(bytes ? bytes : 1, PXI_CACHE_LINE);
-}
-
-static int host_free(void *p)
-{
-    pxi_free_aligned(p);
-    return PX_OK;
-}
-
-static int host_deep_copy(void *dst, int dst_host, const void *src, int src_host, size_t bytes)
-{
-    if (!dst_host || !src_host) {
-        PXI_ERROR("px_deep_copy: the threads space cannot reach device memory");
-        return PX_EINVAL;
-    }
-    memmove(dst, src, bytes);
-    return PX_OK;
-}
-
 static const pxi_space_ops threads_ops = {
     .name = "threads",
     .priority = 10,
@@ -585,9 +564,9 @@ static const pxi_space_ops threads_ops = {
     .fence = threads_fence,
     .print_configuration = threads_print_configuration,
     .launch = threads_launch,
-    .malloc = host_malloc,
-    .free = host_free,
-    .deep_copy = host_deep_copy,
+    .malloc = pxi_host_malloc,
+    .free = pxi_host_free,
+    .deep_copy = pxi_host_deep_copy,
     .in_kernel = threads_in_kernel,
 };
 
