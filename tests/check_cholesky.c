@@ -4,6 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* mkstemp */
 
+#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +197,61 @@ START_TEST(test_priorities_follow_the_critical_path)
     ck_assert_int_eq(chol_priority(nt, nt - 1, 0), 0);
     ck_assert_int_eq(chol_task_count(1), 1);
     ck_assert_int_eq(chol_task_count(4), 4 + 6 + 6 + 4);
+}
+END_TEST
+
+START_TEST(test_recursive_trsm_matches_blas_dtrsm)
+{
+    /* Widths on both sides of the 32-column leaf and of every halving, tall and flat B,
+     * leading dimensions larger than the block. */
+    static const int shapes[][2] = {{1, 1},  {7, 1},    {1, 33},    {5, 31},   {64, 32},  {64, 33},
+                                    {3, 65}, {100, 97}, {256, 256}, {17, 200}, {300, 129}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int mb = shapes[s][0], nb = shapes[s][1], ldl = nb + 3, ldb = mb + 5;
+        double *l = calloc((size_t)ldl * (size_t)nb, sizeof *l);
+        double *b = calloc((size_t)ldb * (size_t)nb, sizeof *b);
+        double *ref = calloc((size_t)ldb * (size_t)nb, sizeof *ref);
+        ck_assert(l && b && ref);
+        for (int c = 0; c < nb; c++) {
+            for (int r = c; r < nb; r++) /* well conditioned: dominant positive diagonal */
+                l[(size_t)c * ldl + r] = r == c ? 2.0 + 0.01 * c : 0.5 * sin(r + 3.0 * c) / nb;
+            for (int r = 0; r < ldb; r++)
+                b[(size_t)c * ldb + r] = r < mb ? cos(0.7 * r - 1.3 * c) : 1234.5; /* pad */
+        }
+        memcpy(ref, b, (size_t)ldb * (size_t)nb * sizeof *b);
+        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, mb, nb, 1.0, l,
+                    ldl, ref, ldb);
+        chol_trsm_rlt(mb, nb, l, ldl, b, ldb);
+        double err = 0.0, scale = 0.0;
+        for (int c = 0; c < nb; c++) {
+            for (int r = 0; r < ldb; r++) {
+                double x = b[(size_t)c * ldb + r], y = ref[(size_t)c * ldb + r];
+                if (r >= mb) /* rows past mb belong to the caller: untouched */
+                    ck_assert_msg(x == 1234.5, "%dx%d: pad row %d column %d written", mb, nb, r, c);
+                else {
+                    err = fmax(err, fabs(x - y));
+                    scale = fmax(scale, fabs(y));
+                }
+            }
+        }
+        ck_assert_msg(err <= 1e-13 * fmax(scale, 1.0), "%dx%d: max diff %g (scale %g)", mb, nb, err,
+                      scale);
+        free(l);
+        free(b);
+        free(ref);
+    }
+}
+END_TEST
+
+START_TEST(test_alloc_huge_rejects_zero_and_huge_sizes)
+{
+    ck_assert_ptr_null(chol_alloc_huge(0));
+    ck_assert_ptr_null(chol_alloc_huge(SIZE_MAX));
+    double *p = chol_alloc_huge(3 * sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq((uintptr_t)p % (2u << 20), 0);
+    p[0] = p[2] = 1.0;
+    free(p);
 }
 END_TEST
 
@@ -392,6 +448,8 @@ static Suite *cholesky_suite(void)
     tcase_add_test(tc, test_not_spd_fails_with_enotspd_naming_the_pivot);
     tcase_add_test(tc, test_residual_estimate_tracks_exact_residual);
     tcase_add_test(tc, test_priorities_follow_the_critical_path);
+    tcase_add_test(tc, test_recursive_trsm_matches_blas_dtrsm);
+    tcase_add_test(tc, test_alloc_huge_rejects_zero_and_huge_sizes);
     tcase_add_test(tc, test_engine_create_rejects_bad_worker_counts);
     tcase_add_test(tc, test_matrix_init_rejects_bad_sizes);
     tcase_add_test(tc, test_parse_args_accepts_both_value_forms);

@@ -82,6 +82,20 @@ static inline double *chol_tile(const chol_matrix *m, int64_t i, int64_t j)
  */
 int chol_matrix_init(chol_matrix *m, int64_t n, int64_t tile);
 
+/**
+ * Allocate bytes (> 0) aligned to 2 MiB and advise the kernel to back them with transparent
+ * huge pages (madvise MADV_HUGEPAGE; ignored where unsupported). Free with free(). NULL when
+ * out of memory or bytes is 0. Used for the tiles and for the dense LAPACKE baseline alike.
+ */
+void *chol_alloc_huge(size_t bytes);
+
+/**
+ * Triangular solve X L^T = B in place (B := X): B is mb x nb column-major with leading
+ * dimension ldb, L is nb x nb lower triangular (non-unit) with leading dimension ldl. The
+ * TRSM tile kernel; recursive, so most of its flops run in dgemm (see chol.c).
+ */
+void chol_trsm_rlt(int mb, int nb, const double *l, int ldl, double *b, int ldb);
+
 /** Free the storage and delete the Vars (if attached). Safe on a zeroed struct. */
 void chol_matrix_fini(chol_matrix *m);
 
