@@ -42,6 +42,7 @@ enum {
     S_SPIN_US,
     S_CPU_WORKER_NTHREADS,
     S_ENGINE_MAX_PENDING,
+    S_ENGINE_INLINE_NS,
     S_PROFILE,
     S_KERNEL_TIMER,
     S_DEBUG_CHECK,
@@ -78,6 +79,11 @@ static const setting table[S_COUNT] = {
     [S_ENGINE_MAX_PENDING] = {"PX_ENGINE_MAX_PENDING", NULL, "--px-engine-max-pending", T_INT, 1,
                               INT64_C(1) << 40, NULL,
                               "ops in flight per engine before pushers block", "engine default"},
+    [S_ENGINE_INLINE_NS] = {"PX_ENGINE_INLINE_NS", NULL, "--px-engine-inline-ns", T_INT, 0, 1000000,
+                            NULL,
+                            "CPU ops measured to run in fewer nanoseconds run on their pusher "
+                            "when ready (0: never)",
+                            "50"},
     [S_PROFILE] = {"PX_PROFILE", NULL, "--px-profile", T_PATH, 0, 0, NULL,
                    "write a Chrome trace (Perfetto) of ops and kernels to this file", "off"},
     [S_KERNEL_TIMER] = {"PX_KERNEL_TIMER", NULL, "--px-kernel-timer", T_BOOL, 0, 1, NULL,
@@ -103,6 +109,7 @@ static void config_defaults(pxi_config *c)
     c->log_level = px_log_get_level();
     c->wait_policy = PXI_WAIT_DEFAULT;
     c->spin_us = -1;
+    c->engine_inline_ns = -1;
 }
 
 static int parse_int(const char *src, const setting *st, const char *v, int64_t *out)
@@ -245,6 +252,9 @@ static int apply(pxi_config *c, int id, const char *src, const char *v)
         break;
     case S_ENGINE_MAX_PENDING:
         c->engine_max_pending = x;
+        break;
+    case S_ENGINE_INLINE_NS:
+        c->engine_inline_ns = x;
         break;
     case S_PROFILE:
         rc = set_owned(&c->profile_path, v);
@@ -456,6 +466,10 @@ void pxi_settings_print(FILE *out)
         fprintf(out, "  spin_us = (backend default)\n");
     fprintf(out, "  cpu_worker_nthreads = %d\n", c->cpu_worker_nthreads);
     fprintf(out, "  engine_max_pending = %lld\n", (long long)c->engine_max_pending);
+    if (c->engine_inline_ns >= 0)
+        fprintf(out, "  engine_inline_ns = %lld\n", (long long)c->engine_inline_ns);
+    else
+        fprintf(out, "  engine_inline_ns = (engine default)\n");
     fprintf(out, "  profile = %s\n", c->profile_path ? c->profile_path : "(off)");
     fprintf(out, "  kernel_timer = %d\n", c->kernel_timer);
 }

@@ -25,6 +25,7 @@ typedef struct pxi_config {
     int64_t spin_us;             /* PX_SPIN_US; -1: backend default */
     int cpu_worker_nthreads;     /* PX_CPU_WORKER_NTHREADS; 0: engine default */
     int64_t engine_max_pending;  /* PX_ENGINE_MAX_PENDING; 0: engine default */
+    int64_t engine_inline_ns;    /* PX_ENGINE_INLINE_NS; -1: engine default */
     char *profile_path;          /* PX_PROFILE: Chrome trace output; NULL: off (owned) */
     int kernel_timer;            /* PX_KERNEL_TIMER */
     int debug_check;             /* PX_DEBUG_CHECK: run structure checkers after mutations */

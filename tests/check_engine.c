@@ -1,7 +1,8 @@
 /* tests/check_engine.c - the dependency engine: ordering (RandSumExpr-style randomized
  * workload against a serial run), failures, deferred deletion, reusable operators, priorities,
  * concurrent pushers, waits inside ops, bad handles, allocation failures, the no-malloc
- * steady state, backpressure, kernel ops and the Chrome trace.
+ * steady state, backpressure, work-first inlining by measured cost, kernel ops and the Chrome
+ * trace.
  *
  * The engine kind under test comes from PX_ENGINE (ctest registers one run per kind); engines
  * made here use that kind with 1, 2 and 4 workers. PX_TEST_ENGINE_OPS scales the randomized
@@ -1046,6 +1047,144 @@ START_TEST(test_backpressure_blocks_pushers_at_max_pending)
 }
 END_TEST
 
+/* ---- work-first inlining by measured cost ------------------------------------------------ */
+
+#define INL_OPS 4000
+static int inl_worker[INL_OPS + 400];
+static atomic_int inl_slow_us;
+
+typedef struct inl_arg {
+    int index;
+} inl_arg;
+
+static int inl_fn(const px_run_context *rc, void *arg)
+{
+    const inl_arg *a = arg;
+    inl_worker[a->index] = rc->worker;
+    int us = atomic_load_explicit(&inl_slow_us, memory_order_relaxed);
+    if (us > 0)
+        spin_us(us);
+    return PX_OK;
+}
+
+/* Initialize with PX_ENGINE_MAX_PENDING=64, which turns the queue-depth throttle off for a
+ * 1-worker engine (engine.h), so a pusher runs an op only by the cost rule, and with
+ * PX_ENGINE_INLINE_NS=inline_ns. The thresholds the tests pass are far from what inl_fn
+ * costs, with or without sanitizers (an empty run under TSan takes a few hundred ns). */
+static px_engine *inl_engine(const char *inline_ns)
+{
+    setenv("PX_ENGINE_MAX_PENDING", "64", 1);
+    setenv("PX_ENGINE_INLINE_NS", inline_ns, 1);
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    unsetenv("PX_ENGINE_MAX_PENDING");
+    unsetenv("PX_ENGINE_INLINE_NS");
+    px_engine *e = px_engine_create(kind_under_test(), 1);
+    ck_assert_ptr_nonnull(e);
+    return e;
+}
+
+/* Push ops [first, last) writing Var k % 64, then wait for all. */
+static void inl_push(px_engine *e, px_var **v, inl_arg *args, int first, int last)
+{
+    for (int k = first; k < last; ++k) {
+        args[k].index = k;
+        inl_worker[k] = -2;
+        ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[k], CPU, NULL, 0, &v[k % 64], 1,
+                                             PX_FN_NORMAL, 0, "inl"),
+                         PX_OK);
+    }
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+}
+
+static int inl_on_pusher(int first, int last)
+{
+    int n = 0;
+    for (int k = first; k < last; ++k) {
+        ck_assert_msg(inl_worker[k] != -2, "op %d did not run", k);
+        n += inl_worker[k] == -1;
+    }
+    return n;
+}
+
+START_TEST(test_ops_measured_cheap_run_on_the_pusher)
+{
+    atomic_store(&inl_slow_us, 0);
+    px_engine *e = inl_engine("20000");
+    px_var *v[64];
+    for (int i = 0; i < 64; ++i)
+        v[i] = px_var_new(e);
+    static inl_arg args[INL_OPS];
+    inl_push(e, v, args, 0, INL_OPS);
+    int on_pusher = inl_on_pusher(INL_OPS / 2, INL_OPS);
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        ck_assert_int_eq(on_pusher, INL_OPS / 2); /* naive runs everything at push */
+    else
+        /* The first samples (one run in 64 is timed) teach the engine that inl_fn is cheap;
+         * from then on a ready op runs at push. Preempted samples can send a few back. */
+        ck_assert_msg(on_pusher > INL_OPS / 4, "only %d of the last %d cheap ops ran at push",
+                      on_pusher, INL_OPS / 2);
+    for (int i = 0; i < 64; ++i)
+        ck_assert_int_eq(px_var_delete(e, v[i]), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
+START_TEST(test_inline_ns_zero_keeps_cheap_ops_on_workers)
+{
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return; /* nothing to hand off */
+    atomic_store(&inl_slow_us, 0);
+    px_engine *e = inl_engine("0");
+    px_var *v[64];
+    for (int i = 0; i < 64; ++i)
+        v[i] = px_var_new(e);
+    static inl_arg args[INL_OPS];
+    inl_push(e, v, args, 0, INL_OPS);
+    ck_assert_int_eq(inl_on_pusher(0, INL_OPS), 0);
+    for (int i = 0; i < 64; ++i)
+        ck_assert_int_eq(px_var_delete(e, v[i]), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
+START_TEST(test_op_that_becomes_expensive_goes_back_to_workers)
+{
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return;
+    atomic_store(&inl_slow_us, 0);
+    px_engine *e = inl_engine("20000");
+    px_var *v[64];
+    for (int i = 0; i < 64; ++i)
+        v[i] = px_var_new(e);
+    static inl_arg args[INL_OPS + 400];
+    inl_push(e, v, args, 0, INL_OPS);
+    ck_assert_int_gt(inl_on_pusher(INL_OPS / 2, INL_OPS), 0);
+    /* Same function, now 200 us a run: the next timed run (within 64) lifts its average far
+     * above the 20 us threshold, and the ops after it are handed to the worker again. */
+    atomic_store(&inl_slow_us, 200);
+    inl_push(e, v, args, INL_OPS, INL_OPS + 400);
+    ck_assert_int_eq(inl_on_pusher(INL_OPS + 200, INL_OPS + 400), 0);
+    atomic_store(&inl_slow_us, 0);
+    for (int i = 0; i < 64; ++i)
+        ck_assert_int_eq(px_var_delete(e, v[i]), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
+START_TEST(test_inline_ns_rejects_malformed_values)
+{
+    static const char *bad[] = {"-1", "1000001", "12x", "", " 5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        setenv("PX_ENGINE_INLINE_NS", bad[i], 1);
+        ck_assert_msg(px_initialize(NULL, NULL) == PX_EINVAL, "'%s' accepted", bad[i]);
+    }
+    unsetenv("PX_ENGINE_INLINE_NS");
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -1078,6 +1217,10 @@ static Suite *engine_suite(void)
     tcase_add_test(life, test_finalize_waits_for_undestroyed_engine_and_warns);
     tcase_add_test(life, test_finalize_returns_pending_failure_of_default_engine);
     tcase_add_test(life, test_backpressure_blocks_pushers_at_max_pending);
+    tcase_add_test(life, test_ops_measured_cheap_run_on_the_pusher);
+    tcase_add_test(life, test_inline_ns_zero_keeps_cheap_ops_on_workers);
+    tcase_add_test(life, test_op_that_becomes_expensive_goes_back_to_workers);
+    tcase_add_test(life, test_inline_ns_rejects_malformed_values);
     suite_add_tcase(s, life);
     return s;
 }

@@ -5,7 +5,9 @@
  *             (backpressure) -> lock every Var in address order -> append one dep per Var
  *             (a grant decrements the op's wait counter) -> unlock -> drop the pusher's +1.
  *   dispatch: whoever takes the counter to zero hands the op to a lane (or runs it inline:
- *             naive engine, internal ops, PX_FN_ASYNC ops ready at push).
+ *             naive engine, internal ops, PX_FN_ASYNC ops ready at push, the work-first
+ *             throttle). An op measured cheaper than a hand-off that is ready at push runs
+ *             on the pusher without an in-flight slot ("Work-first inlining" below).
  *   finish:   mark write Vars failed on error -> release each Var, granting the next deps
  *             outside the Var lock -> return the block to its pool.
  */
@@ -36,6 +38,57 @@
 
 const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES] = {4, 20, 64, 256};
 
+/* ---- Work-first inlining by measured cost ------------------------------------------------
+ *
+ * Handing a ready op to a worker costs the pusher a lane lock and two or three cache-line
+ * transfers (the lane, the op block, the Var the worker releases), about 50-100 ns on the
+ * 2-core VM and more where the pusher and the workers compete for cores. An op that runs in
+ * less time than that is cheaper to run where it is: the pusher runs it at push, when it is
+ * ready, the way libgomp runs tasks undeferred and TBB/Cilk run spawned work first. Which ops
+ * are that cheap is measured, not declared: one run in PXI_COST_SAMPLE of every eligible op
+ * is timed (on whichever thread runs it) and folded into a moving average per op function
+ * (engine_impl.h, pxi_cost_slot); an op whose function averages below e->inline_ns
+ * (PX_ENGINE_INLINE_NS, default PXI_DEFAULT_INLINE_NS in runtime.c) is a candidate. Inline
+ * runs keep being sampled, so a function that becomes expensive goes back to the workers
+ * after a few samples. A function never seen is not a candidate: its first ops go to workers.
+ *
+ * Eligible: SYNC ops for the normal CPU lane (not kernel ops, whose one trampoline would mix
+ * every kernel's cost; not prioritized, copy or GPU ops; not ops pushed from inside an op).
+ * A candidate that is ready at push runs before the push returns and never takes an
+ * in-flight slot: nothing can wait for it that was not ordered after the push (waits from
+ * other threads that race with a push have no order to keep, and a Var's later users queue
+ * behind its dep as usual). A candidate that is not ready takes a slot like any op. */
+#define PXI_COST_SAMPLE 64u
+
+static inline pxi_cost_slot *cost_slot(pxi_engine *e, px_sync_fn fn)
+{
+    uintptr_t h = (uintptr_t)fn;
+    h ^= h >> 17;
+    h *= UINT64_C(0x9e3779b97f4a7c15);
+    return &e->cost[(h >> 40) % PXI_COST_SLOTS];
+}
+
+static inline int cost_below(pxi_engine *e, px_sync_fn fn, int64_t limit_ns)
+{
+    pxi_cost_slot *c = cost_slot(e, fn);
+    return atomic_load_explicit(&c->fn, memory_order_relaxed) == (uintptr_t)fn &&
+           atomic_load_explicit(&c->ns, memory_order_relaxed) < limit_ns;
+}
+
+static void cost_record(pxi_engine *e, px_sync_fn fn, int64_t ns)
+{
+    pxi_cost_slot *c = cost_slot(e, fn);
+    if (atomic_load_explicit(&c->fn, memory_order_relaxed) != (uintptr_t)fn) {
+        atomic_store_explicit(&c->ns, ns, memory_order_relaxed);
+        atomic_store_explicit(&c->fn, (uintptr_t)fn, memory_order_relaxed);
+        return;
+    }
+    /* Moving average with weight 1/4: a preempted sample (tens of microseconds) decays
+     * below a 50 ns threshold again within about 20 samples (about 1,300 runs). */
+    long long old = atomic_load_explicit(&c->ns, memory_order_relaxed);
+    atomic_store_explicit(&c->ns, old + (ns - old) / 4, memory_order_relaxed);
+}
+
 /* The worker the calling thread is (NULL for user threads), the depth of ops running on it,
  * and its continuation slot: an op made ready by the op this worker just finished, for the
  * worker's own FIFO lane, runs next on the same thread without a queue round trip or wake-up
@@ -43,6 +96,8 @@ const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES] = {4, 20, 64, 256};
 static PXI_ENGINE_TLS pxi_worker *tl_worker;
 static PXI_ENGINE_TLS int tl_in_op;
 static PXI_ENGINE_TLS pxi_opr *tl_local;
+/* Eligible op runs on this thread, for 1-in-PXI_COST_SAMPLE timing. */
+static PXI_ENGINE_TLS unsigned tl_sample;
 
 void pxi_engine_worker_enter(pxi_worker *w)
 {
@@ -330,8 +385,10 @@ static void finish(pxi_opr *o, int status)
     }
     if (o->tmpl)
         tmpl_release(e, o->tmpl);
+    int counted = o->counted;
     opr_free(e, o);
-    inflight_done(e);
+    if (counted)
+        inflight_done(e);
 }
 
 void pxi_engine_gpu_done(void *arg, int status)
@@ -392,7 +449,12 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
         pxi_tools_push_region(name && name[0] ? name : "px_engine_op");
     ++tl_in_op;
     if (o->kind == PXI_OP_SYNC) {
+        pxi_engine *e = o->e;
+        int timed = o->inline_ok && e->inline_ns > 0 && ++tl_sample % PXI_COST_SAMPLE == 0;
+        int64_t c0 = timed ? pxi_os_now_ns() : 0;
         int st = o->sfn(&rc, o->arg);
+        if (timed)
+            cost_record(e, o->sfn, pxi_os_now_ns() - c0);
         --tl_in_op;
         if (tools)
             pxi_tools_pop_region();
@@ -535,7 +597,11 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
             o->deps[m - 1].write |= o->deps[i].write;
             continue;
         }
-        o->deps[m++] = o->deps[i];
+        /* No copy onto itself: the dep was just written field by field, and reloading it
+         * whole stalls on store forwarding (the hottest line of an empty push). */
+        if (m != i)
+            o->deps[m] = o->deps[i];
+        ++m;
     }
     o->n_deps = m;
     o->kind = p->kind;
@@ -561,9 +627,17 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
                  ? atomic_fetch_add_explicit(&e->push_seq, 1, memory_order_relaxed)
                  : 0;
     atomic_store_explicit(&o->wait, (int)m + 1, memory_order_relaxed);
+    o->inline_ok = p->kind == PXI_OP_SYNC && p->prop == PX_FN_NORMAL && p->ctx.type == PX_DEV_CPU &&
+                   !p->no_inline && e->kind != PX_ENGINE_NAIVE;
+    /* A candidate for running here and now (see "Work-first inlining" above) takes no
+     * in-flight slot unless it turns out not to be ready. */
+    int candidate =
+        o->inline_ok && tl_in_op == 0 && e->inline_ns > 0 && cost_below(e, o->sfn, e->inline_ns);
+    o->counted = !candidate;
+    if (o->counted)
+        inflight_reserve(e, tl_in_op == 0);
 
-    inflight_reserve(e, tl_in_op == 0);
-
+relock:
     /* Two-phase locking in address order: the appends of one push are atomic with respect
      * to every other push sharing a Var, so pushes are serializable and no two ops can each
      * wait for the other (MXNet's A,B / B,A pusher deadlock). */
@@ -575,9 +649,29 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
             for (uint32_t k = 0; k < m; ++k)
                 pxi_spin_unlock(&o->deps[k].var->lock);
             PXI_ERROR("%s: a Var was deleted while being pushed", p->caller);
-            inflight_dec(e);
+            if (o->counted)
+                inflight_dec(e);
             opr_free(e, o);
             return PX_EINVAL;
+        }
+    }
+    if (!o->counted) {
+        /* Ready now means every dep is granted at append: a read needs no pending write, a
+         * write needs neither a pending write nor running reads. */
+        int all_ready = 1;
+        for (uint32_t i = 0; i < m && all_ready; ++i) {
+            const pxi_var *v = o->deps[i].var;
+            all_ready = !v->head && (!o->deps[i].write || v->running_reads == 0);
+        }
+        if (!all_ready) {
+            /* It will wait, so it is an ordinary op: it needs its slot before any Var shows
+             * it (a completion must never precede the increment), and the reservation may
+             * block, which it must not do holding spin locks. Nothing was appended yet. */
+            for (uint32_t k = 0; k < m; ++k)
+                pxi_spin_unlock(&o->deps[k].var->lock);
+            o->counted = 1;
+            inflight_reserve(e, 1);
+            goto relock;
         }
     }
     int ready = 0;
@@ -613,6 +707,14 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
         VAR_CHECK(e, o->deps[i].var);
         pxi_spin_unlock(&o->deps[i].var->lock);
     }
+    if (!o->counted) {
+        /* Every dep was granted at append (checked above under the locks): no other thread
+         * holds a reference to the counter, so it needs no atomic read-modify-write. */
+        PX_ASSERT(ready == (int)m);
+        atomic_store_explicit(&o->wait, 0, memory_order_relaxed);
+        pxi_engine_execute(o, NULL);
+        return PX_OK;
+    }
     if (atomic_fetch_sub_explicit(&o->wait, ready + 1, memory_order_acq_rel) == ready + 1)
         dispatch(o, 1);
     return PX_OK;
@@ -641,6 +743,34 @@ static int check_prop(px_fn_property prop, const char *caller)
     return PX_OK;
 }
 
+/* Fill every field of a public push's descriptor one by one: a designated initializer zeroes
+ * the whole 150-byte struct first, which GCC does with `rep stos`, whose start-up cost was
+ * 9% of an empty op's push. */
+static inline void push_describe(pxi_push *p, pxi_op_kind kind, void *arg, px_context ctx,
+                                 px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                 size_t n_writes, px_fn_property prop, int priority,
+                                 const char *name, const char *caller)
+{
+    p->kind = kind;
+    p->sfn = NULL;
+    p->afn = NULL;
+    p->arg = arg;
+    p->cleanup = NULL;
+    p->ctx = ctx;
+    p->reads = reads;
+    p->n_reads = n_reads;
+    p->writes = writes;
+    p->n_writes = n_writes;
+    p->handles = NULL;
+    p->prop = prop;
+    p->priority = priority;
+    p->name = name;
+    p->tmpl = NULL;
+    p->waiter = NULL;
+    p->caller = caller;
+    p->no_inline = 0;
+}
+
 /* The checks px_engine_push_sync and px_engine_push_async share, then the push itself.
  * @fn_set tells whether the caller's function pointer is non-NULL. */
 static int push_checked(px_engine *e, const pxi_push *p, int fn_set)
@@ -663,18 +793,10 @@ int px_engine_push_sync(px_engine *e, px_sync_fn fn, void *arg, px_context ctx,
                         px_var *const *reads, size_t n_reads, px_var *const *writes,
                         size_t n_writes, px_fn_property prop, int priority, const char *name)
 {
-    pxi_push p = {.kind = PXI_OP_SYNC,
-                  .sfn = fn,
-                  .arg = arg,
-                  .ctx = ctx,
-                  .reads = reads,
-                  .n_reads = n_reads,
-                  .writes = writes,
-                  .n_writes = n_writes,
-                  .prop = prop,
-                  .priority = priority,
-                  .name = name,
-                  .caller = "px_engine_push_sync"};
+    pxi_push p;
+    push_describe(&p, PXI_OP_SYNC, arg, ctx, reads, n_reads, writes, n_writes, prop, priority, name,
+                  "px_engine_push_sync");
+    p.sfn = fn;
     return push_checked(e, &p, fn != NULL);
 }
 
@@ -682,18 +804,10 @@ int px_engine_push_async(px_engine *e, px_async_fn fn, void *arg, px_context ctx
                          px_var *const *reads, size_t n_reads, px_var *const *writes,
                          size_t n_writes, px_fn_property prop, int priority, const char *name)
 {
-    pxi_push p = {.kind = PXI_OP_ASYNC,
-                  .afn = fn,
-                  .arg = arg,
-                  .ctx = ctx,
-                  .reads = reads,
-                  .n_reads = n_reads,
-                  .writes = writes,
-                  .n_writes = n_writes,
-                  .prop = prop,
-                  .priority = priority,
-                  .name = name,
-                  .caller = "px_engine_push_async"};
+    pxi_push p;
+    push_describe(&p, PXI_OP_ASYNC, arg, ctx, reads, n_reads, writes, n_writes, prop, priority,
+                  name, "px_engine_push_async");
+    p.afn = fn;
     return push_checked(e, &p, fn != NULL);
 }
 

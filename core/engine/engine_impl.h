@@ -204,6 +204,11 @@ typedef struct pxi_opr {
     int run_status;     /* GPU sync ops: fn's status until the stream callback */
     pxi_worker *worker; /* GPU sync ops: the worker whose stream runs it */
     int size_class;     /* pool index, or -1 for a direct pxi_malloc */
+    /* May run on its pusher when measured cheap (engine.c "Work-first inlining"): a SYNC op
+     * of the normal CPU lane that is not a kernel op. */
+    uint8_t inline_ok;
+    /* Holds an in-flight slot (all ops but those the pusher runs inline from push). */
+    uint8_t counted;
     uint32_t n_deps;
     uint32_t cap_deps;
     pxi_dep deps[];
@@ -280,6 +285,18 @@ struct pxi_lane {
     void *cuda_space; /* px_space * for GPU lanes */
 };
 
+/* ---- measured op cost (work-first inlining, engine.c) ----------------------------------- */
+
+/* A direct-mapped table from op function to a moving average of its measured run time. Read
+ * and written with relaxed atomics and no lock: a slot two functions fight over, or a
+ * function read with the other's average, misplaces a few ops (pusher or worker), never
+ * changes a result. */
+#define PXI_COST_SLOTS 64
+typedef struct pxi_cost_slot {
+    _Atomic(uintptr_t) fn;
+    atomic_llong ns;
+} pxi_cost_slot;
+
 /* ---- the engine ------------------------------------------------------------------------- */
 
 #define PXI_ENGINE_MAGIC 0x50584547u /* 'PXEG' */
@@ -294,6 +311,7 @@ struct px_engine {
     int64_t max_pending;
     int64_t low_pending; /* pushers blocked at max_pending resume here */
     int64_t spin_ns;
+    int64_t inline_ns; /* PX_ENGINE_INLINE_NS: ops measured below it run on the pusher */
     int is_default;
     int debug_check; /* PX_DEBUG_CHECK: run the Var queue checker after mutations */
     /* pools, by op capacity class */
@@ -309,6 +327,8 @@ struct px_engine {
     _Atomic(pxi_lane *) gpu_lanes[PXI_MAX_GPU_DEVS];
     _Atomic(pxi_lane *) gpu_copy_lanes[PXI_MAX_GPU_DEVS];
     int next_worker_index; /* under lanes_lock */
+    /* Measured cost per op function: read on every eligible push, written on sampled runs. */
+    alignas(PXI_CACHE_LINE) pxi_cost_slot cost[PXI_COST_SLOTS];
     /* counters */
     alignas(PXI_CACHE_LINE) atomic_llong in_flight;
     atomic_ullong push_seq;
@@ -342,6 +362,7 @@ typedef struct pxi_push {
     pxi_optmpl *tmpl;
     pxi_waiter *waiter;
     const char *caller;
+    int no_inline; /* never run on the pusher by the cost rule (kernel ops) */
 } pxi_push;
 
 PX_NODISCARD int pxi_engine_push(pxi_engine *e, const pxi_push *p);

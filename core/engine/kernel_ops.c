@@ -227,7 +227,9 @@ static int kop_push(px_engine *e, const kop_desc *d)
                   .prop = PX_FN_NORMAL,
                   .priority = 0,
                   .name = k->label,
-                  .caller = caller};
+                  .caller = caller,
+                  /* One trampoline runs every kernel: a cost measured for it would mix them. */
+                  .no_inline = 1};
     rc = pxi_engine_push(e, &p);
     if (rc != PX_OK) {
         pxi_free(k->heap_args);

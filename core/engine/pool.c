@@ -222,7 +222,10 @@ void pxi_htable_init(pxi_htable *t, size_t slot_bytes, void (*slot_init)(void *)
                      void (*slot_fini)(void *))
 {
     pthread_mutex_init(&t->lock, NULL);
-    t->slot_bytes = (slot_bytes + 15) / 16 * 16;
+    /* Whole cache lines per slot, on line boundaries: a Var is locked by the pusher while a
+     * worker releases its neighbour, and a 48-byte Var would straddle two lines half the
+     * time and share one with the next Var (false sharing on the push/complete path). */
+    t->slot_bytes = (slot_bytes + PXI_CACHE_LINE - 1) / PXI_CACHE_LINE * PXI_CACHE_LINE;
     t->slot_init = slot_init;
     t->slot_fini = slot_fini;
     for (unsigned i = 0; i < PXI_HT_MAX_CHUNKS; ++i)
@@ -241,7 +244,7 @@ void pxi_htable_fini(pxi_htable *t)
         if (t->slot_fini)
             for (unsigned k = 0; k < PXI_HT_CHUNK; ++k)
                 t->slot_fini(c + (size_t)k * t->slot_bytes);
-        pxi_free(c);
+        pxi_free_aligned(c);
         atomic_store_explicit(&t->chunks[i], NULL, memory_order_relaxed);
     }
     pthread_mutex_destroy(&t->lock);
@@ -262,11 +265,12 @@ void *pxi_htable_alloc(pxi_htable *t, uint32_t *gen)
         }
         unsigned char *c = atomic_load_explicit(&t->chunks[ci], memory_order_relaxed);
         if (!c) {
-            c = pxi_calloc(PXI_HT_CHUNK, t->slot_bytes);
+            c = pxi_malloc_aligned((size_t)PXI_HT_CHUNK * t->slot_bytes, PXI_CACHE_LINE);
             if (!c) {
                 pthread_mutex_unlock(&t->lock);
                 return NULL;
             }
+            memset(c, 0, (size_t)PXI_HT_CHUNK * t->slot_bytes);
             for (unsigned k = 0; k < PXI_HT_CHUNK; ++k) {
                 pxi_slot_hdr *s = (pxi_slot_hdr *)(c + (size_t)k * t->slot_bytes);
                 atomic_init(&s->gen, 0);

@@ -23,6 +23,8 @@
 
 #define PXI_DEFAULT_MAX_PENDING (1 << 16)
 #define PXI_DEFAULT_SPIN_US     50
+/* Work-first inlining threshold (engine.c): about what handing an op to a worker costs. */
+#define PXI_DEFAULT_INLINE_NS 50
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static pxi_engine *engine_list;              /* under list_lock */
@@ -126,6 +128,7 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
         e->spin_ns = cfg->spin_us * 1000;
     else
         e->spin_ns = (int64_t)PXI_DEFAULT_SPIN_US * 1000;
+    e->inline_ns = cfg->engine_inline_ns >= 0 ? cfg->engine_inline_ns : PXI_DEFAULT_INLINE_NS;
     for (int c = 0; c < PXI_OPR_CLASSES; ++c) {
         size_t bytes = sizeof(pxi_opr) + pxi_opr_class_deps[c] * sizeof(pxi_dep);
         size_t per_slab = (size_t)(c == 0 ? 256 : c == 1 ? 128 : c == 2 ? 32 : 8);
@@ -273,6 +276,6 @@ void pxi_engine_print_configuration(FILE *out)
         fprintf(out, ", %d priority worker(s)", e->prio_workers);
     if (e->kind != PX_ENGINE_NAIVE)
         fprintf(out, ", 1 IO worker");
-    fprintf(out, ", max pending %lld, spin %lld us\n", (long long)e->max_pending,
-            (long long)(e->spin_ns / 1000));
+    fprintf(out, ", max pending %lld, spin %lld us, inline below %lld ns\n",
+            (long long)e->max_pending, (long long)(e->spin_ns / 1000), (long long)e->inline_ns);
 }

@@ -28,8 +28,14 @@
  * to the lane their context and property pick. A worker that makes a CPU op ready keeps it and
  * runs it next itself, so a chain of dependent ops stays on one core. When a CPU queue holds
  * more than 2 ready ops per worker, a pusher runs the ready op it pushes itself (libgomp's
- * undeferred tasks past a queue bound), unless PX_ENGINE_MAX_PENDING is at most 64 per worker;
- * its px_run_context then says worker -1.
+ * undeferred tasks past a queue bound), unless PX_ENGINE_MAX_PENDING is at most 64 per worker.
+ * A pusher also runs, before its push returns, a ready PX_FN_NORMAL CPU op whose function
+ * has been measured to run in less than PX_ENGINE_INLINE_NS nanoseconds (default 50: about
+ * what handing an op to a worker costs), work-first as in Cilk and TBB: one run in 64 of such
+ * ops is timed, per function, wherever it runs, so a function that becomes slower goes back
+ * to the workers. Kernel ops, ops pushed from inside ops and not-yet-ready ops are never run
+ * this way; PX_ENGINE_INLINE_NS=0 turns it off. An op run by a pusher sees worker -1 in its
+ * px_run_context. Results never depend on where an op runs.
  *
  * Sizing: per_device uses one CPU worker per CPU device by default because kernel ops on the
  * threads space take their parallelism from the Threads pool (the worker is rank 0 and
@@ -47,7 +53,8 @@
  *
  * Backpressure: at most PX_ENGINE_MAX_PENDING ops (default 65,536) are in flight per engine;
  * a push beyond that blocks until three quarters of the limit remain (pushes from inside ops
- * never block).
+ * never block). An op its pusher runs at push is finished when the push returns and never
+ * counts as in flight.
  *
  * Steady state: op blocks and kernel-op payloads come from per-engine pools, so pushing a
  * steady stream of ops with at most 256 Vars each does no malloc.
