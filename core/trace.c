@@ -5,11 +5,17 @@
  * takes too. Buffers are registered in a global list and freed only by px_trace_clear or
  * finalize, which bump an epoch that invalidates every thread-local pointer. Kernel spans come
  * from an internal tools listener (begin/end events on the launching thread, nested by a
- * small per-thread stack). */
+ * small per-thread stack).
+ *
+ * The output is shaped for Perfetto's JSON importer (google/perfetto,
+ * src/trace_processor/importers/json/: json_trace_tokenizer.cc, json_trace_parser_impl.cc,
+ * json_utils; and importers/common/slice_tracker.cc), which is stricter than the Trace Event
+ * Format document in the ways noted where each field is written. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -40,7 +46,7 @@ typedef struct ev_chunk {
 typedef struct tbuf {
     struct tbuf *next;    /* under g_lock */
     pthread_mutex_t lock; /* events, name */
-    uint64_t tid;
+    uint32_t tid;         /* set once, under g_lock */
     char tname[32];
     ev_chunk *head, *cur;
 } tbuf;
@@ -50,6 +56,7 @@ atomic_int pxi_trace_on;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static tbuf *g_bufs;            /* under g_lock */
 static atomic_uint g_epoch = 1; /* bumped when buffers are freed */
+static uint32_t g_next_tid;     /* under g_lock: stand-in tids (see my_buf) */
 static int listener_added;      /* initialize/finalize thread only */
 
 static _Thread_local tbuf *tl_buf;
@@ -76,9 +83,14 @@ static tbuf *my_buf(void)
     if (!b)
         return NULL;
     pthread_mutex_init(&b->lock, NULL);
-    b->tid = pxi_os_thread_id();
+    uint64_t os_tid = pxi_os_thread_id();
     snprintf(b->tname, sizeof b->tname, "%s", tl_name[0] ? tl_name : "thread");
     pthread_mutex_lock(&g_lock);
+    /* Perfetto reads tid as a uint32 (CoerceToUint32 in the JSON parser) and files an event
+     * whose tid does not fit under the pid instead: every thread would share one track, where
+     * their overlapping spans are dropped. Linux tids fit; a pthread_t address (os_posix.c)
+     * does not and is replaced by a count from 1, distinct per buffer. */
+    b->tid = os_tid <= UINT32_MAX ? (uint32_t)os_tid : ++g_next_tid;
     b->next = g_bufs;
     g_bufs = b;
     pthread_mutex_unlock(&g_lock);
@@ -116,7 +128,9 @@ void pxi_trace_span(const char *cat, const char *name, int64_t t0_ns, int64_t t1
     }
     ev *e = &b->cur->ev[b->cur->n++];
     e->t0 = t0_ns;
-    e->t1 = t1_ns;
+    /* Perfetto drops a slice with a negative duration; a span read from two threads' clocks
+     * could have one only through a clock fault, so clamp it to empty. */
+    e->t1 = t1_ns < t0_ns ? t0_ns : t1_ns;
     e->cat = cat;
     snprintf(e->name, sizeof e->name, "%s", name ? name : "?");
     pthread_mutex_unlock(&b->lock);
@@ -198,20 +212,125 @@ static const pxi_tool_hooks trace_hooks = {
 
 /* ---- JSON output ------------------------------------------------------------------------ */
 
+/* Perfetto's tokenizer (ReadOneJsonString) fails the whole file on a raw control character
+ * (iscntrl, which includes DEL), and older releases also on any \uXXXX escape (later ones keep
+ * it undecoded). So only the short escapes are used; other control characters, which have
+ * none, become '?', as do bytes >= 0x80 (a name cut inside a UTF-8 sequence must not break the
+ * file). */
 static void put_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; ++p) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else if (*p >= 0x80)
-            fputc('?', f); /* a name cut inside a UTF-8 sequence must not break the file */
+        const char *esc = NULL;
+        switch (*p) {
+        case '"':
+            esc = "\\\"";
+            break;
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '\b':
+            esc = "\\b";
+            break;
+        case '\f':
+            esc = "\\f";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        default:
+            break;
+        }
+        if (esc)
+            fputs(esc, f);
+        else if (*p < 0x20 || *p >= 0x7f)
+            fputc('?', f);
         else
             fputc(*p, f);
     }
     fputc('"', f);
+}
+
+/* Write @ns nanoseconds (>= 0) as microseconds, the unit of ts and dur. Perfetto turns the
+ * number back into nanoseconds as (int64_t)(value * 1000.0), truncating: 1.001 parses to a
+ * double just below it and comes back as 1000 ns. A child span ending on its parent's
+ * nanosecond could then end after it, and Perfetto drops a complete event that overlaps an
+ * enclosing one without nesting (slice_tracker.cc). The decimal is written exactly, plus half
+ * a nanosecond, so truncation (Perfetto) and rounding (other readers) both land on @ns. */
+static void put_us(FILE *f, int64_t ns)
+{
+    fprintf(f, "%" PRId64 ".%03" PRId64 "5", ns / 1000, ns % 1000);
+}
+
+/* Spans in start order, and an enclosing span before those it encloses when they start on the
+ * same nanosecond (it is recorded after them, at its end). Perfetto sorts by ts; on a tie some
+ * releases keep file order, and a child read first would make its parent look overlapping. */
+static int ev_order(const void *a, const void *b)
+{
+    const ev *x = *(const ev *const *)a, *y = *(const ev *const *)b;
+    if (x->t0 != y->t0)
+        return x->t0 < y->t0 ? -1 : 1;
+    if (x->t1 != y->t1)
+        return x->t1 > y->t1 ? -1 : 1;
+    return 0;
+}
+
+/* Under g_lock: the earliest start (0 with no event) and the most events one thread holds. */
+static int64_t scan_bufs(size_t *max_n)
+{
+    int64_t base = INT64_MAX;
+    *max_n = 0;
+    for (tbuf *b = g_bufs; b; b = b->next) {
+        size_t n = 0;
+        pthread_mutex_lock(&b->lock);
+        for (ev_chunk *c = b->head; c; c = c->next) {
+            n += c->n;
+            for (size_t i = 0; i < c->n; ++i)
+                if (c->ev[i].t0 < base)
+                    base = c->ev[i].t0;
+        }
+        pthread_mutex_unlock(&b->lock);
+        if (n > *max_n)
+            *max_n = n;
+    }
+    return base == INT64_MAX ? 0 : base;
+}
+
+/* Under g_lock: one thread's name and spans. @order holds room for @cap events; spans recorded
+ * since scan_bufs counted them are left out (px_trace_dump allows either). */
+static void put_thread(FILE *f, tbuf *b, int64_t base, const ev **order, size_t cap)
+{
+    pthread_mutex_lock(&b->lock);
+    size_t n = 0;
+    for (ev_chunk *c = b->head; c; c = c->next)
+        for (size_t i = 0; i < c->n && n < cap; ++i)
+            order[n++] = &c->ev[i];
+    qsort(order, n, sizeof *order, ev_order);
+    /* Perfetto names a thread's track from a "thread_name" metadata event's args.name. */
+    fprintf(f,
+            ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%" PRIu32
+            ",\"args\":{\"name\":",
+            b->tid);
+    put_json_string(f, b->tname);
+    fputs("}}", f);
+    for (size_t i = 0; i < n; ++i) {
+        const ev *e = order[i];
+        fputs(",\n{\"name\":", f);
+        put_json_string(f, e->name);
+        fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%" PRIu32 ",\"ts\":", e->cat,
+                b->tid);
+        put_us(f, e->t0 - base);
+        fputs(",\"dur\":", f);
+        put_us(f, e->t1 - e->t0);
+        fputc('}', f);
+    }
+    pthread_mutex_unlock(&b->lock);
 }
 
 int px_trace_dump(const char *path)
@@ -224,49 +343,37 @@ int px_trace_dump(const char *path)
         PXI_ERROR("px_trace_dump: path is empty");
         return PX_EINVAL;
     }
+    pthread_mutex_lock(&g_lock);
+    size_t max_n;
+    int64_t base = scan_bufs(&max_n);
+    const ev **order = pxi_malloc((max_n ? max_n : 1) * sizeof *order);
+    if (!order) {
+        pthread_mutex_unlock(&g_lock);
+        PXI_ERROR("px_trace_dump: no memory to sort %zu events of one thread", max_n);
+        return PX_ENOMEM;
+    }
     FILE *f = fopen(path, "w");
     if (!f) {
-        PXI_ERROR("px_trace_dump: cannot open '%s': %s", path, strerror(errno));
+        int err = errno;
+        pthread_mutex_unlock(&g_lock);
+        pxi_free(order);
+        PXI_ERROR("px_trace_dump: cannot open '%s': %s", path, strerror(err));
         return PX_EIO;
     }
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
-    int first = 1;
-    pthread_mutex_lock(&g_lock);
-    int64_t base = INT64_MAX;
-    for (tbuf *b = g_bufs; b; b = b->next) {
-        pthread_mutex_lock(&b->lock);
-        for (ev_chunk *c = b->head; c; c = c->next)
-            for (size_t i = 0; i < c->n; ++i)
-                if (c->ev[i].t0 < base)
-                    base = c->ev[i].t0;
-        pthread_mutex_unlock(&b->lock);
-    }
-    if (base == INT64_MAX)
-        base = 0;
-    for (tbuf *b = g_bufs; b; b = b->next) {
-        pthread_mutex_lock(&b->lock);
-        fprintf(f,
-                "%s\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%" PRIu64
-                ",\"args\":{\"name\":",
-                first ? "" : ",", b->tid);
-        put_json_string(f, b->tname);
-        fputs("}}", f);
-        first = 0;
-        for (ev_chunk *c = b->head; c; c = c->next)
-            for (size_t i = 0; i < c->n; ++i) {
-                const ev *e = &c->ev[i];
-                fputs(",\n{\"name\":", f);
-                put_json_string(f, e->name);
-                fprintf(f,
-                        ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%" PRIu64
-                        ",\"ts\":%.3f,\"dur\":%.3f}",
-                        e->cat, b->tid, (double)(e->t0 - base) / 1e3,
-                        (double)(e->t1 - e->t0) / 1e3);
-            }
-        pthread_mutex_unlock(&b->lock);
-    }
+    /* An object holding "traceEvents", without "displayTimeUnit": ts and dur are microseconds
+     * whatever that key says, but older Perfetto releases read "ns" there as the unit of ts
+     * (json_tracker.h) and would shrink the timeline a thousandfold. The process gets a name
+     * through a "process_name" metadata event. */
+    fputs("{\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{"
+          "\"name\":\"parex\"}}",
+          f);
+    for (tbuf *b = g_bufs; b; b = b->next)
+        put_thread(f, b, base, order, max_n);
     pthread_mutex_unlock(&g_lock);
-    fputs("\n]}\n", f);
+    pxi_free(order);
+    /* Nothing after the closing brace, not even a newline: Perfetto's tokenizer reports data
+     * after the end of the trace as an error when it arrives in a later read. */
+    fputs("\n]}", f);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) {
         PXI_ERROR("px_trace_dump: writing '%s' failed: %s", path, strerror(errno));

@@ -3,8 +3,9 @@
  *
  * Setting PX_PROFILE=trace.json records from px_initialize to px_finalize and writes the file
  * there. The calls below record any window of a run. The file is Chrome Trace Event JSON
- * ("X" complete events, microsecond timestamps, one track per worker thread, named) and opens
- * in Perfetto (ui.perfetto.dev) or chrome://tracing, like MXNet's profiler output.
+ * ("X" complete events, microsecond timestamps, one track per worker thread, named; on each
+ * track the spans nest) and opens in Perfetto (ui.perfetto.dev) or chrome://tracing, like
+ * MXNet's profiler output.
  *
  * Kernel spans come from the tools interface: they are recorded when PX_PROFILE was set at
  * initialize (the recorder then listens to kernel begin/end events); with only
@@ -34,7 +35,8 @@ PX_API int px_trace_stop(void);
 /**
  * Write every event recorded so far to @p path as Chrome Trace Event JSON.
  * @param path  output file (replaced).
- * @return PX_OK; PX_EFAULT for NULL; PX_EINVAL for ""; PX_EIO when the file cannot be
+ * @return PX_OK; PX_EFAULT for NULL; PX_EINVAL for ""; PX_ENOMEM when there is no memory to
+ *         sort the events (the file is left untouched); PX_EIO when the file cannot be
  *         written (logged with the path and the OS error).
  * Thread-safe; spans finishing during the dump may or may not be included.
  */
