@@ -70,7 +70,7 @@ int chol_matrix_init(chol_matrix *m, int64_t n, int64_t tile)
     }
     /* One tile-update op streams three 512 KiB tiles (tile 256) through the core: on 4 KiB
      * pages that is 384 TLB entries per op, more than the L1 TLB and a good part of the L2
-     * TLB, so cold GEMM tiles ran 6-10% slower than on 2 MiB pages (bench/RESULTS.md). */
+     * TLB, so a GEMM on cold tiles ran about 6% slower than on 2 MiB pages (bench/RESULTS.md). */
     m->data = chol_alloc_huge(total * sizeof(double));
     if (!m->data) {
         chol_matrix_fini(m);
