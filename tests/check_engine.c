@@ -1147,14 +1147,20 @@ START_TEST(test_trace_dump_without_memory_is_enomem_and_leaves_no_file)
 }
 END_TEST
 
-START_TEST(test_px_profile_writes_trace_at_finalize)
+/* Make @path (a mkstemp template) a fresh file and initialize with PX_PROFILE naming it. */
+static void init_with_profile(char *path)
 {
-    char path[] = "/tmp/px_profile_XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
     setenv("PX_PROFILE", path, 1);
     ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+}
+
+START_TEST(test_px_profile_writes_trace_at_finalize)
+{
+    char path[] = "/tmp/px_profile_XXXXXX";
+    init_with_profile(path);
     traced_work();
     ck_assert_int_eq(px_finalize(), PX_OK);
     unsetenv("PX_PROFILE");
@@ -1175,14 +1181,25 @@ static int chol_tile_fn(const px_run_context *rc, void *arg)
     return PX_OK;
 }
 
+/* Push one tile op reading *r (NULL: none) and writing *w, named "kind(i)" (j < 0) or
+ * "kind(i,j)" in the next slot of names (the op keeps the pointer until it has run). */
+static void push_tile_op(px_engine *e, px_var *r, px_var *w, char (*names)[32], int *n_names,
+                         const char *kind, int i, int j)
+{
+    char *nm = names[(*n_names)++];
+    if (j < 0)
+        snprintf(nm, 32, "%s(%d)", kind, i);
+    else
+        snprintf(nm, 32, "%s(%d,%d)", kind, i, j);
+    ck_assert_int_eq(px_engine_push_sync(e, chol_tile_fn, NULL, CPU, r ? &r : NULL, r ? 1 : 0, &w,
+                                         1, PX_FN_NORMAL, 0, nm),
+                     PX_OK);
+}
+
 START_TEST(test_trace_of_cholesky_dag_nests_and_names_every_track)
 {
     char path[] = "/tmp/px_profile_XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    setenv("PX_PROFILE", path, 1);
-    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    init_with_profile(path);
     px_engine *e = px_engine_create(kind_under_test(), 2);
     ck_assert_ptr_nonnull(e);
     px_var *a[CHOL_NT][CHOL_NT] = {{NULL}};
@@ -1193,26 +1210,13 @@ START_TEST(test_trace_of_cholesky_dag_nests_and_names_every_track)
         for (int j = 0; j <= i; ++j)
             a[i][j] = px_var_new(e);
     for (int k = 0; k < CHOL_NT; ++k) {
-        char *nm = names[n_names++];
-        snprintf(nm, sizeof names[0], "potrf(%d)", k);
-        ck_assert_int_eq(px_engine_push_sync(e, chol_tile_fn, NULL, CPU, NULL, 0, &a[k][k], 1,
-                                             PX_FN_NORMAL, 0, nm),
-                         PX_OK);
+        push_tile_op(e, NULL, a[k][k], names, &n_names, "potrf", k, -1);
+        for (int i = k + 1; i < CHOL_NT; ++i)
+            push_tile_op(e, a[k][k], a[i][k], names, &n_names, "trsm", i, k);
         for (int i = k + 1; i < CHOL_NT; ++i) {
-            nm = names[n_names++];
-            snprintf(nm, sizeof names[0], "trsm(%d,%d)", i, k);
-            ck_assert_int_eq(px_engine_push_sync(e, chol_tile_fn, NULL, CPU, &a[k][k], 1, &a[i][k],
-                                                 1, PX_FN_NORMAL, 0, nm),
-                             PX_OK);
-        }
-        for (int i = k + 1; i < CHOL_NT; ++i) {
-            nm = names[n_names++];
-            snprintf(nm, sizeof names[0], "syrk(%d,%d)", i, k);
-            ck_assert_int_eq(px_engine_push_sync(e, chol_tile_fn, NULL, CPU, &a[i][k], 1, &a[i][i],
-                                                 1, PX_FN_NORMAL, 0, nm),
-                             PX_OK);
+            push_tile_op(e, a[i][k], a[i][i], names, &n_names, "syrk", i, k);
             for (int j = k + 1; j < i; ++j) {
-                nm = names[n_names++];
+                char *nm = names[n_names++];
                 snprintf(nm, sizeof names[0], "gemm(%d,%d,%d)", i, j, k);
                 px_var *r[2] = {a[i][k], a[j][k]};
                 ck_assert_int_eq(px_engine_push_parallel_for_fn(e, NULL, nm, px_range(0, 64),
@@ -1382,13 +1386,30 @@ static int inl_on_pusher(int first, int last)
     return n;
 }
 
+/* 64 fresh Vars of e. */
+static void inl_vars(px_engine *e, px_var **v)
+{
+    for (int i = 0; i < 64; ++i) {
+        v[i] = px_var_new(e);
+        ck_assert_ptr_nonnull(v[i]);
+    }
+}
+
+/* Delete the 64 Vars, destroy e and finalize the runtime inl_engine initialized. */
+static void inl_done(px_engine *e, px_var **v)
+{
+    for (int i = 0; i < 64; ++i)
+        ck_assert_int_eq(px_var_delete(e, v[i]), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+
 START_TEST(test_ops_measured_cheap_run_on_the_pusher)
 {
     atomic_store(&inl_slow_us, 0);
     px_engine *e = inl_engine("20000");
     px_var *v[64];
-    for (int i = 0; i < 64; ++i)
-        v[i] = px_var_new(e);
+    inl_vars(e, v);
     static inl_arg args[INL_OPS];
     inl_push(e, v, args, 0, INL_OPS);
     int on_pusher = inl_on_pusher(INL_OPS / 2, INL_OPS);
@@ -1399,10 +1420,7 @@ START_TEST(test_ops_measured_cheap_run_on_the_pusher)
          * from then on a ready op runs at push. Preempted samples can send a few back. */
         ck_assert_msg(on_pusher > INL_OPS / 4, "only %d of the last %d cheap ops ran at push",
                       on_pusher, INL_OPS / 2);
-    for (int i = 0; i < 64; ++i)
-        ck_assert_int_eq(px_var_delete(e, v[i]), PX_OK);
-    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
-    ck_assert_int_eq(px_finalize(), PX_OK);
+    inl_done(e, v);
 }
 END_TEST
 
@@ -1413,15 +1431,11 @@ START_TEST(test_inline_ns_zero_keeps_cheap_ops_on_workers)
     atomic_store(&inl_slow_us, 0);
     px_engine *e = inl_engine("0");
     px_var *v[64];
-    for (int i = 0; i < 64; ++i)
-        v[i] = px_var_new(e);
+    inl_vars(e, v);
     static inl_arg args[INL_OPS];
     inl_push(e, v, args, 0, INL_OPS);
     ck_assert_int_eq(inl_on_pusher(0, INL_OPS), 0);
-    for (int i = 0; i < 64; ++i)
-        ck_assert_int_eq(px_var_delete(e, v[i]), PX_OK);
-    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
-    ck_assert_int_eq(px_finalize(), PX_OK);
+    inl_done(e, v);
 }
 END_TEST
 
@@ -1432,8 +1446,7 @@ START_TEST(test_op_that_becomes_expensive_goes_back_to_workers)
     atomic_store(&inl_slow_us, 0);
     px_engine *e = inl_engine("20000");
     px_var *v[64];
-    for (int i = 0; i < 64; ++i)
-        v[i] = px_var_new(e);
+    inl_vars(e, v);
     static inl_arg args[INL_OPS + 400];
     inl_push(e, v, args, 0, INL_OPS);
     ck_assert_int_gt(inl_on_pusher(INL_OPS / 2, INL_OPS), 0);
@@ -1443,10 +1456,7 @@ START_TEST(test_op_that_becomes_expensive_goes_back_to_workers)
     inl_push(e, v, args, INL_OPS, INL_OPS + 400);
     ck_assert_int_eq(inl_on_pusher(INL_OPS + 200, INL_OPS + 400), 0);
     atomic_store(&inl_slow_us, 0);
-    for (int i = 0; i < 64; ++i)
-        ck_assert_int_eq(px_var_delete(e, v[i]), PX_OK);
-    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
-    ck_assert_int_eq(px_finalize(), PX_OK);
+    inl_done(e, v);
 }
 END_TEST
 
