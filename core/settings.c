@@ -81,8 +81,8 @@ static const setting table[S_COUNT] = {
                               "ops in flight per engine before pushers block", "engine default"},
     [S_ENGINE_INLINE_NS] = {"PX_ENGINE_INLINE_NS", NULL, "--px-engine-inline-ns", T_INT, 0, 1000000,
                             NULL,
-                            "CPU ops measured to run in fewer nanoseconds run on their pusher "
-                            "when ready (0: never)",
+                            "ready PX_FN_NORMAL CPU ops (not kernel ops) measured to run in "
+                            "fewer nanoseconds run on their pusher (0: never)",
                             "50"},
     [S_PROFILE] = {"PX_PROFILE", NULL, "--px-profile", T_PATH, 0, 0, NULL,
                    "write a Chrome trace (Perfetto) of ops and kernels to this file", "off"},

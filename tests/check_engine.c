@@ -1417,8 +1417,10 @@ START_TEST(test_ops_measured_cheap_run_on_the_pusher)
         ck_assert_int_eq(on_pusher, INL_OPS / 2); /* naive runs everything at push */
     else
         /* The first samples (one run in 64 is timed) teach the engine that inl_fn is cheap;
-         * from then on a ready op runs at push. Preempted samples can send a few back. */
-        ck_assert_msg(on_pusher > INL_OPS / 4, "only %d of the last %d cheap ops ran at push",
+         * from then on a ready op runs at push. A preempted sample sends up to ~1,000 ops back
+         * to the worker (its average decays 1/4 per sample), hence the loose bound; with the
+         * rule off none runs at push (test_inline_ns_zero_keeps_cheap_ops_on_workers). */
+        ck_assert_msg(on_pusher > INL_OPS / 16, "only %d of the last %d cheap ops ran at push",
                       on_pusher, INL_OPS / 2);
     inl_done(e, v);
 }
@@ -1456,6 +1458,130 @@ START_TEST(test_op_that_becomes_expensive_goes_back_to_workers)
     inl_push(e, v, args, INL_OPS, INL_OPS + 400);
     ck_assert_int_eq(inl_on_pusher(INL_OPS + 200, INL_OPS + 400), 0);
     atomic_store(&inl_slow_us, 0);
+    inl_done(e, v);
+}
+END_TEST
+
+START_TEST(test_cheap_op_not_ready_at_push_is_counted_and_waits)
+{
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return; /* a gate op on the naive engine would block its own pusher */
+    atomic_store(&inl_slow_us, 0);
+    px_engine *e = inl_engine("20000");
+    px_var *v[64];
+    inl_vars(e, v);
+    static inl_arg args[INL_OPS + 1];
+    inl_push(e, v, args, 0, INL_OPS);
+    ck_assert_int_gt(inl_on_pusher(INL_OPS / 2, INL_OPS), 0);
+    /* The gate holds the only worker and Var v[0]: the next cheap op on v[0] is a candidate
+     * that is not ready, so its push takes an in-flight slot (the retry path) and returns. */
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_started, 0);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, &v[0], 1, PX_FN_NORMAL, 0, "gate"),
+        PX_OK);
+    args[INL_OPS].index = INL_OPS;
+    inl_worker[INL_OPS] = -2;
+    ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[INL_OPS], CPU, NULL, 0, &v[0], 1,
+                                         PX_FN_NORMAL, 0, "inl-after-gate"),
+                     PX_OK);
+    sleep_ms(20);
+    ck_assert_int_eq(inl_worker[INL_OPS], -2); /* still waiting for the gate */
+    atomic_store(&gate_open, 1);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_ge(inl_worker[INL_OPS], 0); /* run by the worker that released v[0] */
+    inl_done(e, v);
+}
+END_TEST
+
+START_TEST(test_cheap_failing_op_at_push_reports_its_failure)
+{
+    px_engine *e = inl_engine("20000");
+    px_var *v = px_var_new(e);
+    /* Teach the engine fail_fn is cheap (returning PX_OK), then let it fail. */
+    for (int k = 0; k < INL_OPS; ++k)
+        ck_assert_int_eq(px_engine_push_sync(e, fail_fn, (void *)(intptr_t)PX_OK, CPU, NULL, 0, &v,
+                                             1, PX_FN_NORMAL, 0, "ok"),
+                         PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(px_engine_push_sync(e, fail_fn, (void *)(intptr_t)PX_EUSER, CPU, NULL, 0, &v,
+                                         1, PX_FN_NORMAL, 0, "fails"),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_EUSER);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK); /* cleared by the wait */
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
+static atomic_int reuse_count;
+static int reuse_fn(const px_run_context *rc, void *arg)
+{
+    (void)arg;
+    if (rc->worker == -1)
+        atomic_fetch_add_explicit(&reuse_count, 1, memory_order_relaxed);
+    return PX_OK;
+}
+
+START_TEST(test_reused_cheap_operator_runs_at_push_and_deletes_deferred)
+{
+    px_engine *e = inl_engine("20000");
+    px_var *v = px_var_new(e);
+    atomic_store(&reuse_count, 0);
+    /* No Vars, so every push is ready (a chain on one Var is ready only when the worker has
+     * caught up with the pusher). */
+    px_engine_op *op =
+        px_engine_op_create_sync(e, reuse_fn, NULL, CPU, NULL, 0, NULL, 0, PX_FN_NORMAL, "reuse");
+    ck_assert_ptr_nonnull(op);
+    for (int k = 0; k < INL_OPS; ++k)
+        ck_assert_int_eq(px_engine_op_push(e, op, 0), PX_OK);
+    ck_assert_int_eq(px_engine_op_delete(e, op), PX_OK);
+    ck_assert_int_eq(px_engine_op_push(e, op, 0), PX_EINVAL);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_gt(atomic_load(&reuse_count), 0);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
+/* Two cheap functions pushed alternately (a period that divides the sampling interval): when
+ * one becomes expensive it must still be timed again and handed back to the workers. */
+static int alt_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    return PX_OK;
+}
+
+START_TEST(test_alternating_functions_are_each_sampled)
+{
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return;
+    atomic_store(&inl_slow_us, 0);
+    px_engine *e = inl_engine("20000");
+    px_var *v[64];
+    inl_vars(e, v);
+    static inl_arg args[INL_OPS + 400];
+    for (int k = 0; k < INL_OPS + 400; ++k) {
+        if (k == INL_OPS)
+            atomic_store(&inl_slow_us, 200);
+        args[k].index = k;
+        inl_worker[k] = -2;
+        ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[k], CPU, NULL, 0, &v[k % 64], 1,
+                                             PX_FN_NORMAL, 0, "inl"),
+                         PX_OK);
+        ck_assert_int_eq(px_engine_push_sync(e, alt_fn, NULL, CPU, NULL, 0, &v[(k + 32) % 64], 1,
+                                             PX_FN_NORMAL, 0, "alt"),
+                         PX_OK);
+    }
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    atomic_store(&inl_slow_us, 0);
+    ck_assert_int_gt(inl_on_pusher(INL_OPS / 2, INL_OPS), 0);
+    ck_assert_int_eq(inl_on_pusher(INL_OPS + 200, INL_OPS + 400), 0);
     inl_done(e, v);
 }
 END_TEST
@@ -1508,6 +1634,10 @@ static Suite *engine_suite(void)
     tcase_add_test(life, test_ops_measured_cheap_run_on_the_pusher);
     tcase_add_test(life, test_inline_ns_zero_keeps_cheap_ops_on_workers);
     tcase_add_test(life, test_op_that_becomes_expensive_goes_back_to_workers);
+    tcase_add_test(life, test_cheap_op_not_ready_at_push_is_counted_and_waits);
+    tcase_add_test(life, test_cheap_failing_op_at_push_reports_its_failure);
+    tcase_add_test(life, test_reused_cheap_operator_runs_at_push_and_deletes_deferred);
+    tcase_add_test(life, test_alternating_functions_are_each_sampled);
     tcase_add_test(life, test_inline_ns_rejects_malformed_values);
     suite_add_tcase(s, life);
     return s;

@@ -45,9 +45,10 @@ const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES] = {4, 20, 64, 256};
  * 2-core VM and more where the pusher and the workers compete for cores. An op that runs in
  * less time than that is cheaper to run where it is: the pusher runs it at push, when it is
  * ready, the way libgomp runs tasks undeferred and TBB/Cilk run spawned work first. Which ops
- * are that cheap is measured, not declared: one run in PXI_COST_SAMPLE of every eligible op
- * is timed (on whichever thread runs it) and folded into a moving average per op function
- * (engine_impl.h, pxi_cost_slot); an op whose function averages below e->inline_ns
+ * are that cheap is measured, not declared: one eligible run in PXI_COST_SAMPLE, chosen at
+ * random per thread, is timed (on whichever thread runs it, less the cost of the clock read)
+ * and folded into a moving average per op function (engine_impl.h, pxi_cost_slot); an op
+ * whose function averages below e->inline_ns
  * (PX_ENGINE_INLINE_NS, default PXI_DEFAULT_INLINE_NS in runtime.c) is a candidate. Inline
  * runs keep being sampled, so a function that becomes expensive goes back to the workers
  * after a few samples. A function never seen is not a candidate: its first ops go to workers.
@@ -58,35 +59,67 @@ const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES] = {4, 20, 64, 256};
  * in-flight slot: nothing can wait for it that was not ordered after the push (waits from
  * other threads that race with a push have no order to keep, and a Var's later users queue
  * behind its dep as usual). A candidate that is not ready takes a slot like any op. */
-#define PXI_COST_SAMPLE 64u
+#define PXI_COST_SAMPLE  64u
+#define PXI_COST_NS_BITS 40
+#define PXI_COST_NS_MAX  ((UINT64_C(1) << PXI_COST_NS_BITS) - 1)
 
-static inline pxi_cost_slot *cost_slot(pxi_engine *e, px_sync_fn fn)
+static inline uint64_t cost_hash(px_sync_fn fn)
 {
-    uintptr_t h = (uintptr_t)fn;
+    uint64_t h = (uint64_t)(uintptr_t)fn;
     h ^= h >> 17;
-    h *= UINT64_C(0x9e3779b97f4a7c15);
-    return &e->cost[(h >> 40) % PXI_COST_SLOTS];
+    return h * UINT64_C(0x9e3779b97f4a7c15);
+}
+
+static inline pxi_cost_slot *cost_slot(pxi_engine *e, uint64_t h)
+{
+    return &e->cost[(h >> 32) % PXI_COST_SLOTS];
+}
+
+/* A nonzero 24-bit tag from other bits of the hash than the slot index. */
+static inline uint64_t cost_tag(uint64_t h)
+{
+    uint64_t t = (h >> 8) & 0xffffffu;
+    return t ? t : 1;
 }
 
 static inline int cost_below(pxi_engine *e, px_sync_fn fn, int64_t limit_ns)
 {
-    pxi_cost_slot *c = cost_slot(e, fn);
-    return atomic_load_explicit(&c->fn, memory_order_relaxed) == (uintptr_t)fn &&
-           atomic_load_explicit(&c->ns, memory_order_relaxed) < limit_ns;
+    uint64_t h = cost_hash(fn);
+    uint64_t w = atomic_load_explicit(&cost_slot(e, h)->word, memory_order_relaxed);
+    return w >> PXI_COST_NS_BITS == cost_tag(h) && (int64_t)(w & PXI_COST_NS_MAX) < limit_ns;
 }
 
 static void cost_record(pxi_engine *e, px_sync_fn fn, int64_t ns)
 {
-    pxi_cost_slot *c = cost_slot(e, fn);
-    if (atomic_load_explicit(&c->fn, memory_order_relaxed) != (uintptr_t)fn) {
-        atomic_store_explicit(&c->ns, ns, memory_order_relaxed);
-        atomic_store_explicit(&c->fn, (uintptr_t)fn, memory_order_relaxed);
-        return;
+    uint64_t h = cost_hash(fn), tag = cost_tag(h);
+    pxi_cost_slot *c = cost_slot(e, h);
+    ns -= e->clock_ns; /* the clock read inside the timed span */
+    if (ns < 0)
+        ns = 0;
+    if ((uint64_t)ns > PXI_COST_NS_MAX)
+        ns = (int64_t)PXI_COST_NS_MAX;
+    uint64_t w = atomic_load_explicit(&c->word, memory_order_relaxed);
+    int64_t avg = ns;
+    if (w >> PXI_COST_NS_BITS == tag) {
+        /* Moving average with weight 1/4, floored, so it decays all the way down: a
+         * preempted sample (tens of microseconds) falls below a 50 ns threshold again within
+         * about 20 samples (about 1,300 runs). */
+        int64_t old = (int64_t)(w & PXI_COST_NS_MAX);
+        avg = old + ((ns - old) >> 2);
     }
-    /* Moving average with weight 1/4: a preempted sample (tens of microseconds) decays
-     * below a 50 ns threshold again within about 20 samples (about 1,300 runs). */
-    long long old = atomic_load_explicit(&c->ns, memory_order_relaxed);
-    atomic_store_explicit(&c->ns, old + (ns - old) / 4, memory_order_relaxed);
+    atomic_store_explicit(&c->word, tag << PXI_COST_NS_BITS | (uint64_t)avg, memory_order_relaxed);
+}
+
+int64_t pxi_engine_clock_cost_ns(void)
+{
+    /* The cheapest of a few back-to-back reads: what a timed span adds to itself. */
+    int64_t best = INT64_MAX;
+    for (int i = 0; i < 16; ++i) {
+        int64_t t0 = pxi_os_now_ns(), t1 = pxi_os_now_ns();
+        if (t1 - t0 < best)
+            best = t1 - t0;
+    }
+    return best > 0 ? best : 0;
 }
 
 /* The worker the calling thread is (NULL for user threads), the depth of ops running on it,
@@ -96,8 +129,22 @@ static void cost_record(pxi_engine *e, px_sync_fn fn, int64_t ns)
 static PXI_ENGINE_TLS pxi_worker *tl_worker;
 static PXI_ENGINE_TLS int tl_in_op;
 static PXI_ENGINE_TLS pxi_opr *tl_local;
-/* Eligible op runs on this thread, for 1-in-PXI_COST_SAMPLE timing. */
-static PXI_ENGINE_TLS unsigned tl_sample;
+/* xorshift state for choosing, at random, which eligible runs on this thread are timed:
+ * a counter would alias with a periodic push pattern (ops A and B alternating: every 64th
+ * run is always B, and A is never timed again). 0 until first use. */
+static PXI_ENGINE_TLS uint32_t tl_sample;
+
+static inline int sample_this_run(void)
+{
+    uint32_t x = tl_sample;
+    if (x == 0)
+        x = (uint32_t)(uintptr_t)&tl_sample | 1u; /* distinct per thread */
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    tl_sample = x;
+    return x % PXI_COST_SAMPLE == 0;
+}
 
 void pxi_engine_worker_enter(pxi_worker *w)
 {
@@ -450,7 +497,7 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
     ++tl_in_op;
     if (o->kind == PXI_OP_SYNC) {
         pxi_engine *e = o->e;
-        int timed = o->inline_ok && e->inline_ns > 0 && ++tl_sample % PXI_COST_SAMPLE == 0;
+        int timed = o->inline_ok && e->inline_ns > 0 && sample_this_run();
         int64_t c0 = timed ? pxi_os_now_ns() : 0;
         int st = o->sfn(&rc, o->arg);
         if (timed)

@@ -204,10 +204,12 @@ typedef struct pxi_opr {
     int run_status;     /* GPU sync ops: fn's status until the stream callback */
     pxi_worker *worker; /* GPU sync ops: the worker whose stream runs it */
     int size_class;     /* pool index, or -1 for a direct pxi_malloc */
-    /* May run on its pusher when measured cheap (engine.c "Work-first inlining"): a SYNC op
-     * of the normal CPU lane that is not a kernel op. */
+    /* Written by the pusher before the op is published, then read-only. May run on its
+     * pusher when measured cheap (engine.c "Work-first inlining"): a SYNC op of the normal
+     * CPU lane that is not a kernel op. */
     uint8_t inline_ok;
-    /* Holds an in-flight slot (all ops but those the pusher runs inline from push). */
+    /* Written by the pusher before the op is published, then read-only: the op holds an
+     * in-flight slot (all ops but those the pusher runs from push). */
     uint8_t counted;
     uint32_t n_deps;
     uint32_t cap_deps;
@@ -287,14 +289,14 @@ struct pxi_lane {
 
 /* ---- measured op cost (work-first inlining, engine.c) ----------------------------------- */
 
-/* A direct-mapped table from op function to a moving average of its measured run time. Read
- * and written with relaxed atomics and no lock: a slot two functions fight over, or a
- * function read with the other's average, misplaces a few ops (pusher or worker), never
- * changes a result. */
+/* A direct-mapped table from op function to a moving average of its measured run time, each
+ * slot one 64-bit word: a 24-bit tag of the function above a 40-bit average in nanoseconds,
+ * so a reader never pairs one function with another's average. Read and written with relaxed
+ * atomics and no lock (any thread that runs or pushes an eligible op): two functions fighting
+ * over a slot misplace a few ops (pusher or worker), never change a result. */
 #define PXI_COST_SLOTS 64
 typedef struct pxi_cost_slot {
-    _Atomic(uintptr_t) fn;
-    atomic_llong ns;
+    _Atomic(uint64_t) word; /* (tag << 40) | average ns; 0: empty */
 } pxi_cost_slot;
 
 /* ---- the engine ------------------------------------------------------------------------- */
@@ -312,6 +314,7 @@ struct px_engine {
     int64_t low_pending; /* pushers blocked at max_pending resume here */
     int64_t spin_ns;
     int64_t inline_ns; /* PX_ENGINE_INLINE_NS: ops measured below it run on the pusher */
+    int64_t clock_ns;  /* cost of one pxi_os_now_ns() read, taken off every timed run */
     int is_default;
     int debug_check; /* PX_DEBUG_CHECK: run the Var queue checker after mutations */
     /* pools, by op capacity class */
@@ -382,6 +385,8 @@ void pxi_engine_drain(pxi_engine *e);
 void pxi_engine_free(pxi_engine *e);
 /* Finish a GPU sync op from the stream callback. */
 void pxi_engine_gpu_done(void *arg, int status);
+/* What one pxi_os_now_ns() read costs, in ns (engine create stores it in clock_ns). */
+int64_t pxi_engine_clock_cost_ns(void);
 
 /* lanes.c */
 PX_NODISCARD int pxi_lane_create(pxi_engine *e, pxi_lane_kind kind, int device_id, int n_workers,

@@ -129,6 +129,9 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     else
         e->spin_ns = (int64_t)PXI_DEFAULT_SPIN_US * 1000;
     e->inline_ns = cfg->engine_inline_ns >= 0 ? cfg->engine_inline_ns : PXI_DEFAULT_INLINE_NS;
+    e->clock_ns = pxi_engine_clock_cost_ns();
+    for (int c = 0; c < PXI_COST_SLOTS; ++c)
+        atomic_init(&e->cost[c].word, 0);
     for (int c = 0; c < PXI_OPR_CLASSES; ++c) {
         size_t bytes = sizeof(pxi_opr) + pxi_opr_class_deps[c] * sizeof(pxi_dep);
         size_t per_slab = (size_t)(c == 0 ? 256 : c == 1 ? 128 : c == 2 ? 32 : 8);
@@ -276,6 +279,9 @@ void pxi_engine_print_configuration(FILE *out)
         fprintf(out, ", %d priority worker(s)", e->prio_workers);
     if (e->kind != PX_ENGINE_NAIVE)
         fprintf(out, ", 1 IO worker");
-    fprintf(out, ", max pending %lld, spin %lld us, inline below %lld ns\n",
-            (long long)e->max_pending, (long long)(e->spin_ns / 1000), (long long)e->inline_ns);
+    fprintf(out, ", max pending %lld, spin %lld us", (long long)e->max_pending,
+            (long long)(e->spin_ns / 1000));
+    if (e->kind != PX_ENGINE_NAIVE)
+        fprintf(out, ", ops measured below %lld ns run on their pusher", (long long)e->inline_ns);
+    fputc('\n', out);
 }

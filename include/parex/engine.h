@@ -32,10 +32,12 @@
  * A pusher also runs, before its push returns, a ready PX_FN_NORMAL CPU op whose function
  * has been measured to run in less than PX_ENGINE_INLINE_NS nanoseconds (default 50: about
  * what handing an op to a worker costs), work-first as in Cilk and TBB: one run in 64 of such
- * ops is timed, per function, wherever it runs, so a function that becomes slower goes back
- * to the workers. Kernel ops, ops pushed from inside ops and not-yet-ready ops are never run
- * this way; PX_ENGINE_INLINE_NS=0 turns it off. An op run by a pusher sees worker -1 in its
- * px_run_context. Results never depend on where an op runs.
+ * ops, chosen at random, is timed wherever it runs and averaged per op function, so a
+ * function that becomes slower goes back to the workers. Kernel ops, ops pushed from inside
+ * ops and not-yet-ready ops are never run this way; PX_ENGINE_INLINE_NS=0 turns it off. An op
+ * run by a pusher sees worker -1 in its px_run_context. Results never depend on where an op
+ * runs; Caller must not write an op that waits for something its pusher does after the push
+ * (any engine may run it on the pusher, the naive one always does).
  *
  * Sizing: per_device uses one CPU worker per CPU device by default because kernel ops on the
  * threads space take their parallelism from the Threads pool (the worker is rank 0 and
@@ -220,7 +222,9 @@ PX_API int px_engine_wait_for_var(px_engine *e, px_var *v);
  * Wait until the engine has no op in flight (MXNet's WaitForAll).
  * @return PX_OK, or the first failure of any op since the previous wait_for_all (then
  *         cleared); PX_EFAULT / PX_EINVAL for a bad engine; PX_EDEADLK from inside an op.
- * Thread-safe. With other threads still pushing it returns at a moment nothing is in flight.
+ * Thread-safe. With other threads still pushing it returns at a moment nothing is in flight;
+ * an op another thread's push is running on that thread (see "Where an op runs") is not in
+ * flight, and is finished once that push has returned.
  */
 PX_API int px_engine_wait_for_all(px_engine *e);
 
