@@ -1330,7 +1330,11 @@ END_TEST
 /* ---- work-first inlining by measured cost ------------------------------------------------ */
 
 #define INL_OPS 4000
-static int inl_worker[INL_OPS + 400];
+/* After a function turns slow, INL_SLOW more runs; the last 200 must all go to workers. A
+ * timed run is chosen at random, 1 in 64, so the slow runs still made at push before the first
+ * timed one number more than INL_SLOW - 200 = 1,000 with probability (63/64)^1000 < 2e-7. */
+#define INL_SLOW 1200
+static int inl_worker[INL_OPS + INL_SLOW];
 static atomic_int inl_slow_us;
 
 typedef struct inl_arg {
@@ -1449,14 +1453,14 @@ START_TEST(test_op_that_becomes_expensive_goes_back_to_workers)
     px_engine *e = inl_engine("20000");
     px_var *v[64];
     inl_vars(e, v);
-    static inl_arg args[INL_OPS + 400];
+    static inl_arg args[INL_OPS + INL_SLOW];
     inl_push(e, v, args, 0, INL_OPS);
     ck_assert_int_gt(inl_on_pusher(INL_OPS / 2, INL_OPS), 0);
-    /* Same function, now 200 us a run: the next timed run (within 64) lifts its average far
-     * above the 20 us threshold, and the ops after it are handed to the worker again. */
-    atomic_store(&inl_slow_us, 200);
-    inl_push(e, v, args, INL_OPS, INL_OPS + 400);
-    ck_assert_int_eq(inl_on_pusher(INL_OPS + 200, INL_OPS + 400), 0);
+    /* Same function, now 100 us a run: the next timed run lifts its average far above the
+     * 20 us threshold, and the ops after it are handed to the worker again. */
+    atomic_store(&inl_slow_us, 100);
+    inl_push(e, v, args, INL_OPS, INL_OPS + INL_SLOW);
+    ck_assert_int_eq(inl_on_pusher(INL_OPS + INL_SLOW - 200, INL_OPS + INL_SLOW), 0);
     atomic_store(&inl_slow_us, 0);
     inl_done(e, v);
 }
@@ -1565,10 +1569,10 @@ START_TEST(test_alternating_functions_are_each_sampled)
     px_engine *e = inl_engine("20000");
     px_var *v[64];
     inl_vars(e, v);
-    static inl_arg args[INL_OPS + 400];
-    for (int k = 0; k < INL_OPS + 400; ++k) {
+    static inl_arg args[INL_OPS + INL_SLOW];
+    for (int k = 0; k < INL_OPS + INL_SLOW; ++k) {
         if (k == INL_OPS)
-            atomic_store(&inl_slow_us, 200);
+            atomic_store(&inl_slow_us, 100);
         args[k].index = k;
         inl_worker[k] = -2;
         ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[k], CPU, NULL, 0, &v[k % 64], 1,
@@ -1581,7 +1585,7 @@ START_TEST(test_alternating_functions_are_each_sampled)
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
     atomic_store(&inl_slow_us, 0);
     ck_assert_int_gt(inl_on_pusher(INL_OPS / 2, INL_OPS), 0);
-    ck_assert_int_eq(inl_on_pusher(INL_OPS + 200, INL_OPS + 400), 0);
+    ck_assert_int_eq(inl_on_pusher(INL_OPS + INL_SLOW - 200, INL_OPS + INL_SLOW), 0);
     inl_done(e, v);
 }
 END_TEST
