@@ -392,16 +392,21 @@ static void opr_free(pxi_engine *e, pxi_opr *o)
         pxi_free(o);
 }
 
+/* Return a deleted operator with no push in flight to the table. */
+static void tmpl_free(pxi_engine *e, pxi_optmpl *t)
+{
+    pxi_free(t->vars);
+    t->vars = NULL;
+    pxi_htable_release(&e->ops, t);
+}
+
 static void tmpl_release(pxi_engine *e, pxi_optmpl *t)
 {
     pxi_spin_lock(&t->lock);
     int free_it = --t->in_flight == 0 && t->deleted;
     pxi_spin_unlock(&t->lock);
-    if (free_it) {
-        pxi_free(t->vars);
-        t->vars = NULL;
-        pxi_htable_release(&e->ops, t);
-    }
+    if (free_it)
+        tmpl_free(e, t);
 }
 
 static void finish(pxi_opr *o, int status)
@@ -496,12 +501,11 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
         pxi_tools_push_region(name && name[0] ? name : "px_engine_op");
     ++tl_in_op;
     if (o->kind == PXI_OP_SYNC) {
-        pxi_engine *e = o->e;
-        int timed = o->inline_ok && e->inline_ns > 0 && sample_this_run();
+        int timed = o->inline_ok && sample_this_run();
         int64_t c0 = timed ? pxi_os_now_ns() : 0;
         int st = o->sfn(&rc, o->arg);
         if (timed)
-            cost_record(e, o->sfn, pxi_os_now_ns() - c0);
+            cost_record(o->e, o->sfn, pxi_os_now_ns() - c0);
         --tl_in_op;
         if (tools)
             pxi_tools_pop_region();
@@ -591,6 +595,13 @@ static void sort_deps(pxi_dep *d, uint32_t n)
     }
 }
 
+/* Release the locks of an op's first @m deps (taken in address order by pxi_engine_push). */
+static void unlock_deps(pxi_opr *o, uint32_t m)
+{
+    for (uint32_t i = 0; i < m; ++i)
+        pxi_spin_unlock(&o->deps[i].var->lock);
+}
+
 static int resolve(pxi_engine *e, pxi_dep *d, uintptr_t h, int write, const char *caller,
                    const char *which, size_t i)
 {
@@ -675,11 +686,10 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
                  : 0;
     atomic_store_explicit(&o->wait, (int)m + 1, memory_order_relaxed);
     o->inline_ok = p->kind == PXI_OP_SYNC && p->prop == PX_FN_NORMAL && p->ctx.type == PX_DEV_CPU &&
-                   !p->no_inline && e->kind != PX_ENGINE_NAIVE;
+                   !p->no_inline && e->kind != PX_ENGINE_NAIVE && e->inline_ns > 0;
     /* A candidate for running here and now (see "Work-first inlining" above) takes no
      * in-flight slot unless it turns out not to be ready. */
-    int candidate =
-        o->inline_ok && tl_in_op == 0 && e->inline_ns > 0 && cost_below(e, o->sfn, e->inline_ns);
+    int candidate = o->inline_ok && tl_in_op == 0 && cost_below(e, o->sfn, e->inline_ns);
     o->counted = !candidate;
     if (o->counted)
         inflight_reserve(e, tl_in_op == 0);
@@ -693,8 +703,7 @@ relock:
     for (uint32_t i = 0; i < m; ++i) {
         if (atomic_load_explicit(&o->deps[i].var->hdr.gen, memory_order_relaxed) !=
             o->deps[i].gen) {
-            for (uint32_t k = 0; k < m; ++k)
-                pxi_spin_unlock(&o->deps[k].var->lock);
+            unlock_deps(o, m);
             PXI_ERROR("%s: a Var was deleted while being pushed", p->caller);
             if (o->counted)
                 inflight_dec(e);
@@ -714,8 +723,7 @@ relock:
             /* It will wait, so it is an ordinary op: it needs its slot before any Var shows
              * it (a completion must never precede the increment), and the reservation may
              * block, which it must not do holding spin locks. Nothing was appended yet. */
-            for (uint32_t k = 0; k < m; ++k)
-                pxi_spin_unlock(&o->deps[k].var->lock);
+            unlock_deps(o, m);
             o->counted = 1;
             inflight_reserve(e, 1);
             goto relock;
@@ -750,10 +758,9 @@ relock:
         /* No push can name the Var from here on. */
         atomic_store_explicit(&o->deps[0].var->hdr.gen, 0, memory_order_relaxed);
     }
-    for (uint32_t i = 0; i < m; ++i) {
+    for (uint32_t i = 0; i < m; ++i)
         VAR_CHECK(e, o->deps[i].var);
-        pxi_spin_unlock(&o->deps[i].var->lock);
-    }
+    unlock_deps(o, m);
     if (!o->counted) {
         /* Every dep was granted at append (checked above under the locks): no other thread
          * holds a reference to the counter, so it needs no atomic read-modify-write. */
@@ -1072,45 +1079,47 @@ px_engine_op *px_engine_op_create_async(px_engine *e, px_async_fn fn, void *arg,
                      name, "px_engine_op_create_async");
 }
 
-int px_engine_op_push(px_engine *e, px_engine_op *op, int priority)
+/* The live operator @op names, returned with its lock held; NULL with *rc set (and logged with
+ * @caller) for a bad engine, a NULL handle, or a deleted or foreign one. */
+static pxi_optmpl *tmpl_lock_live(pxi_engine *e, px_engine_op *op, const char *caller, int *rc)
 {
-    static const char caller[] = "px_engine_op_push";
-    int rc = pxi_engine_validate(e, caller);
-    if (rc != PX_OK)
-        return rc;
+    if ((*rc = pxi_engine_validate(e, caller)) != PX_OK)
+        return NULL;
     if (!op) {
         PXI_ERROR("%s: operator is NULL", caller);
-        return PX_EFAULT;
+        *rc = PX_EFAULT;
+        return NULL;
     }
     uint32_t gen = 0;
     pxi_optmpl *t = pxi_htable_lookup(&e->ops, (uintptr_t)op, &gen);
     if (t) {
         pxi_spin_lock(&t->lock);
-        int live = atomic_load_explicit(&t->hdr.gen, memory_order_relaxed) == gen && !t->deleted;
-        if (live)
-            t->in_flight++;
+        if (atomic_load_explicit(&t->hdr.gen, memory_order_relaxed) == gen && !t->deleted)
+            return t;
         pxi_spin_unlock(&t->lock);
-        if (!live)
-            t = NULL;
     }
-    if (!t) {
-        PXI_ERROR("%s: %p is not a live operator of this engine (deleted or foreign)", caller,
-                  (void *)op);
-        return PX_EINVAL;
-    }
-    pxi_push p = {.kind = t->kind,
-                  .sfn = t->sfn,
-                  .afn = t->afn,
-                  .arg = t->arg,
-                  .ctx = t->ctx,
-                  .handles = t->vars,
-                  .n_reads = t->n_reads,
-                  .n_writes = t->n_writes,
-                  .prop = t->prop,
-                  .priority = priority,
-                  .name = t->name,
-                  .tmpl = t,
-                  .caller = caller};
+    PXI_ERROR("%s: %p is not a live operator of this engine (deleted or foreign)", caller,
+              (void *)op);
+    *rc = PX_EINVAL;
+    return NULL;
+}
+
+int px_engine_op_push(px_engine *e, px_engine_op *op, int priority)
+{
+    static const char caller[] = "px_engine_op_push";
+    int rc;
+    pxi_optmpl *t = tmpl_lock_live(e, op, caller, &rc);
+    if (!t)
+        return rc;
+    t->in_flight++;
+    pxi_spin_unlock(&t->lock);
+    pxi_push p;
+    push_describe(&p, t->kind, t->arg, t->ctx, NULL, t->n_reads, NULL, t->n_writes, t->prop,
+                  priority, t->name, caller);
+    p.sfn = t->sfn;
+    p.afn = t->afn;
+    p.handles = t->vars;
+    p.tmpl = t;
     rc = pxi_engine_push(e, &p);
     if (rc != PX_OK)
         tmpl_release(e, t);
@@ -1119,37 +1128,16 @@ int px_engine_op_push(px_engine *e, px_engine_op *op, int priority)
 
 int px_engine_op_delete(px_engine *e, px_engine_op *op)
 {
-    static const char caller[] = "px_engine_op_delete";
-    int rc = pxi_engine_validate(e, caller);
-    if (rc != PX_OK)
+    int rc;
+    pxi_optmpl *t = tmpl_lock_live(e, op, "px_engine_op_delete", &rc);
+    if (!t)
         return rc;
-    if (!op) {
-        PXI_ERROR("%s: operator is NULL", caller);
-        return PX_EFAULT;
-    }
-    uint32_t gen = 0;
-    pxi_optmpl *t = pxi_htable_lookup(&e->ops, (uintptr_t)op, &gen);
-    int free_it = 0, ok = 0;
-    if (t) {
-        pxi_spin_lock(&t->lock);
-        if (atomic_load_explicit(&t->hdr.gen, memory_order_relaxed) == gen && !t->deleted) {
-            ok = 1;
-            t->deleted = 1;
-            /* No push can name it from here on; the last in-flight push frees it. */
-            atomic_store_explicit(&t->hdr.gen, 0, memory_order_relaxed);
-            free_it = t->in_flight == 0;
-        }
-        pxi_spin_unlock(&t->lock);
-    }
-    if (!ok) {
-        PXI_ERROR("%s: %p is not a live operator of this engine (deleted or foreign)", caller,
-                  (void *)op);
-        return PX_EINVAL;
-    }
-    if (free_it) {
-        pxi_free(t->vars);
-        t->vars = NULL;
-        pxi_htable_release(&e->ops, t);
-    }
+    t->deleted = 1;
+    /* No push can name it from here on; the last in-flight push frees it. */
+    atomic_store_explicit(&t->hdr.gen, 0, memory_order_relaxed);
+    int free_it = t->in_flight == 0;
+    pxi_spin_unlock(&t->lock);
+    if (free_it)
+        tmpl_free(e, t);
     return PX_OK;
 }

@@ -204,9 +204,9 @@ typedef struct pxi_opr {
     int run_status;     /* GPU sync ops: fn's status until the stream callback */
     pxi_worker *worker; /* GPU sync ops: the worker whose stream runs it */
     int size_class;     /* pool index, or -1 for a direct pxi_malloc */
-    /* Written by the pusher before the op is published, then read-only. May run on its
-     * pusher when measured cheap (engine.c "Work-first inlining"): a SYNC op of the normal
-     * CPU lane that is not a kernel op. */
+    /* Written by the pusher before the op is published, then read-only. Subject to the cost
+     * rule (engine.c "Work-first inlining"): a SYNC op of the normal CPU lane that is not a
+     * kernel op, on a non-naive engine with inline_ns > 0. */
     uint8_t inline_ok;
     /* Written by the pusher before the op is published, then read-only: the op holds an
      * in-flight slot (all ops but those the pusher runs from push). */
