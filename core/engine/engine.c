@@ -891,16 +891,24 @@ px_var *px_var_new(px_engine *e)
     return (px_var *)pxi_handle_make(gen, v->hdr.index);
 }
 
+/* pxi_engine_validate, then PX_EFAULT (logged with @caller) when the handle @h the call needs,
+ * named @what, is NULL. */
+static int validate_with(const pxi_engine *e, const void *h, const char *what, const char *caller)
+{
+    int rc = pxi_engine_validate(e, caller);
+    if (rc == PX_OK && !h) {
+        PXI_ERROR("%s: %s is NULL", caller, what);
+        rc = PX_EFAULT;
+    }
+    return rc;
+}
+
 int px_var_delete(px_engine *e, px_var *v)
 {
     static const char caller[] = "px_var_delete";
-    int rc = pxi_engine_validate(e, caller);
+    int rc = validate_with(e, v, "Var", caller);
     if (rc != PX_OK)
         return rc;
-    if (!v) {
-        PXI_ERROR("%s: Var is NULL", caller);
-        return PX_EFAULT;
-    }
     px_var *const w[1] = {v};
     pxi_push p = {.kind = PXI_OP_DELETE,
                   .ctx = {PX_DEV_CPU, 0},
@@ -927,6 +935,15 @@ static int waiting_would_deadlock(void)
     return 0;
 }
 
+/* PX_EDEADLK (logged with @caller) when the calling thread may not wait (see above). */
+static int check_may_wait(const char *caller)
+{
+    if (!waiting_would_deadlock())
+        return PX_OK;
+    PXI_ERROR("%s: called from inside an engine op or kernel (it would wait on itself)", caller);
+    return PX_EDEADLK;
+}
+
 static void wait_waiter(pxi_engine *e, pxi_waiter *w)
 {
     int64_t t0 = pxi_os_now_ns();
@@ -942,18 +959,11 @@ static void wait_waiter(pxi_engine *e, pxi_waiter *w)
 int px_engine_wait_for_var(px_engine *e, px_var *v)
 {
     static const char caller[] = "px_engine_wait_for_var";
-    int rc = pxi_engine_validate(e, caller);
+    int rc = validate_with(e, v, "Var", caller);
+    if (rc == PX_OK)
+        rc = check_may_wait(caller);
     if (rc != PX_OK)
         return rc;
-    if (!v) {
-        PXI_ERROR("%s: Var is NULL", caller);
-        return PX_EFAULT;
-    }
-    if (waiting_would_deadlock()) {
-        PXI_ERROR("%s: called from inside an engine op or kernel (it would wait on itself)",
-                  caller);
-        return PX_EDEADLK;
-    }
     int64_t t0 = pxi_trace_active() ? pxi_trace_now_ns() : 0;
     pxi_waiter w;
     atomic_init(&w.done, 0);
@@ -982,13 +992,10 @@ int px_engine_wait_for_all(px_engine *e)
 {
     static const char caller[] = "px_engine_wait_for_all";
     int rc = pxi_engine_validate(e, caller);
+    if (rc == PX_OK)
+        rc = check_may_wait(caller);
     if (rc != PX_OK)
         return rc;
-    if (waiting_would_deadlock()) {
-        PXI_ERROR("%s: called from inside an engine op or kernel (it would wait on itself)",
-                  caller);
-        return PX_EDEADLK;
-    }
     int64_t t0 = pxi_trace_active() ? pxi_trace_now_ns() : 0;
     pxi_engine_drain(e);
     if (t0)
@@ -1083,13 +1090,8 @@ px_engine_op *px_engine_op_create_async(px_engine *e, px_async_fn fn, void *arg,
  * @caller) for a bad engine, a NULL handle, or a deleted or foreign one. */
 static pxi_optmpl *tmpl_lock_live(pxi_engine *e, px_engine_op *op, const char *caller, int *rc)
 {
-    if ((*rc = pxi_engine_validate(e, caller)) != PX_OK)
+    if ((*rc = validate_with(e, op, "operator", caller)) != PX_OK)
         return NULL;
-    if (!op) {
-        PXI_ERROR("%s: operator is NULL", caller);
-        *rc = PX_EFAULT;
-        return NULL;
-    }
     uint32_t gen = 0;
     pxi_optmpl *t = pxi_htable_lookup(&e->ops, (uintptr_t)op, &gen);
     if (t) {
