@@ -25,14 +25,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "chol.h"
+#include "bench_util.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "chol.h"
 
 /* CPU seconds used by every thread of the process so far (user + system). */
 static double cpu_s(void)
@@ -48,18 +43,6 @@ static void settle(void)
 {
     struct timespec ts = {0, 300 * 1000 * 1000};
     nanosleep(&ts, NULL);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Dense column-major copy of the lower triangle (and the whole diagonal tiles). */
@@ -92,11 +75,11 @@ static double gemm_rate(int n, int threads)
     /* Small problems repeat until the timing is well above clock resolution. */
     int inner = n >= 1024 ? 1 : (int)(1 + (1 << 27) / ((double)n * n * n));
     for (int rep = 0; rep < 3; rep++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (int it = 0; it < inner; it++)
             cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, n, -1.0, a, n, b, n, 1.0, c,
                         n);
-        double t = (now_s() - t0) / inner;
+        double t = (bench_now_s() - t0) / inner;
         if (t < best)
             best = t;
     }
@@ -187,10 +170,10 @@ int main(int argc, char **argv)
     for (int r = -1; r < reps; r++) {
         memcpy(work, dense, nn * sizeof *work);
         chol_blas_set_threads((int)workers);
-        double c0 = cpu_s(), t0 = now_s();
+        double c0 = cpu_s(), t0 = bench_now_s();
         info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (int)n, work, (int)n);
         if (r >= 0) {
-            t_lap[r] = now_s() - t0;
+            t_lap[r] = bench_now_s() - t0;
             c_lap[r] = cpu_s() - c0;
         }
         chol_blas_single_thread();
@@ -198,10 +181,10 @@ int main(int argc, char **argv)
 
         chol_matrix_copy(&l, &a);
         c0 = cpu_s();
-        t0 = now_s();
+        t0 = bench_now_s();
         rc = chol_factor(&l);
         if (r >= 0) {
-            t_px[r] = now_s() - t0;
+            t_px[r] = bench_now_s() - t0;
             c_px[r] = cpu_s() - c0;
         }
         if (rc != PX_OK || info != 0) {
@@ -212,12 +195,12 @@ int main(int argc, char **argv)
         settle();
     }
     double res = chol_residual_estimate(&a, &l, 4, 99) / chol_norm_fro(&a);
-    double lap = median(t_lap, (int)reps), px = median(t_px, (int)reps);
+    double lap = bench_median(t_lap, (int)reps), px = bench_median(t_px, (int)reps);
     double g_lap = flops / lap * 1e-9, g_px = flops / px * 1e-9;
     /* GFLOP per CPU-second: what the cores this process got did with their time (spinning
      * counts, sleeping does not). Robust to other load on the machine, unlike wall time. */
-    double cg_lap = flops / median(c_lap, (int)reps) * 1e-9;
-    double cg_px = flops / median(c_px, (int)reps) * 1e-9;
+    double cg_lap = flops / bench_median(c_lap, (int)reps) * 1e-9;
+    double cg_px = flops / bench_median(c_px, (int)reps) * 1e-9;
     const char *queue = prop == PX_FN_CPU_PRIORITIZED ? "priority" : "fifo";
     printf("cholesky n=%ld tile=%ld workers=%ld engine=%s queue=%s reps=%ld (medians)\n", n, l.tile,
            workers, engine, queue, reps);

@@ -23,14 +23,9 @@
 
 #include <cblas.h>
 
-#include "chol.h"
+#include "bench_util.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "chol.h"
 
 static double cpu_s(void)
 {
@@ -38,18 +33,6 @@ static double cpu_s(void)
     getrusage(RUSAGE_SELF, &ru);
     return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
            1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* StarPU matrix interface: NX is the contiguous (row) count of a column-major tile. */
@@ -167,11 +150,11 @@ int main(int argc, char **argv)
                     &h[chol_tid(i, j)], STARPU_MAIN_RAM, (uintptr_t)chol_tile(&l, i, j),
                     (uint32_t)chol_tsize(&l, i), (uint32_t)chol_tsize(&l, i),
                     (uint32_t)chol_tsize(&l, j), sizeof(double));
-        double c0 = cpu_s(), t0 = now_s();
+        double c0 = cpu_s(), t0 = bench_now_s();
         int rc = submit(&l, h);
         starpu_task_wait_for_all();
         if (r >= 0) {
-            t[r] = now_s() - t0;
+            t[r] = bench_now_s() - t0;
             c[r] = cpu_s() - c0;
         }
         for (size_t e = 0; e < ntiles; e++)
@@ -184,7 +167,7 @@ int main(int argc, char **argv)
     double res = chol_residual_estimate(&a, &l, 4, 99) / chol_norm_fro(&a);
     int workers = (int)starpu_cpu_worker_get_count();
     starpu_shutdown();
-    double tm = median(t, (int)reps), cm = median(c, (int)reps);
+    double tm = bench_median(t, (int)reps), cm = bench_median(c, (int)reps);
     printf("starpu tiled (same DAG and kernels), n=%ld tile=%ld cpu workers=%d reps=%ld\n", n,
            l.tile, workers, reps);
     printf("  %8.4f s %8.2f GFLOP/s %8.2f GFLOP/cpu-s  residual %.1e\n", tm, flops / tm * 1e-9,

@@ -20,6 +20,8 @@
 #include <cub/device/device_reduce.cuh>
 #include <cuda_runtime.h>
 
+#include "bench_util.h"
+
 #include "parex.h"
 
 typedef struct {
@@ -60,13 +62,6 @@ PX_FOR(bench_empty, empty_args, i, t)
 
 __global__ void raw_empty(void)
 {
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 #define CK(call)                                                                                   \
@@ -159,14 +154,14 @@ int main(int argc, char **argv)
     CK(cub::DeviceReduce::Sum(tmp, tmp_bytes, t.a, d_out, n, st));
     CK(cudaMalloc(&tmp, tmp_bytes));
     for (int r = 0; r < reps + 1; ++r) { /* the first round warms up scratch pools */
-        double t0 = now_s();
+        double t0 = bench_now_s();
         PK(px_parallel_reduce(cuda, "sum", px_range(0, n), &bench_sum, &sa, sizeof sa, &px_sum_f64,
                               &s_px));
-        double t1 = now_s();
+        double t1 = bench_now_s();
         CK(cub::DeviceReduce::Sum(tmp, tmp_bytes, t.a, d_out, n, st));
         CK(cudaMemcpyAsync(&s_cub, d_out, sizeof s_cub, cudaMemcpyDeviceToHost, st));
         CK(cudaStreamSynchronize(st));
-        double t2 = now_s();
+        double t2 = bench_now_s();
         if (r > 0 && t1 - t0 < best_sum)
             best_sum = t1 - t0;
         if (r > 0 && t2 - t1 < best_cub)
@@ -190,15 +185,15 @@ int main(int argc, char **argv)
     empty_args ea = {0};
     double best_raw = 1e30, best_px = 1e30;
     for (int r = 0; r < 3; ++r) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (int k = 0; k < launches; ++k)
             raw_empty<<<1, 32, 0, st>>>();
         CK(cudaStreamSynchronize(st));
-        double t1 = now_s();
+        double t1 = bench_now_s();
         for (int k = 0; k < launches; ++k)
             PK(px_parallel_for(cuda, "empty", px_range(0, 1), &bench_empty, &ea, sizeof ea));
         PK(px_fence(cuda));
-        double t2 = now_s();
+        double t2 = bench_now_s();
         if (t1 - t0 < best_raw)
             best_raw = t1 - t0;
         if (t2 - t1 < best_px)

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include "parex.h"
 
 #define MAX_READS 19
@@ -75,25 +77,6 @@ static void free_dag(dag *d)
     free(d->write);
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* ---- parex ---------------------------------------------------------------------------- */
 
 static int empty_op(const px_run_context *rc, void *arg)
@@ -109,7 +92,7 @@ static double run_parex(px_engine *e, const dag *d)
     for (int v = 0; v < d->n_vars; ++v)
         vars[v] = px_var_new(e);
     const px_context cpu = {PX_DEV_CPU, 0};
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < d->n_ops; ++i) {
         px_var *r[MAX_READS];
         for (int j = 0; j < d->n_reads[i]; ++j)
@@ -122,7 +105,7 @@ static double run_parex(px_engine *e, const dag *d)
         }
     }
     px_engine_wait_for_all(e);
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     for (int v = 0; v < d->n_vars; ++v)
         px_var_delete(e, vars[v]);
     px_engine_wait_for_all(e);
@@ -139,7 +122,7 @@ static double run_omp(const dag *d, int workers)
 #pragma omp parallel num_threads(workers)
 #pragma omp single
     {
-        t0 = now_s();
+        t0 = bench_now_s();
         for (int i = 0; i < d->n_ops; ++i) {
             const int *rd = d->reads[i];
             int nr = d->n_reads[i];
@@ -151,7 +134,7 @@ static double run_omp(const dag *d, int workers)
             }
         }
 #pragma omp taskwait
-        t = now_s() - t0;
+        t = bench_now_s() - t0;
     }
     free(vars);
     return t;
@@ -176,7 +159,7 @@ static double run_starpu(const dag *d)
     starpu_data_handle_t *h = malloc((size_t)d->n_vars * sizeof *h);
     for (int v = 0; v < d->n_vars; ++v)
         starpu_void_data_register(&h[v]);
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < d->n_ops; ++i) {
         /* StarPU wants each handle once per task: merge duplicates, a read of the written
          * handle becomes part of the RW access. */
@@ -202,7 +185,7 @@ static double run_starpu(const dag *d)
         }
     }
     starpu_task_wait_for_all();
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     for (int v = 0; v < d->n_vars; ++v)
         starpu_data_unregister(h[v]);
     free(h);
@@ -265,13 +248,13 @@ int main(int argc, char **argv)
         (void)run_parex(e, &dags[k]); /* warm the pools */
         for (int r = 0; r < reps; ++r)
             samples[r] = run_parex(e, &dags[k]);
-        res[0][k] = median(samples, reps) / dags[k].n_ops * 1e9;
+        res[0][k] = bench_median(samples, reps) / dags[k].n_ops * 1e9;
         res[1][k] = 0;
         if (use_omp) {
             (void)run_omp(&dags[k], workers);
             for (int r = 0; r < reps; ++r)
                 samples[r] = run_omp(&dags[k], workers);
-            res[1][k] = median(samples, reps) / dags[k].n_ops * 1e9;
+            res[1][k] = bench_median(samples, reps) / dags[k].n_ops * 1e9;
         }
     }
     px_engine_destroy(e);
@@ -295,7 +278,7 @@ int main(int argc, char **argv)
                 (void)run_starpu(&dags[k]);
                 for (int r = 0; r < reps; ++r)
                     samples[r] = run_starpu(&dags[k]);
-                res[2][k] = median(samples, reps) / dags[k].n_ops * 1e9;
+                res[2][k] = bench_median(samples, reps) / dags[k].n_ops * 1e9;
             }
             starpu_shutdown();
         }

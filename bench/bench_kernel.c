@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include "parex.h"
 
 typedef struct {
@@ -51,13 +53,6 @@ static void dot_fn(int64_t b, int64_t e, void *ctx, void *acc)
     for (int64_t i = b; i < e; ++i)
         s += a->x[i] * a->y[i];
     *(double *)acc = s;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int cmp(const void *a, const void *b)
@@ -105,7 +100,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < reps; ++r) {
             for (int j = 0; j < 3; ++j) {
                 int k = (j + r) % 3;
-                double t0 = now_s();
+                double t0 = bench_now_s();
                 if (k == 0)
                     px_parallel_for(s, "axpy_macro", px_range(0, n), &bench_axpy, &aa, sizeof aa);
                 else if (k == 1)
@@ -113,11 +108,11 @@ int main(int argc, char **argv)
                 else
                     for (int64_t i = 0; i < n; ++i)
                         y[i] += aa.alpha * x[i];
-                tm[k][r] = now_s() - t0;
+                tm[k][r] = bench_now_s() - t0;
             }
             for (int j = 0; j < 3; ++j) {
                 int k = (j + r) % 3;
-                double d = 0, t0 = now_s();
+                double d = 0, t0 = bench_now_s();
                 if (k == 0)
                     px_parallel_reduce(s, "dot_macro", px_range(0, n), &bench_dot, &da, sizeof da,
                                        &px_sum_f64, &d);
@@ -127,7 +122,7 @@ int main(int argc, char **argv)
                 else
                     for (int64_t i = 0; i < n; ++i)
                         d += x[i] * y[i];
-                td[k][r] = now_s() - t0;
+                td[k][r] = bench_now_s() - t0;
                 sink += d;
             }
         }

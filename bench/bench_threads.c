@@ -25,15 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #include "parex.h"
 #include "spaces/threads/threads.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static double cpu_s(clockid_t id)
 {
@@ -46,18 +41,6 @@ static void pause_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* OMP_PROC_BIND makes libgomp bind the initial thread to the first place at startup, before
@@ -314,10 +297,10 @@ static void omp_imb(void)
 
 static double time_batch(void (*fn)(void), int batch)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int k = 0; k < batch; ++k)
         fn();
-    return (now_s() - t0) / batch;
+    return (bench_now_s() - t0) / batch;
 }
 
 /* Run one benchmark; returns parex/omp ratio oriented so that <= 1 is "as fast or faster" for
@@ -342,7 +325,7 @@ static void run(const bench *b)
         }
         pause_ms(30);
     }
-    double mp = median(tp, r), mo = median(to, r);
+    double mp = bench_median(tp, r), mo = bench_median(to, r);
     if (b->m == TIME_PER_OP) {
         printf("%-14s parex %10.3f us   omp %10.3f us   parex/omp time %.3f\n", b->name, mp * 1e6,
                mo * 1e6, mp / mo);
@@ -360,8 +343,8 @@ static void run(const bench *b)
 
 static void busy_us(double us)
 {
-    double t_end = now_s() + us * 1e-6;
-    while (now_s() < t_end) {
+    double t_end = bench_now_s() + us * 1e-6;
+    while (bench_now_s() < t_end) {
     }
 }
 
@@ -393,9 +376,9 @@ static void spin_sweep(void)
                 double c0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID), m0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
                 for (int q = 0; q < reps; ++q) {
                     busy_us(gaps[g]);
-                    double t0 = now_s();
+                    double t0 = bench_now_s();
                     parex_reduce2();
-                    sum += now_s() - t0;
+                    sum += bench_now_s() - t0;
                 }
                 double other =
                     (cpu_s(CLOCK_PROCESS_CPUTIME_ID) - c0) - (cpu_s(CLOCK_THREAD_CPUTIME_ID) - m0);
@@ -416,7 +399,7 @@ static void spin_sweep(void)
     for (int s = 0; s < SWEEP_SPINS; ++s) {
         printf("%-8s", spins[s]);
         for (int g = 0; g < SWEEP_GAPS; ++g)
-            printf("   %7.2f / %7.2f ", median(lat[s][g], r), median(cpu[s][g], r));
+            printf("   %7.2f / %7.2f ", bench_median(lat[s][g], r), bench_median(cpu[s][g], r));
         printf("\n");
     }
 }
@@ -443,7 +426,7 @@ static void dynamic_modes(void)
         }
     for (int m = 0; m < 2; ++m)
         printf("dynamic %-6s imbalanced %9.3f us   fine-grained (1024 chunks of 64) %8.3f us\n",
-               names[m], median(ti[m], r) * 1e6, median(tf[m], r) * 1e6);
+               names[m], bench_median(ti[m], r) * 1e6, bench_median(tf[m], r) * 1e6);
     pxi_threads_set_dynamic_mode(PXI_DYNAMIC_STEAL);
 }
 
