@@ -99,6 +99,29 @@ int pxi_topo_num_pus(const pxi_topo *t)
     return t == NULL ? 1 : t->npus;
 }
 
+/* The argument checks both pxi_topo_map builds share: the policy parsed into *policy, and the
+ * oversubscription warning. PX_EFAULT / PX_EINVAL (logged) on bad arguments. */
+static int map_args(const pxi_topo *t, int nranks, const char *bind, const int *pu_of_rank,
+                    int *policy)
+{
+    if (t == NULL || pu_of_rank == NULL) {
+        PXI_ERROR("pxi_topo_map: %s is NULL", t == NULL ? "the topology" : "pu_of_rank");
+        return PX_EFAULT;
+    }
+    *policy = parse_bind(bind);
+    if (*policy < 0) {
+        PXI_ERROR("threads: unknown binding policy \"%s\" (expected close, spread or none)", bind);
+        return PX_EINVAL;
+    }
+    if (nranks < 1) {
+        PXI_ERROR("threads: invalid rank count %d (expected at least 1)", nranks);
+        return PX_EINVAL;
+    }
+    if (nranks > t->ncores)
+        warn_oversubscribed(t, nranks);
+    return PX_OK;
+}
+
 #if PXI_TOPO_HWLOC
 
 /* The process cpuset seen by the first load of this machine. A rank bound on the thread that
@@ -425,29 +448,12 @@ int pxi_topo_load(pxi_topo **out, const char *synthetic, const char *restrict_cp
     return PX_OK;
 }
 
-void pxi_topo_destroy(pxi_topo *t)
-{
-    if (t != NULL)
-        topo_free(t);
-}
-
 int pxi_topo_map(const pxi_topo *t, int nranks, const char *bind, int *pu_of_rank)
 {
-    if (t == NULL || pu_of_rank == NULL) {
-        PXI_ERROR("pxi_topo_map: %s is NULL", t == NULL ? "the topology" : "pu_of_rank");
-        return PX_EFAULT;
-    }
-    int policy = parse_bind(bind);
-    if (policy < 0) {
-        PXI_ERROR("threads: unknown binding policy \"%s\" (expected close, spread or none)", bind);
-        return PX_EINVAL;
-    }
-    if (nranks < 1) {
-        PXI_ERROR("threads: invalid rank count %d (expected at least 1)", nranks);
-        return PX_EINVAL;
-    }
-    if (nranks > t->ncores)
-        warn_oversubscribed(t, nranks);
+    int policy;
+    int rc = map_args(t, nranks, bind, pu_of_rank, &policy);
+    if (rc != PX_OK)
+        return rc;
     if (policy == BIND_NONE) {
         for (int r = 0; r < nranks; r++)
             pu_of_rank[r] = -1;
@@ -615,33 +621,16 @@ int pxi_topo_load(pxi_topo **out, const char *synthetic, const char *restrict_cp
     return PX_OK;
 }
 
-void pxi_topo_destroy(pxi_topo *t)
-{
-    if (t != NULL)
-        topo_free(t);
-}
-
 /* One "not bound" warning per process (map or bind_self): workers would otherwise repeat
  * it. Relaxed: the flag guards only a message, no data. */
 static atomic_int warned_no_bind = 0;
 
 int pxi_topo_map(const pxi_topo *t, int nranks, const char *bind, int *pu_of_rank)
 {
-    if (t == NULL || pu_of_rank == NULL) {
-        PXI_ERROR("pxi_topo_map: %s is NULL", t == NULL ? "the topology" : "pu_of_rank");
-        return PX_EFAULT;
-    }
-    int policy = parse_bind(bind);
-    if (policy < 0) {
-        PXI_ERROR("threads: unknown binding policy \"%s\" (expected close, spread or none)", bind);
-        return PX_EINVAL;
-    }
-    if (nranks < 1) {
-        PXI_ERROR("threads: invalid rank count %d (expected at least 1)", nranks);
-        return PX_EINVAL;
-    }
-    if (nranks > t->ncores)
-        warn_oversubscribed(t, nranks);
+    int policy;
+    int rc = map_args(t, nranks, bind, pu_of_rank, &policy);
+    if (rc != PX_OK)
+        return rc;
     if (policy != BIND_NONE &&
         atomic_exchange_explicit(&warned_no_bind, 1, memory_order_relaxed) == 0)
         PXI_WARN("threads: built without hwloc; binding \"%s\" ignored, threads are not bound",
@@ -691,3 +680,9 @@ void pxi_topo_restore(const pxi_topo *t, pxi_topo_binding *b)
 }
 
 #endif
+
+void pxi_topo_destroy(pxi_topo *t)
+{
+    if (t != NULL)
+        topo_free(t);
+}
