@@ -607,32 +607,45 @@ void pxi_tools_begin_deep_copy(const px_space *dst_s, const void *dst, const px_
     lib_leave();
 }
 
-void pxi_tools_end_deep_copy(void)
+/* Call event @idx, taking (const char *name), in every library that has it, in load order. */
+static void call_libs_name(int idx, const char *name)
 {
-    if (!lib_mask[KP_END_DEEP_COPY])
+    if (!lib_mask[idx])
+        return;
+    lib_enter();
+    for (int i = 0; i < n_libs; ++i) {
+        kp_name_fn fn = LIB_FN(&libs[i], idx, kp_name_fn);
+        if (fn)
+            fn(name);
+    }
+    lib_leave();
+}
+
+/* Call closing event @idx, taking no argument, in every library that has it, in reverse load
+ * order (the last to open sees the close first). */
+static void call_libs_void_reverse(int idx)
+{
+    if (!lib_mask[idx])
         return;
     lib_enter();
     for (int i = n_libs - 1; i >= 0; --i) {
-        kp_void_fn fn = LIB_FN(&libs[i], KP_END_DEEP_COPY, kp_void_fn);
+        kp_void_fn fn = LIB_FN(&libs[i], idx, kp_void_fn);
         if (fn)
             fn();
     }
     lib_leave();
 }
 
+void pxi_tools_end_deep_copy(void)
+{
+    call_libs_void_reverse(KP_END_DEEP_COPY);
+}
+
 void pxi_tools_push_region(const char *name)
 {
     if (!name || !name[0])
         name = "px_unnamed_region";
-    if (lib_mask[KP_PUSH_REGION]) {
-        lib_enter();
-        for (int i = 0; i < n_libs; ++i) {
-            kp_name_fn fn = LIB_FN(&libs[i], KP_PUSH_REGION, kp_name_fn);
-            if (fn)
-                fn(name);
-        }
-        lib_leave();
-    }
+    call_libs_name(KP_PUSH_REGION, name);
     for (int j = 0; j < n_listeners; ++j)
         if (listeners[j].push_region)
             listeners[j].push_region(name);
@@ -643,15 +656,7 @@ void pxi_tools_pop_region(void)
     for (int j = n_listeners - 1; j >= 0; --j)
         if (listeners[j].pop_region)
             listeners[j].pop_region();
-    if (lib_mask[KP_POP_REGION]) {
-        lib_enter();
-        for (int i = n_libs - 1; i >= 0; --i) {
-            kp_void_fn fn = LIB_FN(&libs[i], KP_POP_REGION, kp_void_fn);
-            if (fn)
-                fn();
-        }
-        lib_leave();
-    }
+    call_libs_void_reverse(KP_POP_REGION);
 }
 
 static void call_metadata(const char *key, const char *value)
@@ -800,15 +805,8 @@ int px_profile_mark_event(const char *name)
         PXI_ERROR("px_profile_mark_event: name is NULL");
         return PX_EFAULT;
     }
-    if (!pxi_tools_active() || !lib_mask[KP_PROFILE_EVENT])
-        return PX_OK;
-    lib_enter();
-    for (int i = 0; i < n_libs; ++i) {
-        kp_name_fn fn = LIB_FN(&libs[i], KP_PROFILE_EVENT, kp_name_fn);
-        if (fn)
-            fn(name);
-    }
-    lib_leave();
+    if (pxi_tools_active())
+        call_libs_name(KP_PROFILE_EVENT, name);
     return PX_OK;
 }
 
