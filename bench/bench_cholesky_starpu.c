@@ -41,20 +41,35 @@ static double cpu_s(void)
 #define TILE_COLS(b) ((int)STARPU_MATRIX_GET_NY(b))
 #define TILE_LD(b)   ((int)STARPU_MATRIX_GET_LD(b))
 
+/* cl_arg of POTRF and TRSM: the matrix (for its diagonal-inverse buffers) and the column. */
+static void tile_arg(void *arg, chol_matrix **m, int64_t *k)
+{
+    starpu_codelet_unpack_args(arg, m, k);
+}
+
 static void potrf_cpu(void *buffers[], void *arg)
 {
-    (void)arg;
-    int nb = TILE_ROWS(buffers[0]);
-    LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', nb, TILE_PTR(buffers[0]), TILE_LD(buffers[0]));
+    chol_matrix *m;
+    int64_t k;
+    tile_arg(arg, &m, &k);
+    int nb = TILE_ROWS(buffers[0]), use_inv = 0;
+    /* The same POTRF and diagonal inverse as parex's potrf op (chol.c), ordered for this
+     * column's TRSMs by the diagonal tile's handle, as parex orders them by its Var. */
+    double *inv = k + 1 < m->nt ? m->dinv + (size_t)k * (size_t)(m->tile * m->tile) : NULL;
+    (void)chol_potrf_tile(nb, TILE_PTR(buffers[0]), TILE_LD(buffers[0]), inv, nb, &use_inv);
+    m->dinv_ok[k] = (unsigned char)use_inv;
 }
 
 static void trsm_cpu(void *buffers[], void *arg)
 {
-    (void)arg;
+    chol_matrix *m;
+    int64_t k;
+    tile_arg(arg, &m, &k);
     int nb = TILE_ROWS(buffers[0]), mb = TILE_ROWS(buffers[1]);
-    /* The same recursive TRSM parex's trsm op runs, so the runtimes compare like for like. */
-    chol_trsm_rlt(mb, nb, TILE_PTR(buffers[0]), TILE_LD(buffers[0]), TILE_PTR(buffers[1]),
-                  TILE_LD(buffers[1]));
+    /* The same TRSM kernel parex's trsm op runs, so the runtimes compare like for like. */
+    const double *inv = m->dinv_ok[k] ? m->dinv + (size_t)k * (size_t)(m->tile * m->tile) : NULL;
+    chol_trsm_tile(mb, nb, TILE_PTR(buffers[0]), TILE_LD(buffers[0]), inv, nb, TILE_PTR(buffers[1]),
+                   TILE_LD(buffers[1]));
 }
 
 static void syrk_cpu(void *buffers[], void *arg)
@@ -86,17 +101,18 @@ static struct starpu_codelet cl_gemm = {.cpu_funcs = {gemm_cpu},
                                         .name = "gemm"};
 
 /* Submit the right-looking DAG in the same order and with the same priorities as chol.c. */
-static int submit(const chol_matrix *m, starpu_data_handle_t *h)
+static int submit(chol_matrix *m, starpu_data_handle_t *h)
 {
     int64_t nt = m->nt;
     int rc = 0;
     for (int64_t k = 0; k < nt && rc == 0; k++) {
         rc |= starpu_task_insert(&cl_potrf, STARPU_RW, h[chol_tid(k, k)], STARPU_PRIORITY,
-                                 chol_priority(nt, k, 3), 0);
+                                 chol_priority(nt, k, 3), STARPU_VALUE, &m, sizeof m, STARPU_VALUE,
+                                 &k, sizeof k, 0);
         for (int64_t i = k + 1; i < nt; i++)
-            rc |=
-                starpu_task_insert(&cl_trsm, STARPU_R, h[chol_tid(k, k)], STARPU_RW,
-                                   h[chol_tid(i, k)], STARPU_PRIORITY, chol_priority(nt, k, 2), 0);
+            rc |= starpu_task_insert(&cl_trsm, STARPU_R, h[chol_tid(k, k)], STARPU_RW,
+                                     h[chol_tid(i, k)], STARPU_PRIORITY, chol_priority(nt, k, 2),
+                                     STARPU_VALUE, &m, sizeof m, STARPU_VALUE, &k, sizeof k, 0);
         for (int64_t j = k + 1; j < nt; j++) {
             rc |=
                 starpu_task_insert(&cl_syrk, STARPU_R, h[chol_tid(j, k)], STARPU_RW,
@@ -129,7 +145,8 @@ int main(int argc, char **argv)
     }
     chol_blas_single_thread();
     chol_matrix a, l;
-    if (chol_matrix_init(&a, n, tile) != PX_OK || chol_matrix_init(&l, n, tile) != PX_OK) {
+    if (chol_matrix_init(&a, n, tile) != PX_OK || chol_matrix_init(&l, n, tile) != PX_OK ||
+        chol_matrix_alloc_inverses(&l) != PX_OK) {
         fprintf(stderr, "bench_cholesky_starpu: cannot allocate %ld x %ld\n", n, n);
         return 1;
     }

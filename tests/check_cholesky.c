@@ -243,6 +243,178 @@ START_TEST(test_recursive_trsm_matches_blas_dtrsm)
 }
 END_TEST
 
+/* Lower triangular test tile: dominant diagonal d(c) = scale(c), small off-diagonals. */
+static void fill_lower(double *l, int n, int ld, double (*diag)(int))
+{
+    for (int c = 0; c < n; c++)
+        for (int r = 0; r < ld; r++)
+            l[(size_t)c * ld + r] = r < c || r >= n ? 1234.5
+                                    : r == c        ? diag(c)
+                                                    : 0.5 * sin(r + 3.0 * c) / n;
+}
+
+static double diag_well(int c)
+{
+    return 2.0 + 0.01 * c;
+}
+
+START_TEST(test_inverse_lower_times_l_is_identity)
+{
+    /* Orders around the 32 leaf and odd halvings, leading dimensions past the order. */
+    static const int orders[] = {1, 5, 31, 32, 33, 64, 100, 129, 256};
+    for (size_t s = 0; s < sizeof orders / sizeof orders[0]; s++) {
+        int n = orders[s], ldl = n + 3, ldx = n + 2;
+        double *l = malloc((size_t)ldl * (size_t)n * sizeof *l);
+        double *x = malloc((size_t)ldx * (size_t)n * sizeof *x);
+        ck_assert(l && x);
+        fill_lower(l, n, ldl, diag_well);
+        for (size_t e = 0; e < (size_t)ldx * (size_t)n; e++)
+            x[e] = -777.0;
+        double kappa = chol_inverse_lower(n, l, ldl, x, ldx);
+        double err = 0.0, nl = 0.0, nx = 0.0;
+        for (int c = 0; c < n; c++) {
+            double cl = 0.0, cx = 0.0;
+            for (int r = 0; r < ldx; r++) {
+                if (r < c || r >= n) { /* only the lower triangle of X is written */
+                    ck_assert_msg(x[(size_t)c * ldx + r] == -777.0, "n=%d: (%d,%d) written", n, r,
+                                  c);
+                    continue;
+                }
+                /* (L X)(r, c) = sum over c <= q <= r of L(r, q) X(q, c) */
+                double sum = 0.0;
+                for (int q = c; q <= r; q++)
+                    sum += l[(size_t)q * ldl + r] * x[(size_t)c * ldx + q];
+                err = fmax(err, fabs(sum - (r == c ? 1.0 : 0.0)));
+                cl += fabs(l[(size_t)c * ldl + r]);
+                cx += fabs(x[(size_t)c * ldx + r]);
+            }
+            nl = fmax(nl, cl);
+            nx = fmax(nx, cx);
+        }
+        ck_assert_msg(err < 1e-14, "n=%d: max |L X - I| = %g", n, err);
+        ck_assert_msg(fabs(kappa - nl * nx) <= 1e-12 * nl * nx, "n=%d: kappa %g, ||L|| ||X|| %g", n,
+                      kappa, nl * nx);
+        ck_assert(kappa >= 1.0 && kappa < CHOL_INV_COND_MAX);
+        free(l);
+        free(x);
+    }
+}
+END_TEST
+
+START_TEST(test_inverse_lower_of_singular_l_is_infinite)
+{
+    enum { N = 40 };
+    double l[N * N], x[N * N];
+    fill_lower(l, N, N, diag_well);
+    l[(size_t)37 * N + 37] = 0.0; /* past the first 32-column leaf */
+    ck_assert(isinf(chol_inverse_lower(N, l, N, x, N)));
+    l[(size_t)37 * N + 37] = 1e-300; /* invertible, but the inverse overflows the product */
+    double kappa = chol_inverse_lower(N, l, N, x, N);
+    ck_assert(isinf(kappa) || kappa > CHOL_INV_COND_MAX);
+}
+END_TEST
+
+START_TEST(test_trsm_tile_with_inverse_matches_substitution)
+{
+    static const int shapes[][2] = {{1, 1}, {7, 33}, {64, 32}, {100, 97}, {256, 256}, {300, 129}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int mb = shapes[s][0], nb = shapes[s][1], ldl = nb + 1, ldb = mb + 4;
+        double *l = malloc((size_t)ldl * (size_t)nb * sizeof *l);
+        double *inv = malloc((size_t)nb * (size_t)nb * sizeof *inv);
+        double *b = malloc((size_t)ldb * (size_t)nb * sizeof *b);
+        double *ref = malloc((size_t)ldb * (size_t)nb * sizeof *ref);
+        ck_assert(l && inv && b && ref);
+        fill_lower(l, nb, ldl, diag_well);
+        for (int c = 0; c < nb; c++)
+            for (int r = 0; r < ldb; r++)
+                b[(size_t)c * ldb + r] = r < mb ? cos(0.7 * r - 1.3 * c) : 1234.5;
+        memcpy(ref, b, (size_t)ldb * (size_t)nb * sizeof *b);
+        ck_assert(chol_inverse_lower(nb, l, ldl, inv, nb) <= CHOL_INV_COND_MAX);
+        chol_trsm_tile(mb, nb, l, ldl, NULL, 0, ref, ldb); /* substitution */
+        chol_trsm_tile(mb, nb, l, ldl, inv, nb, b, ldb);   /* multiplication by the inverse */
+        double err = 0.0, scale = 0.0;
+        for (int c = 0; c < nb; c++)
+            for (int r = 0; r < ldb; r++) {
+                double x = b[(size_t)c * ldb + r], y = ref[(size_t)c * ldb + r];
+                if (r >= mb)
+                    ck_assert_msg(x == 1234.5, "%dx%d: pad row %d written", mb, nb, r);
+                err = fmax(err, fabs(x - y));
+                scale = fmax(scale, fabs(y));
+            }
+        ck_assert_msg(err <= 1e-13 * fmax(scale, 1.0), "%dx%d: max diff %g", mb, nb, err);
+        free(l);
+        free(inv);
+        free(b);
+        free(ref);
+    }
+}
+END_TEST
+
+START_TEST(test_potrf_tile_uses_inverse_only_when_well_conditioned)
+{
+    enum { N = 64 };
+    double a[N * N], inv[N * N];
+    int use = -1;
+    /* diag(4 .. 4 + 0.63): L well conditioned */
+    for (int c = 0; c < N; c++)
+        for (int r = 0; r < N; r++)
+            a[c * N + r] = r == c ? 4.0 + 0.01 * c : 0.0;
+    ck_assert_int_eq(chol_potrf_tile(N, a, N, inv, N, &use), 0);
+    ck_assert_int_eq(use, 1);
+    ck_assert_double_eq_tol(inv[0], 0.5, 1e-15);
+    /* No buffer: substitution, no inverse. */
+    use = -1;
+    for (int c = 0; c < N; c++)
+        a[c * N + c] = 4.0;
+    ck_assert_int_eq(chol_potrf_tile(N, a, N, NULL, N, &use), 0);
+    ck_assert_int_eq(use, 0);
+    /* diag(1 .. 1e8): kappa_1(L) = 1e4 > CHOL_INV_COND_MAX, so substitution. */
+    for (int c = 0; c < N; c++)
+        a[c * N + c] = pow(10.0, 8.0 * c / (N - 1));
+    use = -1;
+    ck_assert_int_eq(chol_potrf_tile(N, a, N, inv, N, &use), 0);
+    ck_assert_int_eq(use, 0);
+    /* Not SPD: LAPACK's info names the minor, no inverse. */
+    for (int c = 0; c < N; c++)
+        a[c * N + c] = c == 10 ? -1.0 : 1.0;
+    use = -1;
+    ck_assert_int_eq(chol_potrf_tile(N, a, N, inv, N, &use), 11);
+    ck_assert_int_eq(use, 0);
+}
+END_TEST
+
+START_TEST(test_factor_ill_conditioned_tile_column_keeps_substitution)
+{
+    /* A = S G S with G the generated matrix and S = diag(1 .. 1e4) over the first tile:
+     * kappa_1(L_00) is near 1e4, above CHOL_INV_COND_MAX, so column 0 solves by substitution
+     * while the other columns (S = 1 there) multiply by their inverse. */
+    const int64_t n = 256, tile = 64;
+    px_engine *e = px_engine_default();
+    chol_matrix a, l;
+    ck_assert_int_eq(chol_matrix_init(&a, n, tile), PX_OK);
+    ck_assert_int_eq(chol_matrix_init(&l, n, tile), PX_OK);
+    ck_assert_int_eq(chol_generate(&a, 7), PX_OK);
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t c = 0; c <= r; c++) {
+            double sr = r < tile ? pow(10.0, 4.0 * (double)r / (double)(tile - 1)) : 1.0;
+            double sc = c < tile ? pow(10.0, 4.0 * (double)c / (double)(tile - 1)) : 1.0;
+            *chol_at(&a, r, c) *= sr * sc;
+            if (r / tile == c / tile) /* diagonal tiles are stored whole: keep them symmetric */
+                *chol_at(&a, c, r) = *chol_at(&a, r, c);
+        }
+    chol_matrix_copy(&l, &a);
+    ck_assert_int_eq(chol_matrix_attach(&l, e), PX_OK);
+    ck_assert_int_eq(chol_factor(&l), PX_OK);
+    ck_assert_int_eq(l.dinv_ok[0], 0);
+    for (int64_t k = 1; k + 1 < l.nt; k++)
+        ck_assert_msg(l.dinv_ok[k] == 1, "column %lld did not use its inverse", (long long)k);
+    double res = rel_residual(&a, &l);
+    ck_assert_msg(res < 1e-12, "residual %g", res);
+    chol_matrix_fini(&l);
+    chol_matrix_fini(&a);
+}
+END_TEST
+
 START_TEST(test_alloc_huge_rejects_zero_and_huge_sizes)
 {
     ck_assert_ptr_null(chol_alloc_huge(0));
@@ -449,6 +621,11 @@ static Suite *cholesky_suite(void)
     tcase_add_test(tc, test_residual_estimate_tracks_exact_residual);
     tcase_add_test(tc, test_priorities_follow_the_critical_path);
     tcase_add_test(tc, test_recursive_trsm_matches_blas_dtrsm);
+    tcase_add_test(tc, test_inverse_lower_times_l_is_identity);
+    tcase_add_test(tc, test_inverse_lower_of_singular_l_is_infinite);
+    tcase_add_test(tc, test_trsm_tile_with_inverse_matches_substitution);
+    tcase_add_test(tc, test_potrf_tile_uses_inverse_only_when_well_conditioned);
+    tcase_add_test(tc, test_factor_ill_conditioned_tile_column_keeps_substitution);
     tcase_add_test(tc, test_alloc_huge_rejects_zero_and_huge_sizes);
     tcase_add_test(tc, test_engine_create_rejects_bad_worker_counts);
     tcase_add_test(tc, test_matrix_init_rejects_bad_sizes);

@@ -11,6 +11,7 @@
  *
  *   for k in 0..nt-1:
  *     POTRF  A(k,k)                 = chol(A(k,k))             writes (k,k)
+ *            (and inv(L(k,k)) for the column's TRSMs, see chol_potrf_tile / chol_trsm_tile)
  *     TRSM   A(i,k) = A(i,k) L(k,k)^-T          for i > k      reads (k,k), writes (i,k)
  *     SYRK   A(j,j) -= L(j,k) L(j,k)^T          for j > k      reads (j,k), writes (j,j)
  *     GEMM   A(i,j) -= L(i,k) L(j,k)^T          for i > j > k  reads (i,k),(j,k), writes (i,j)
@@ -56,6 +57,11 @@ typedef struct chol_matrix {
     px_fn_property prop;
     /** First failing global pivot (1-based) written by a failed POTRF; 0 when none. */
     _Atomic int64_t notspd_order;
+    /** Inverses of the diagonal L tiles, one tile x tile block per tile column, written by
+     *  POTRF and read by that column's TRSMs (allocated by the first chol_factor). */
+    double *dinv;
+    /** dinv_ok[k] != 0 when dinv holds column k's inverse (its condition passed). */
+    unsigned char *dinv_ok;
 } chol_matrix;
 
 /** Index of tile (i, j), i >= j, in the packed lower-triangle tile arrays. */
@@ -95,6 +101,51 @@ void *chol_alloc_huge(size_t bytes);
  * TRSM tile kernel; recursive, so most of its flops run in dgemm (see chol.c).
  */
 void chol_trsm_rlt(int mb, int nb, const double *l, int ldl, double *b, int ldb);
+
+/**
+ * Largest 1-norm condition number kappa_1(L_kk) = ||L_kk||_1 ||inv(L_kk)||_1 of a diagonal
+ * tile for which the TRSMs below it multiply by the inverse (dtrmm) instead of solving.
+ * Multiplying by a computed inverse instead of solving adds a backward error of order
+ * u * kappa_1 (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., chapter 14,
+ * section 14.2 on triangular inverses), so at 1e3 the added term is about 1e-13, an order of
+ * magnitude under the 1e-12 residual the tests require. A worse conditioned tile keeps the
+ * substitution TRSM (chol_trsm_rlt). Measured, the bound is loose: with every bcsstk13 tile
+ * forced onto its inverse (kappa_1 up to 8.5e4) the residual was 1.1e-16 (bench/RESULTS.md).
+ */
+#define CHOL_INV_COND_MAX 1e3
+
+/**
+ * X := inv(L) for L n x n lower triangular non-unit (leading dimension ldl); X is n x n
+ * with leading dimension ldx, only its lower triangle is written and meaningful. Recursive
+ * (halving) so that its flops run in dtrmm.
+ * @return kappa_1(L) = ||L||_1 ||X||_1, or INFINITY when L is singular or the product
+ *         overflows (X is then unusable).
+ */
+double chol_inverse_lower(int n, const double *l, int ldl, double *x, int ldx);
+
+/**
+ * POTRF tile kernel: a := L with a = L L^T (lower, LAPACKE_dpotrf). When @p inv is not NULL
+ * and the factorization succeeded, also writes inv(L) into inv (leading dimension ldinv) and
+ * sets *use_inv to 1 when kappa_1(L) <= CHOL_INV_COND_MAX, else 0.
+ * @return LAPACK's info: 0, or k > 0 when the leading minor of order k is not positive.
+ */
+int chol_potrf_tile(int nb, double *a, int lda, double *inv, int ldinv, int *use_inv);
+
+/**
+ * TRSM tile kernel, B := B L^-T (B mb x nb, L nb x nb lower non-unit): with @p inv (the
+ * lower triangle of inv(L), leading dimension ldinv) one dtrmm B := B inv^T, which OpenBLAS
+ * runs at GEMM-like rates; with inv NULL the substitution chol_trsm_rlt on l.
+ */
+void chol_trsm_tile(int mb, int nb, const double *l, int ldl, const double *inv, int ldinv,
+                    double *b, int ldb);
+
+/**
+ * Allocate m->dinv (one tile x tile block per tile column, 2 MiB pages) and m->dinv_ok (all
+ * 0) if not yet there; chol_factor calls it, a driver submitting the DAG elsewhere (the StarPU
+ * benchmark) calls it once before. Not thread-safe.
+ * @return PX_OK; PX_ENOMEM (nothing allocated then).
+ */
+int chol_matrix_alloc_inverses(chol_matrix *m);
 
 /** Free the storage and delete the Vars (if attached). Safe on a zeroed struct. */
 void chol_matrix_fini(chol_matrix *m);
