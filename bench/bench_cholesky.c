@@ -105,7 +105,7 @@ int main(int argc, char **argv)
     }
     long n = 4096, tile = 256, workers = 2, reps = 5;
     const char *engine = "per_device";
-    int fifo = 0, gemm = 1;
+    int fifo = 0, gemm = 1, parex_first = 0;
     for (int a = 1; a + 1 < argc; a += 2) {
         if (strcmp(argv[a], "--n") == 0)
             n = strtol(argv[a + 1], NULL, 10);
@@ -121,6 +121,8 @@ int main(int argc, char **argv)
             gemm = (int)strtol(argv[a + 1], NULL, 10);
         else if (strcmp(argv[a], "--fifo") == 0)
             fifo = (int)strtol(argv[a + 1], NULL, 10);
+        else if (strcmp(argv[a], "--parex-first") == 0)
+            parex_first = (int)strtol(argv[a + 1], NULL, 10);
         else
             n = -1;
     }
@@ -133,7 +135,8 @@ int main(int argc, char **argv)
         n = -1;
     if (n < 1 || tile < 1 || workers < 1 || reps < 1 || reps > 100 || n > 65536) {
         fprintf(stderr, "usage: bench_cholesky [--n N] [--tile T] [--workers W] [--reps R]"
-                        " [--engine naive|pooled|per_device] [--fifo 0|1] [--gemm 0|1]\n");
+                        " [--engine naive|pooled|per_device] [--fifo 0|1] [--gemm 0|1]"
+                        " [--parex-first 0|1]\n");
         (void)px_finalize();
         return 2;
     }
@@ -166,33 +169,38 @@ int main(int argc, char **argv)
     double t_lap[100], t_px[100], c_lap[100], c_px[100];
     double flops = (double)n * (double)n * (double)n / 3.0;
     int info = 0;
-    /* r = -1 is an untimed warm-up of both (OpenBLAS buffers, engine threads, page faults). */
+    /* r = -1 is an untimed warm-up of both (OpenBLAS buffers, engine threads, page faults).
+     * Within a repetition LAPACKE runs first unless --parex-first 1; bench_cholesky.sh
+     * alternates the two orders across repetitions, so an order effect (the first of a
+     * back-to-back pair of runs was slower on this VM, bench/RESULTS.md ## CG) cancels. */
     for (int r = -1; r < reps; r++) {
-        memcpy(work, dense, nn * sizeof *work);
-        chol_blas_set_threads((int)workers);
-        double c0 = cpu_s(), t0 = bench_now_s();
-        info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (int)n, work, (int)n);
-        if (r >= 0) {
-            t_lap[r] = bench_now_s() - t0;
-            c_lap[r] = cpu_s() - c0;
-        }
-        chol_blas_single_thread();
-        settle();
-
-        chol_matrix_copy(&l, &a);
-        c0 = cpu_s();
-        t0 = bench_now_s();
-        rc = chol_factor(&l);
-        if (r >= 0) {
-            t_px[r] = bench_now_s() - t0;
-            c_px[r] = cpu_s() - c0;
+        for (int half = 0; half < 2; half++) {
+            if ((half == 0) == (parex_first == 0)) {
+                memcpy(work, dense, nn * sizeof *work);
+                chol_blas_set_threads((int)workers);
+                double c0 = cpu_s(), t0 = bench_now_s();
+                info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (int)n, work, (int)n);
+                if (r >= 0) {
+                    t_lap[r] = bench_now_s() - t0;
+                    c_lap[r] = cpu_s() - c0;
+                }
+                chol_blas_single_thread();
+            } else {
+                chol_matrix_copy(&l, &a);
+                double c0 = cpu_s(), t0 = bench_now_s();
+                rc = chol_factor(&l);
+                if (r >= 0) {
+                    t_px[r] = bench_now_s() - t0;
+                    c_px[r] = cpu_s() - c0;
+                }
+            }
+            settle();
         }
         if (rc != PX_OK || info != 0) {
             fprintf(stderr, "bench_cholesky: factorization failed (parex %s, dpotrf info %d)\n",
                     px_strerror(rc), info);
             return 1;
         }
-        settle();
     }
     double res = chol_residual_estimate(&a, &l, 4, 99) / chol_norm_fro(&a);
     double lap = bench_median(t_lap, (int)reps), px = bench_median(t_px, (int)reps);

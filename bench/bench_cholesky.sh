@@ -39,8 +39,10 @@ while [ "$i" -lt "$reps" ]; do
     gemm=0
     [ "$i" -eq 0 ] && gemm=1
     # shellcheck disable=SC2086 # BENCH_ARGS is a list of words
+    # --parex-first alternates: odd repetitions run parex before LAPACKE (order effects cancel).
     OPENBLAS_NUM_THREADS=1 PX_LOG_LEVEL=error "$bin" --n "$n" --tile "$tile" \
-        --workers "$workers" --reps 1 --gemm "$gemm" ${BENCH_ARGS:-} > "$tmp/px"
+        --workers "$workers" --reps 1 --gemm "$gemm" --parex-first $((i % 2)) \
+        ${BENCH_ARGS:-} > "$tmp/px"
     [ "$i" -eq 0 ] && sed '$d' "$tmp/px" | grep -v 'ratio\|LAPACKE\|parex tiled'
     json=$(tail -n 1 "$tmp/px")
     [ "$i" -eq 0 ] && echo "$json" | field dgemm_gflops > "$tmp/gemm"
