@@ -170,12 +170,15 @@ int main(int argc, char **argv)
     double flops = (double)n * (double)n * (double)n / 3.0;
     int info = 0;
     /* r = -1 is an untimed warm-up of both (OpenBLAS buffers, engine threads, page faults).
-     * Within a repetition LAPACKE runs first unless --parex-first 1; bench_cholesky.sh
-     * alternates the two orders across repetitions, so an order effect (the first of a
-     * back-to-back pair of runs was slower on this VM, bench/RESULTS.md ## CG) cancels. */
+     * The order alternates between repetitions, starting with LAPACKE first unless
+     * --parex-first 1 (bench_cholesky.sh runs one repetition per process and alternates the
+     * flag), so an order effect (the first of a back-to-back pair of runs was slower on this
+     * VM, bench/RESULTS.md ## CG) cancels. */
     for (int r = -1; r < reps; r++) {
         for (int half = 0; half < 2; half++) {
-            if ((half == 0) == (parex_first == 0)) {
+            /* Repetition r runs LAPACKE first when parex_first XOR (r odd) is 0. */
+            int lapacke_now = (half == 0) == ((parex_first ^ (r & 1)) == 0);
+            if (lapacke_now) {
                 memcpy(work, dense, nn * sizeof *work);
                 chol_blas_set_threads((int)workers);
                 double c0 = cpu_s(), t0 = bench_now_s();

@@ -10,6 +10,8 @@
 #   bench/bench_cholesky.sh [BUILD_DIR] [N] [TILE] [WORKERS] [REPS]
 #   defaults:                build        4096 256   2         5
 # Extra arguments for bench_cholesky (e.g. --fifo 1 or --engine pooled) go in BENCH_ARGS.
+# Repetition i runs parex before LAPACKE when i is odd (--parex-first), so an even REPS
+# balances the two orders exactly; an odd REPS runs LAPACKE first once more.
 set -eu
 build=${1:-build}
 n=${2:-4096}

@@ -306,11 +306,16 @@ START_TEST(test_inverse_lower_of_singular_l_is_infinite)
     enum { N = 40 };
     double l[N * N], x[N * N];
     fill_lower(l, N, N, diag_well);
-    l[(size_t)37 * N + 37] = 0.0; /* past the first 32-column leaf */
+    l[(size_t)37 * N + 37] = 0.0; /* in the second half of the first split (20 + 20) */
     ck_assert(isinf(chol_inverse_lower(N, l, N, x, N)));
-    l[(size_t)37 * N + 37] = 1e-300; /* invertible, but the inverse overflows the product */
-    double kappa = chol_inverse_lower(N, l, N, x, N);
-    ck_assert(isinf(kappa) || kappa > CHOL_INV_COND_MAX);
+    l[(size_t)37 * N + 37] = 1e-310; /* subnormal: its reciprocal overflows to inf */
+    ck_assert(isinf(chol_inverse_lower(N, l, N, x, N)));
+    l[(size_t)37 * N + 37] = 2.0;
+    l[(size_t)3 * N + 20] = NAN; /* a NaN below the diagonal poisons the norms */
+    ck_assert(isinf(chol_inverse_lower(N, l, N, x, N)));
+    l[(size_t)3 * N + 20] = 0.0;
+    double kappa = chol_inverse_lower(N, l, N, x, N); /* and the same tile, repaired, is fine */
+    ck_assert(isfinite(kappa) && kappa < CHOL_INV_COND_MAX);
 }
 END_TEST
 
@@ -336,8 +341,10 @@ START_TEST(test_trsm_tile_with_inverse_matches_substitution)
         for (int c = 0; c < nb; c++)
             for (int r = 0; r < ldb; r++) {
                 double x = b[(size_t)c * ldb + r], y = ref[(size_t)c * ldb + r];
-                if (r >= mb)
+                if (r >= mb) {
                     ck_assert_msg(x == 1234.5, "%dx%d: pad row %d written", mb, nb, r);
+                    continue;
+                }
                 err = fmax(err, fabs(x - y));
                 scale = fmax(scale, fabs(y));
             }
@@ -383,35 +390,88 @@ START_TEST(test_potrf_tile_uses_inverse_only_when_well_conditioned)
 }
 END_TEST
 
+/* A = S G S with G the generated matrix (seed 7) and S = diag(1 .. 1e4) over the first tile
+ * when @p scaled, else A = G: kappa_1(L_00) of the scaled matrix is near 1e4, above
+ * CHOL_INV_COND_MAX, while the other diagonal tiles (S = 1 there) stay well conditioned. */
+static void fill_scaled(chol_matrix *a, int scaled)
+{
+    ck_assert_int_eq(chol_generate(a, 7), PX_OK);
+    if (!scaled)
+        return;
+    for (int64_t r = 0; r < a->n; r++)
+        for (int64_t c = 0; c <= r; c++) {
+            double sr = r < a->tile ? pow(10.0, 4.0 * (double)r / (double)(a->tile - 1)) : 1.0;
+            double sc = c < a->tile ? pow(10.0, 4.0 * (double)c / (double)(a->tile - 1)) : 1.0;
+            *chol_at(a, r, c) *= sr * sc;
+            if (r / a->tile == c / a->tile) /* diagonal tiles are stored whole: keep symmetric */
+                *chol_at(a, c, r) = *chol_at(a, r, c);
+        }
+}
+
+/* Factor a copy of @p a into @p l (attached) and check the residual and column 0's flag. */
+static void factor_and_check_flags(const chol_matrix *a, chol_matrix *l, int want_inv0)
+{
+    chol_matrix_copy(l, a);
+    ck_assert_int_eq(chol_factor(l), PX_OK);
+    ck_assert_int_eq(l->dinv_ok[0], want_inv0);
+    for (int64_t k = 1; k + 1 < l->nt; k++)
+        ck_assert_msg(l->dinv_ok[k] == 1, "column %lld did not use its inverse", (long long)k);
+    double res = rel_residual(a, l);
+    ck_assert_msg(res < 1e-12, "residual %g", res);
+}
+
 START_TEST(test_factor_ill_conditioned_tile_column_keeps_substitution)
 {
-    /* A = S G S with G the generated matrix and S = diag(1 .. 1e4) over the first tile:
-     * kappa_1(L_00) is near 1e4, above CHOL_INV_COND_MAX, so column 0 solves by substitution
-     * while the other columns (S = 1 there) multiply by their inverse. */
-    const int64_t n = 256, tile = 64;
-    px_engine *e = px_engine_default();
+    /* Column 0 solves by substitution, the others multiply by their inverse. */
     chol_matrix a, l;
-    ck_assert_int_eq(chol_matrix_init(&a, n, tile), PX_OK);
-    ck_assert_int_eq(chol_matrix_init(&l, n, tile), PX_OK);
-    ck_assert_int_eq(chol_generate(&a, 7), PX_OK);
-    for (int64_t r = 0; r < n; r++)
-        for (int64_t c = 0; c <= r; c++) {
-            double sr = r < tile ? pow(10.0, 4.0 * (double)r / (double)(tile - 1)) : 1.0;
-            double sc = c < tile ? pow(10.0, 4.0 * (double)c / (double)(tile - 1)) : 1.0;
-            *chol_at(&a, r, c) *= sr * sc;
-            if (r / tile == c / tile) /* diagonal tiles are stored whole: keep them symmetric */
-                *chol_at(&a, c, r) = *chol_at(&a, r, c);
-        }
-    chol_matrix_copy(&l, &a);
-    ck_assert_int_eq(chol_matrix_attach(&l, e), PX_OK);
-    ck_assert_int_eq(chol_factor(&l), PX_OK);
-    ck_assert_int_eq(l.dinv_ok[0], 0);
-    for (int64_t k = 1; k + 1 < l.nt; k++)
-        ck_assert_msg(l.dinv_ok[k] == 1, "column %lld did not use its inverse", (long long)k);
-    double res = rel_residual(&a, &l);
-    ck_assert_msg(res < 1e-12, "residual %g", res);
+    ck_assert_int_eq(chol_matrix_init(&a, 256, 64), PX_OK);
+    ck_assert_int_eq(chol_matrix_init(&l, 256, 64), PX_OK);
+    ck_assert_int_eq(chol_matrix_attach(&l, px_engine_default()), PX_OK);
+    fill_scaled(&a, 1);
+    factor_and_check_flags(&a, &l, 0);
     chol_matrix_fini(&l);
     chol_matrix_fini(&a);
+}
+END_TEST
+
+START_TEST(test_refactoring_resets_the_inverse_flags)
+{
+    /* One matrix struct factored three times: well conditioned, then ill-conditioned column 0
+     * (its flag must drop back to 0), then well conditioned again. */
+    chol_matrix good, bad, l;
+    ck_assert_int_eq(chol_matrix_init(&good, 256, 64), PX_OK);
+    ck_assert_int_eq(chol_matrix_init(&bad, 256, 64), PX_OK);
+    ck_assert_int_eq(chol_matrix_init(&l, 256, 64), PX_OK);
+    ck_assert_int_eq(chol_matrix_attach(&l, px_engine_default()), PX_OK);
+    fill_scaled(&good, 0);
+    fill_scaled(&bad, 1);
+    factor_and_check_flags(&good, &l, 1);
+    factor_and_check_flags(&bad, &l, 0);
+    factor_and_check_flags(&good, &l, 1);
+    chol_matrix_fini(&l);
+    chol_matrix_fini(&bad);
+    chol_matrix_fini(&good);
+}
+END_TEST
+
+START_TEST(test_alloc_inverses_skips_the_last_column)
+{
+    chol_matrix one, four;
+    ck_assert_int_eq(chol_matrix_init(&one, 100, 256), PX_OK); /* one tile: no TRSM at all */
+    ck_assert_int_eq(chol_matrix_alloc_inverses(&one), PX_OK);
+    ck_assert_ptr_null(one.dinv);
+    ck_assert_ptr_nonnull(one.dinv_ok);
+    ck_assert_int_eq(chol_matrix_alloc_inverses(&one), PX_OK); /* idempotent */
+    ck_assert_int_eq(chol_matrix_init(&four, 200, 64), PX_OK); /* 4 tile columns, last 8 */
+    ck_assert_int_eq(chol_matrix_alloc_inverses(&four), PX_OK);
+    ck_assert_ptr_nonnull(four.dinv);
+    double *first = four.dinv;
+    ck_assert_int_eq(chol_matrix_alloc_inverses(&four), PX_OK);
+    ck_assert_ptr_eq(four.dinv, first);
+    for (int64_t k = 0; k < four.nt; k++)
+        ck_assert_int_eq(four.dinv_ok[k], 0);
+    chol_matrix_fini(&four);
+    chol_matrix_fini(&one);
 }
 END_TEST
 
@@ -626,6 +686,8 @@ static Suite *cholesky_suite(void)
     tcase_add_test(tc, test_trsm_tile_with_inverse_matches_substitution);
     tcase_add_test(tc, test_potrf_tile_uses_inverse_only_when_well_conditioned);
     tcase_add_test(tc, test_factor_ill_conditioned_tile_column_keeps_substitution);
+    tcase_add_test(tc, test_refactoring_resets_the_inverse_flags);
+    tcase_add_test(tc, test_alloc_inverses_skips_the_last_column);
     tcase_add_test(tc, test_alloc_huge_rejects_zero_and_huge_sizes);
     tcase_add_test(tc, test_engine_create_rejects_bad_worker_counts);
     tcase_add_test(tc, test_matrix_init_rejects_bad_sizes);

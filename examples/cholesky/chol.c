@@ -273,7 +273,8 @@ static int trtri_lower_rec(int n, double *x, int ldx)
     return 0;
 }
 
-/* 1-norm (largest column sum of absolute values) of the lower triangle of an n x n matrix. */
+/* 1-norm (largest column sum of absolute values) of the lower triangle of an n x n matrix;
+ * NaN when the triangle holds a NaN. */
 static double norm1_lower(int n, const double *a, int lda)
 {
     double best = 0.0;
@@ -281,6 +282,8 @@ static double norm1_lower(int n, const double *a, int lda)
         double sum = 0.0;
         for (int r = c; r < n; r++)
             sum += fabs(a[(size_t)c * (size_t)lda + r]);
+        if (isnan(sum))
+            return sum;
         best = sum > best ? sum : best;
     }
     return best;
@@ -294,7 +297,7 @@ double chol_inverse_lower(int n, const double *l, int ldl, double *x, int ldx)
     if (trtri_lower_rec(n, x, ldx) != 0)
         return INFINITY;
     double kappa = norm1_lower(n, l, ldl) * norm1_lower(n, x, ldx);
-    return isfinite(kappa) ? kappa : INFINITY;
+    return isfinite(kappa) ? kappa : INFINITY; /* overflow, or NaN from NaN input */
 }
 
 int chol_potrf_tile(int nb, double *a, int lda, double *inv, int ldinv, int *use_inv)
@@ -387,11 +390,15 @@ px_engine *chol_engine_create(px_engine_kind kind, int workers, int fifo, px_fn_
 
 int chol_matrix_alloc_inverses(chol_matrix *m)
 {
-    if (m->dinv)
+    if (m->dinv_ok)
         return PX_OK;
-    m->dinv = chol_alloc_huge((size_t)m->nt * (size_t)(m->tile * m->tile) * sizeof(double));
+    /* The last tile column has no tile below its diagonal, hence no TRSM: nt - 1 blocks, and
+     * none for a one-tile matrix. Sizes cannot overflow: chol_matrix_init already allocated
+     * the diagonal tiles, which are at least this large. */
+    size_t blocks = (size_t)(m->nt - 1) * (size_t)(m->tile * m->tile);
     m->dinv_ok = calloc((size_t)m->nt, 1);
-    if (!m->dinv || !m->dinv_ok) {
+    m->dinv = blocks ? chol_alloc_huge(blocks * sizeof(double)) : NULL;
+    if (!m->dinv_ok || (blocks && !m->dinv)) {
         free(m->dinv);
         free(m->dinv_ok);
         m->dinv = NULL;

@@ -57,10 +57,12 @@ typedef struct chol_matrix {
     px_fn_property prop;
     /** First failing global pivot (1-based) written by a failed POTRF; 0 when none. */
     _Atomic int64_t notspd_order;
-    /** Inverses of the diagonal L tiles, one tile x tile block per tile column, written by
-     *  POTRF and read by that column's TRSMs (allocated by the first chol_factor). */
+    /** Inverses of the diagonal L tiles of columns 0 .. nt-2, one tile x tile block each
+     *  (leading dimension tile), written by that column's POTRF op and read by its TRSM ops;
+     *  NULL until chol_matrix_alloc_inverses (chol_factor calls it), and for nt == 1. */
     double *dinv;
-    /** dinv_ok[k] != 0 when dinv holds column k's inverse (its condition passed). */
+    /** dinv_ok[k] != 0 when dinv holds column k's inverse (its condition passed); written by
+     *  every POTRF op of every factorization. */
     unsigned char *dinv_ok;
 } chol_matrix;
 
@@ -106,43 +108,49 @@ void chol_trsm_rlt(int mb, int nb, const double *l, int ldl, double *b, int ldb)
  * Largest 1-norm condition number kappa_1(L_kk) = ||L_kk||_1 ||inv(L_kk)||_1 of a diagonal
  * tile for which the TRSMs below it multiply by the inverse (dtrmm) instead of solving.
  * Multiplying by a computed inverse instead of solving adds a backward error of order
- * u * kappa_1 (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., chapter 14,
- * section 14.2 on triangular inverses), so at 1e3 the added term is about 1e-13, an order of
- * magnitude under the 1e-12 residual the tests require. A worse conditioned tile keeps the
- * substitution TRSM (chol_trsm_rlt). Measured, the bound is loose: with every bcsstk13 tile
- * forced onto its inverse (kappa_1 up to 8.5e4) the residual was 1.1e-16 (bench/RESULTS.md).
+ * u * kappa_1 (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., chapter 14
+ * on matrix inversion: the use of an inverse to solve, and triangular inverses), so at 1e3 the
+ * added term is about 1e-13, an order of magnitude under the 1e-12 residual the tests require. A
+ * worse conditioned tile keeps the substitution TRSM (chol_trsm_rlt). Measured, the bound is loose:
+ * with every bcsstk13 tile forced onto its inverse (kappa_1 up to 8.5e4) the residual was 1.1e-16
+ * (bench/RESULTS.md).
  */
 #define CHOL_INV_COND_MAX 1e3
 
 /**
- * X := inv(L) for L n x n lower triangular non-unit (leading dimension ldl); X is n x n
- * with leading dimension ldx, only its lower triangle is written and meaningful. Recursive
- * (halving) so that its flops run in dtrmm.
- * @return kappa_1(L) = ||L||_1 ||X||_1, or INFINITY when L is singular or the product
- *         overflows (X is then unusable).
+ * X := inv(L) for L n x n lower triangular non-unit (leading dimension ldl >= n); X is n x n
+ * with leading dimension ldx >= n, only its lower triangle is written. Recursive (halving) so
+ * that its flops run in dtrmm. Thread-safe for distinct X.
+ * @return kappa_1(L) = ||L||_1 ||X||_1; INFINITY when L has a zero on its diagonal (X is then
+ *         unusable), when the product overflows or when L holds a NaN.
  */
 double chol_inverse_lower(int n, const double *l, int ldl, double *x, int ldx);
 
 /**
- * POTRF tile kernel: a := L with a = L L^T (lower, LAPACKE_dpotrf). When @p inv is not NULL
- * and the factorization succeeded, also writes inv(L) into inv (leading dimension ldinv) and
- * sets *use_inv to 1 when kappa_1(L) <= CHOL_INV_COND_MAX, else 0.
- * @return LAPACK's info: 0, or k > 0 when the leading minor of order k is not positive.
+ * POTRF tile kernel: a := L with a = L L^T (lower, LAPACKE_dpotrf; a is nb x nb, leading
+ * dimension lda >= nb). When @p inv is not NULL and the factorization succeeded, also writes
+ * inv(L) into inv (leading dimension ldinv >= nb). Always writes *use_inv: 1 when the inverse
+ * was formed and kappa_1(L) <= CHOL_INV_COND_MAX, else 0 (inv NULL, failure, or worse
+ * conditioned). Thread-safe for distinct tiles.
+ * @return LAPACK's info: 0; k > 0 when the leading minor of order k is not positive; < 0 for
+ *         an illegal argument (nb < 0 or lda < nb).
  */
 int chol_potrf_tile(int nb, double *a, int lda, double *inv, int ldinv, int *use_inv);
 
 /**
- * TRSM tile kernel, B := B L^-T (B mb x nb, L nb x nb lower non-unit): with @p inv (the
- * lower triangle of inv(L), leading dimension ldinv) one dtrmm B := B inv^T, which OpenBLAS
- * runs at GEMM-like rates; with inv NULL the substitution chol_trsm_rlt on l.
+ * TRSM tile kernel, B := B L^-T (B mb x nb, leading dimension ldb >= mb; L nb x nb lower
+ * non-unit, ldl >= nb): with @p inv (the lower triangle of inv(L), leading dimension
+ * ldinv >= nb) one dtrmm B := B inv^T, which OpenBLAS runs at GEMM-like rates; with inv NULL
+ * the substitution chol_trsm_rlt on l. Thread-safe for distinct B.
  */
 void chol_trsm_tile(int mb, int nb, const double *l, int ldl, const double *inv, int ldinv,
                     double *b, int ldb);
 
 /**
- * Allocate m->dinv (one tile x tile block per tile column, 2 MiB pages) and m->dinv_ok (all
- * 0) if not yet there; chol_factor calls it, a driver submitting the DAG elsewhere (the StarPU
- * benchmark) calls it once before. Not thread-safe.
+ * Allocate m->dinv (one tile x tile block for each of the nt - 1 columns that have TRSMs, on
+ * 2 MiB pages; none when nt == 1) and m->dinv_ok (nt flags, all 0) if not yet there.
+ * chol_factor calls it; a driver that times chol_factor or submits the DAG elsewhere (the
+ * StarPU benchmark) calls it once before, so the allocation is not timed. Not thread-safe.
  * @return PX_OK; PX_ENOMEM (nothing allocated then).
  */
 int chol_matrix_alloc_inverses(chol_matrix *m);
@@ -174,7 +182,8 @@ void chol_matrix_copy(chol_matrix *dst, const chol_matrix *src);
 
 /**
  * Push the whole factorization DAG of @p m (Vars attached) to its engine and wait for it.
- * On return the lower tiles hold L.
+ * On return the lower tiles hold L. The first call allocates m->dinv (see
+ * chol_matrix_alloc_inverses); one factorization of a given matrix at a time.
  * @return PX_OK; CHOL_ENOTSPD when a POTRF found a non-positive pivot (the failure passes
  *         to every op that depends on it; m->notspd_order names the pivot); PX_ENOMEM;
  *         or an engine status.
