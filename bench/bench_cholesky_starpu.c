@@ -55,8 +55,8 @@ static void potrf_cpu(void *buffers[], void *arg)
     int nb = TILE_ROWS(buffers[0]), use_inv = 0;
     /* The same POTRF and diagonal inverse as parex's potrf op (chol.c), ordered for this
      * column's TRSMs by the diagonal tile's handle, as parex orders them by its Var. */
-    double *inv = k + 1 < m->nt ? m->dinv + (size_t)k * (size_t)(m->tile * m->tile) : NULL;
-    (void)chol_potrf_tile(nb, TILE_PTR(buffers[0]), TILE_LD(buffers[0]), inv, nb, &use_inv);
+    (void)chol_potrf_tile(nb, TILE_PTR(buffers[0]), TILE_LD(buffers[0]), chol_dinv_block(m, k), nb,
+                          &use_inv);
     m->dinv_ok[k] = (unsigned char)use_inv;
 }
 
@@ -67,9 +67,8 @@ static void trsm_cpu(void *buffers[], void *arg)
     tile_arg(arg, &m, &k);
     int nb = TILE_ROWS(buffers[0]), mb = TILE_ROWS(buffers[1]);
     /* The same TRSM kernel parex's trsm op runs, so the runtimes compare like for like. */
-    const double *inv = m->dinv_ok[k] ? m->dinv + (size_t)k * (size_t)(m->tile * m->tile) : NULL;
-    chol_trsm_tile(mb, nb, TILE_PTR(buffers[0]), TILE_LD(buffers[0]), inv, nb, TILE_PTR(buffers[1]),
-                   TILE_LD(buffers[1]));
+    chol_trsm_tile(mb, nb, TILE_PTR(buffers[0]), TILE_LD(buffers[0]), chol_dinv_for_trsm(m, k), nb,
+                   TILE_PTR(buffers[1]), TILE_LD(buffers[1]));
 }
 
 static void syrk_cpu(void *buffers[], void *arg)

@@ -200,50 +200,8 @@ START_TEST(test_priorities_follow_the_critical_path)
 }
 END_TEST
 
-START_TEST(test_recursive_trsm_matches_blas_dtrsm)
-{
-    /* Widths on both sides of the 32-column leaf and of every halving, tall and flat B,
-     * leading dimensions larger than the block. */
-    static const int shapes[][2] = {{1, 1},  {7, 1},    {1, 33},    {5, 31},   {64, 32},  {64, 33},
-                                    {3, 65}, {100, 97}, {256, 256}, {17, 200}, {300, 129}};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        int mb = shapes[s][0], nb = shapes[s][1], ldl = nb + 3, ldb = mb + 5;
-        double *l = calloc((size_t)ldl * (size_t)nb, sizeof *l);
-        double *b = calloc((size_t)ldb * (size_t)nb, sizeof *b);
-        double *ref = calloc((size_t)ldb * (size_t)nb, sizeof *ref);
-        ck_assert(l && b && ref);
-        for (int c = 0; c < nb; c++) {
-            for (int r = c; r < nb; r++) /* well conditioned: dominant positive diagonal */
-                l[(size_t)c * ldl + r] = r == c ? 2.0 + 0.01 * c : 0.5 * sin(r + 3.0 * c) / nb;
-            for (int r = 0; r < ldb; r++)
-                b[(size_t)c * ldb + r] = r < mb ? cos(0.7 * r - 1.3 * c) : 1234.5; /* pad */
-        }
-        memcpy(ref, b, (size_t)ldb * (size_t)nb * sizeof *b);
-        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, mb, nb, 1.0, l,
-                    ldl, ref, ldb);
-        chol_trsm_rlt(mb, nb, l, ldl, b, ldb);
-        double err = 0.0, scale = 0.0;
-        for (int c = 0; c < nb; c++) {
-            for (int r = 0; r < ldb; r++) {
-                double x = b[(size_t)c * ldb + r], y = ref[(size_t)c * ldb + r];
-                if (r >= mb) /* rows past mb belong to the caller: untouched */
-                    ck_assert_msg(x == 1234.5, "%dx%d: pad row %d column %d written", mb, nb, r, c);
-                else {
-                    err = fmax(err, fabs(x - y));
-                    scale = fmax(scale, fabs(y));
-                }
-            }
-        }
-        ck_assert_msg(err <= 1e-13 * fmax(scale, 1.0), "%dx%d: max diff %g (scale %g)", mb, nb, err,
-                      scale);
-        free(l);
-        free(b);
-        free(ref);
-    }
-}
-END_TEST
-
-/* Lower triangular test tile: dominant diagonal d(c) = scale(c), small off-diagonals. */
+/* Lower triangular test tile (n x n, leading dimension ld): diag(c) on the diagonal, small
+ * values below it, and 1234.5 above it and in the pad rows, which no kernel may read. */
 static void fill_lower(double *l, int n, int ld, double (*diag)(int))
 {
     for (int c = 0; c < n; c++)
@@ -257,6 +215,60 @@ static double diag_well(int c)
 {
     return 2.0 + 0.01 * c;
 }
+
+/* Right-hand side B (mb x nb, leading dimension ldb): smooth values in rows < mb, 1234.5 in
+ * the pad rows past mb, which belong to the caller and must come back untouched. */
+static void fill_rhs(double *b, int mb, int nb, int ldb)
+{
+    for (int c = 0; c < nb; c++)
+        for (int r = 0; r < ldb; r++)
+            b[(size_t)c * ldb + r] = r < mb ? cos(0.7 * r - 1.3 * c) : 1234.5;
+}
+
+/* B (from fill_rhs, then solved) agrees with ref to 1e-13 relative in rows < mb, and its pad
+ * rows were not written. */
+static void check_solved(const double *b, const double *ref, int mb, int nb, int ldb)
+{
+    double err = 0.0, scale = 0.0;
+    for (int c = 0; c < nb; c++)
+        for (int r = 0; r < ldb; r++) {
+            double x = b[(size_t)c * ldb + r], y = ref[(size_t)c * ldb + r];
+            if (r >= mb) {
+                ck_assert_msg(x == 1234.5, "%dx%d: pad row %d column %d written", mb, nb, r, c);
+                continue;
+            }
+            err = fmax(err, fabs(x - y));
+            scale = fmax(scale, fabs(y));
+        }
+    ck_assert_msg(err <= 1e-13 * fmax(scale, 1.0), "%dx%d: max diff %g (scale %g)", mb, nb, err,
+                  scale);
+}
+
+START_TEST(test_recursive_trsm_matches_blas_dtrsm)
+{
+    /* Widths on both sides of the 32-column leaf and of every halving, tall and flat B,
+     * leading dimensions larger than the block. */
+    static const int shapes[][2] = {{1, 1},  {7, 1},    {1, 33},    {5, 31},   {64, 32},  {64, 33},
+                                    {3, 65}, {100, 97}, {256, 256}, {17, 200}, {300, 129}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int mb = shapes[s][0], nb = shapes[s][1], ldl = nb + 3, ldb = mb + 5;
+        double *l = malloc((size_t)ldl * (size_t)nb * sizeof *l);
+        double *b = malloc((size_t)ldb * (size_t)nb * sizeof *b);
+        double *ref = malloc((size_t)ldb * (size_t)nb * sizeof *ref);
+        ck_assert(l && b && ref);
+        fill_lower(l, nb, ldl, diag_well); /* well conditioned: dominant positive diagonal */
+        fill_rhs(b, mb, nb, ldb);
+        memcpy(ref, b, (size_t)ldb * (size_t)nb * sizeof *b);
+        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, mb, nb, 1.0, l,
+                    ldl, ref, ldb);
+        chol_trsm_rlt(mb, nb, l, ldl, b, ldb);
+        check_solved(b, ref, mb, nb, ldb);
+        free(l);
+        free(b);
+        free(ref);
+    }
+}
+END_TEST
 
 START_TEST(test_inverse_lower_times_l_is_identity)
 {
@@ -330,25 +342,12 @@ START_TEST(test_trsm_tile_with_inverse_matches_substitution)
         double *ref = malloc((size_t)ldb * (size_t)nb * sizeof *ref);
         ck_assert(l && inv && b && ref);
         fill_lower(l, nb, ldl, diag_well);
-        for (int c = 0; c < nb; c++)
-            for (int r = 0; r < ldb; r++)
-                b[(size_t)c * ldb + r] = r < mb ? cos(0.7 * r - 1.3 * c) : 1234.5;
+        fill_rhs(b, mb, nb, ldb);
         memcpy(ref, b, (size_t)ldb * (size_t)nb * sizeof *b);
         ck_assert(chol_inverse_lower(nb, l, ldl, inv, nb) <= CHOL_INV_COND_MAX);
         chol_trsm_tile(mb, nb, l, ldl, NULL, 0, ref, ldb); /* substitution */
         chol_trsm_tile(mb, nb, l, ldl, inv, nb, b, ldb);   /* multiplication by the inverse */
-        double err = 0.0, scale = 0.0;
-        for (int c = 0; c < nb; c++)
-            for (int r = 0; r < ldb; r++) {
-                double x = b[(size_t)c * ldb + r], y = ref[(size_t)c * ldb + r];
-                if (r >= mb) {
-                    ck_assert_msg(x == 1234.5, "%dx%d: pad row %d written", mb, nb, r);
-                    continue;
-                }
-                err = fmax(err, fabs(x - y));
-                scale = fmax(scale, fabs(y));
-            }
-        ck_assert_msg(err <= 1e-13 * fmax(scale, 1.0), "%dx%d: max diff %g", mb, nb, err);
+        check_solved(b, ref, mb, nb, ldb);
         free(l);
         free(inv);
         free(b);

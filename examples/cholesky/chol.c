@@ -230,10 +230,9 @@ static int potrf_op(const px_run_context *rc, void *arg)
     chol_task *t = arg;
     chol_matrix *m = t->m;
     int nb = (int)chol_tsize(m, t->k);
-    /* Only a column with tiles below the diagonal needs the inverse for its TRSMs. */
-    double *inv = t->k + 1 < m->nt ? m->dinv + (size_t)t->k * (size_t)(m->tile * m->tile) : NULL;
     int use_inv = 0;
-    int info = chol_potrf_tile(nb, chol_tile(m, t->k, t->k), nb, inv, nb, &use_inv);
+    int info =
+        chol_potrf_tile(nb, chol_tile(m, t->k, t->k), nb, chol_dinv_block(m, t->k), nb, &use_inv);
     /* Read by this column's TRSM ops, which the engine runs after this op (they read the
      * diagonal tile's Var this op writes), so a plain store is ordered for them. */
     m->dinv_ok[t->k] = (unsigned char)use_inv;
@@ -350,9 +349,8 @@ static int trsm_op(const px_run_context *rc, void *arg)
     chol_task *t = arg;
     chol_matrix *m = t->m;
     int mb = (int)chol_tsize(m, t->i), nb = (int)chol_tsize(m, t->k);
-    const double *inv =
-        m->dinv_ok[t->k] ? m->dinv + (size_t)t->k * (size_t)(m->tile * m->tile) : NULL;
-    chol_trsm_tile(mb, nb, chol_tile(m, t->k, t->k), nb, inv, nb, chol_tile(m, t->i, t->k), mb);
+    chol_trsm_tile(mb, nb, chol_tile(m, t->k, t->k), nb, chol_dinv_for_trsm(m, t->k), nb,
+                   chol_tile(m, t->i, t->k), mb);
     return PX_OK;
 }
 

@@ -84,6 +84,19 @@ static inline double *chol_tile(const chol_matrix *m, int64_t i, int64_t j)
     return m->data + m->offset[chol_tid(i, j)];
 }
 
+/** Where column k's POTRF writes inv(L_kk) (leading dimension tile): NULL for the last column,
+ *  which has no TRSM. m->dinv must be allocated (chol_matrix_alloc_inverses). */
+static inline double *chol_dinv_block(const chol_matrix *m, int64_t k)
+{
+    return k + 1 < m->nt ? m->dinv + (size_t)k * (size_t)(m->tile * m->tile) : NULL;
+}
+
+/** The inverse column k's TRSMs multiply by, or NULL when they solve by substitution. */
+static inline const double *chol_dinv_for_trsm(const chol_matrix *m, int64_t k)
+{
+    return m->dinv_ok[k] ? chol_dinv_block(m, k) : NULL;
+}
+
 /**
  * Allocate an n x n tiled matrix, zero-filled, without Vars.
  * @return PX_OK; PX_EINVAL for n < 1, tile < 1; PX_ENOMEM.
