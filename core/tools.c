@@ -1010,6 +1010,19 @@ static void declare_runtime_metadata(void)
     }
 }
 
+/* kokkosp_finalize_library of every loaded library, in load order (the failure path of
+ * initialize and finalize alike). */
+static void finalize_libs(void)
+{
+    lib_enter();
+    for (int i = 0; i < n_libs; ++i) {
+        kp_void_fn fin = LIB_FN(&libs[i], KP_FINALIZE, kp_void_fn);
+        if (fin)
+            fin();
+    }
+    lib_leave();
+}
+
 static void reset_tables(void)
 {
     for (int i = 0; i < n_libs; ++i)
@@ -1067,13 +1080,7 @@ int pxi_tools_initialize(void)
 fail_timer:
     pxi_kernel_timer_stop(NULL);
 fail_libs:
-    lib_enter();
-    for (int i = 0; i < n_libs; ++i) {
-        kp_void_fn fin = LIB_FN(&libs[i], KP_FINALIZE, kp_void_fn);
-        if (fin)
-            fin();
-    }
-    lib_leave();
+    finalize_libs();
 fail:
     reset_tables();
     return rc;
@@ -1086,13 +1093,7 @@ void pxi_tools_finalize(void)
     atomic_store_explicit(&tools_ready, 0, memory_order_relaxed);
     atomic_store_explicit(&pxi_tools_on, 0, memory_order_relaxed);
     pxi_kernel_timer_stop(stdout);
-    lib_enter();
-    for (int i = 0; i < n_libs; ++i) {
-        kp_void_fn fin = LIB_FN(&libs[i], KP_FINALIZE, kp_void_fn);
-        if (fin)
-            fin();
-    }
-    lib_leave();
+    finalize_libs();
     sections_free();
     blocks_free();
     reset_tables();
