@@ -74,12 +74,14 @@ for ((r = 0; r < rounds; r++)); do
 done
 echo "run_mdrange.sh: load average at end $(cut -d' ' -f1-3 /proc/loadavg); raw lines in $data"
 
-python3 - "$data" "${PLOT:-1}" <<'EOF'
+python3 - "$data" "${PLOT:-1}" "$threads" <<'EOF'
 import collections, statistics, sys
-path, plot = sys.argv[1], sys.argv[2] == "1"
+path, plot, threads = sys.argv[1], sys.argv[2] == "1", sys.argv[3]
 runs = collections.defaultdict(dict)  # (kernel, dims, impl, tile) -> {round: gbs}
 for line in open(path):
     f = dict(kv.split("=", 1) for kv in line.split()[1:])
+    if f["threads"] != threads:
+        print("run_mdrange.sh: WARNING %s ran %s threads, not %s" % (f["impl"], f["threads"], threads))
     runs[(f["kernel"], f["dims"], f["impl"], f["tile"])][int(f["round"])] = float(f["gbs"])
 med = {k: statistics.median(v.values()) for k, v in runs.items()}
 cases = sorted({(k[0], k[1]) for k in runs}, key=lambda c: (c[0], c[1]))
