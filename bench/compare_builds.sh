@@ -32,6 +32,7 @@
 #                     seconds_per_iter and min_iter_seconds, lower
 #   cholesky_gflops   parex-cholesky --n 2048 --tile 256 --workers 2, higher
 # Only flags that exist at 7b9a688 are used, so any later revision can be compared with it.
+# shellcheck disable=SC2086  # $prefix (BENCH_PREFIX) is split into words on purpose
 set -euo pipefail
 old_rev=${1:?usage: bench/compare_builds.sh OLD_REV NEW_BUILD_DIR|NEW_SOURCE|NEW_REV [ROUNDS]}
 new=${2:?usage: bench/compare_builds.sh OLD_REV NEW_BUILD_DIR|NEW_SOURCE|NEW_REV [ROUNDS]}
