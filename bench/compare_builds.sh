@@ -15,6 +15,7 @@
 #   THREADS_LIST="1 2 4"  thread counts of the latency and triad metrics
 #   BENCH_PREFIX="nice -n -19"  prefix of every measured command
 #   CHOL_N=2048 CHOL_TILE=256 CG_GRID=64   problem sizes
+#   DATA=bench/compare_data.txt   raw values, one line "round metric old|new value" each
 # Builds: Release, no CUDA, no MPI, no tests (examples and bench on: parex-cg and
 # parex-cholesky are examples); only the four targets below are built.
 #
@@ -149,7 +150,7 @@ for p in $threads_list; do metrics+=("empty_for_us@$p" "reduce_us@$p"); done
 for p in $threads_list; do metrics+=("triad_gbs@$p"); done
 metrics+=(idle_cpu_ms engine_chain_ns engine_independent_ns engine_chain_ns_noinline
           engine_independent_ns_noinline cg_ms_per_iter cg_min_iter_ms cholesky_gflops)
-data=$work/compare_data.txt
+data=${DATA:-$root/bench/compare_data.txt}
 : > "$data"
 echo "compare_builds.sh: old $old_dir ($(git -C "$old_src" rev-parse --short HEAD)), new $new_dir;" \
      "$rounds rounds; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
