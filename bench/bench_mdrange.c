@@ -78,8 +78,7 @@ static inline double init_value(int64_t i, int64_t j, int64_t k)
     return (double)((i * 131 + j * 17 + k * 3) % 101) * 0.01;
 }
 
-/* ---- OpenMP -----------------------------------------------------------------------------------
- */
+/* ---- OpenMP ---------------------------------------------------------------------------------- */
 
 static void omp_init3(double *a, double *b)
 {
@@ -151,14 +150,14 @@ static double omp_reduce(const double *restrict a)
     return s;
 }
 
-/* ---- parex, 1-D launch, hand-flattened ----------------------------------------------------------
- */
+/* ---- parex, 1-D launch, hand-flattened ------------------------------------------------------- */
 
 typedef struct {
     const double *in;
     double *out;
     int64_t n0, n1, n2;
     int64_t t0, t1; /* transpose tile */
+    double *aux;    /* init kernels: a second array to write, or NULL */
 } grid_args;
 
 /* Row r of the whole box (all (i, j), i = r / n1): first touch and initial values. */
@@ -166,7 +165,7 @@ PX_FOR(k_init_rows, grid_args, r, a)
 {
     const int64_t i = r / a->n1, j = r % a->n1;
     double *o = a->out + r * a->n2;
-    double *o2 = (double *)a->in; /* second array or NULL */
+    double *o2 = a->aux;
     for (int64_t k = 0; k < a->n2; ++k) {
         o[k] = init_value(i, j, k);
         if (o2)
@@ -198,7 +197,7 @@ PX_REDUCE(k_ssq_rows, grid_args, double, r, a, acc)
 /* Transpose init: column j of the LayoutLeft input (n = n1 columns). */
 PX_FOR(k_transpose_init_in, grid_args, j, a)
 {
-    double *in = (double *)a->in;
+    double *in = a->aux;
     for (int64_t i = 0; i < a->n0; ++i)
         in[j * a->n0 + i] = init_value(i, j, 0);
 }
@@ -225,7 +224,7 @@ PX_FOR(k_transpose_tiles, grid_args, b, a)
 
 static grid_args px_args(const double *in, double *out)
 {
-    grid_args g = {in, out, dims[0], dims[1], rank == 3 ? dims[2] : 1, 64, 64};
+    grid_args g = {in, out, dims[0], dims[1], rank == 3 ? dims[2] : 1, 64, 64, NULL};
     return g;
 }
 
@@ -239,7 +238,8 @@ static void must(int rc, const char *what)
 
 static void px1_init3(double *a, double *b)
 {
-    grid_args g = px_args(b, a);
+    grid_args g = px_args(NULL, a);
+    g.aux = b;
     must(px_parallel_for(space, "init", px_range(0, dims[0] * dims[1]), &k_init_rows, &g, sizeof g),
          "init");
 }
@@ -254,7 +254,8 @@ static void px1_stencil(const double *in, double *out)
 
 static void px1_transpose_init(double *in, double *out)
 {
-    grid_args g = px_args(in, out);
+    grid_args g = px_args(NULL, out);
+    g.aux = in;
     must(
         px_parallel_for(space, "init_in", px_range(0, dims[1]), &k_transpose_init_in, &g, sizeof g),
         "init");
@@ -283,7 +284,7 @@ static double px1_reduce(const double *a)
     return s;
 }
 
-/* ---- parex, MDRange launch ---------------------------------------------------------------------
+/* ---- parex, MDRange launch ----------------------------------------------------------------------
  * Written against DESIGN.md section 6 (px_mdrange, px_parallel_for_md_fn,
  * px_parallel_reduce_md_fn): host function kernels receive one tile, the box [lo, hi), and loop
  * over it themselves, the last index innermost (PX_ITERATE_RIGHT, the default for C-ordered
@@ -372,8 +373,7 @@ static double md_reduce(const double *in, const tile3 *t)
 }
 #endif /* PX_HAVE_MDRANGE */
 
-/* ---- dispatch, checks, timing ------------------------------------------------------------------
- */
+/* ---- dispatch, checks, timing ---------------------------------------------------------------- */
 
 static void do_init(void)
 {
