@@ -600,6 +600,60 @@ START_TEST(test_view_cuda_alloc_zeroed_mirror_and_strided_copies)
 }
 END_TEST
 
+/* --- tools ---------------------------------------------------------------------------------- */
+
+#ifdef KPTEST_TOOL_PATH
+#include <dlfcn.h>
+
+#include "kptest.h"
+
+static const kpt_event *last_event(const kpt_state *st, int kind)
+{
+    for (int i = st->n_events - 1; i >= 0; --i)
+        if (st->events[i].kind == kind)
+            return &st->events[i];
+    return NULL;
+}
+
+/* Kokkos Tools see the view's label on allocate_data / deallocate_data, and the zeroing launch
+ * as a parallel_for named after it. */
+START_TEST(test_view_allocations_reach_tools_with_label)
+{
+    px_settings set;
+    px_settings_default(&set);
+    set.tools_libs = KPTEST_TOOL_PATH;
+    ck_assert_int_eq(px_initialize_with(&set), PX_OK);
+    void *h = dlopen(KPTEST_TOOL_PATH, RTLD_NOW | RTLD_NOLOAD);
+    ck_assert_ptr_nonnull(h);
+    void *sym = dlsym(h, "kptest_state");
+    ck_assert_ptr_nonnull(sym);
+    kpt_state_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    const kpt_state *st = fn();
+    dlclose(h);
+    px_view v;
+    int64_t ext[2] = {1000, 300};
+    ck_assert_int_eq(px_view_alloc(&v, threads(), "velocity", 8, PX_LAYOUT_RIGHT, 2, ext), PX_OK);
+    const kpt_event *a = last_event(st, KPT_ALLOCATE);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_str_eq(a->name2, "velocity");
+    ck_assert_ptr_eq(a->ptr, v.data);
+    ck_assert_uint_eq(a->bytes, 8u * 1000u * 300u);
+    const kpt_event *k = last_event(st, KPT_BEGIN_FOR);
+    ck_assert_ptr_nonnull(k);
+    ck_assert_str_eq(k->name, "px_view_alloc(velocity)");
+    void *data = v.data;
+    ck_assert_int_eq(px_view_free(&v), PX_OK);
+    const kpt_event *d = last_event(st, KPT_DEALLOCATE);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(d->name2, "velocity");
+    ck_assert_ptr_eq(d->ptr, data);
+    ck_assert_uint_eq(d->bytes, 8u * 1000u * 300u);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+#endif
+
 int main(void)
 {
     Suite *s = suite_create("view");
@@ -628,6 +682,9 @@ int main(void)
     tcase_set_timeout(life, 60);
     tcase_add_test(life, test_view_alloc_before_initialize_is_enotinit);
     tcase_add_test(life, test_view_free_after_finalize_is_enotinit_then_ok);
+#ifdef KPTEST_TOOL_PATH
+    tcase_add_test(life, test_view_allocations_reach_tools_with_label);
+#endif
     suite_add_tcase(s, life);
     return px_test_run(s);
 }
