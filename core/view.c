@@ -533,6 +533,18 @@ out:
     return rc;
 }
 
+px_mdrange_policy px_view_mdrange(const px_view *v)
+{
+    if (!v || v->rank < 2 || v->rank > PX_MAX_RANK) {
+        px_mdrange_policy bad = {0};
+        bad.rank = v ? v->rank : 0;
+        return bad;
+    }
+    px_mdrange_policy p = px_mdrange(v->rank, NULL, v->extent);
+    return px_mdrange_set_iterate(p,
+                                  v->layout == PX_LAYOUT_LEFT ? PX_ITERATE_LEFT : PX_ITERATE_RIGHT);
+}
+
 /* --- PX_DEBUG_CHECK reports ---------------------------------------------------------------- */
 
 #define VIEW_SINK_BYTES     4096

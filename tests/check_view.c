@@ -495,6 +495,31 @@ START_TEST(test_view_at_matches_layout_offsets_every_rank)
 }
 END_TEST
 
+START_TEST(test_view_mdrange_follows_layout)
+{
+    px_view v;
+    int64_t ext[3] = {4, 5, 6};
+    ck_assert_int_eq(px_view_alloc(&v, serial(), "v", 8, PX_LAYOUT_LEFT, 3, ext), PX_OK);
+    px_mdrange_policy p = px_view_mdrange(&v);
+    ck_assert_int_eq(p.rank, 3);
+    ck_assert_int_eq(p.iterate, PX_ITERATE_LEFT);
+    for (int d = 0; d < 3; ++d) {
+        ck_assert_int_eq(p.lower[d], 0);
+        ck_assert_int_eq(p.upper[d], ext[d]);
+        ck_assert_int_eq(p.tile[d], 0);
+    }
+    ck_assert_int_eq(px_mdrange_validate(p), PX_OK);
+    ck_assert_int_eq(px_view_free(&v), PX_OK);
+    ck_assert_int_eq(px_view_alloc(&v, serial(), "v", 8, PX_LAYOUT_RIGHT, 2, ext), PX_OK);
+    ck_assert_int_eq(px_view_mdrange(&v).iterate, PX_ITERATE_RIGHT);
+    ck_assert_int_eq(px_view_free(&v), PX_OK);
+    ck_assert_int_eq(px_view_alloc(&v, serial(), "v", 8, PX_LAYOUT_RIGHT, 1, ext), PX_OK);
+    ck_assert_int_eq(px_mdrange_validate(px_view_mdrange(&v)), PX_EINVAL);
+    ck_assert_int_eq(px_view_free(&v), PX_OK);
+    ck_assert_int_eq(px_mdrange_validate(px_view_mdrange(NULL)), PX_EINVAL);
+}
+END_TEST
+
 /* A view passed by value in kernel arguments, written in a host function kernel. */
 typedef struct {
     px_view u;
@@ -674,6 +699,7 @@ int main(void)
     tcase_add_test(tc, test_view_subview_outside_is_einval);
     tcase_add_test(tc, test_view_deep_copy_strided_subviews);
     tcase_add_test(tc, test_view_at_matches_layout_offsets_every_rank);
+    tcase_add_test(tc, test_view_mdrange_follows_layout);
     tcase_add_test(tc, test_view_at_in_kernel_on_view_by_value);
     tcase_add_test(tc, test_view_debug_check_reports_out_of_bounds);
     tcase_add_test(tc, test_view_cuda_alloc_zeroed_mirror_and_strided_copies);

@@ -176,6 +176,18 @@ PX_API int px_view_subview(px_view *sub, const px_view *v, const int64_t *lo, co
 PX_API int64_t px_view_size(const px_view *v);
 
 /**
+ * An MDRange policy over every index of a view: the box [0, extent) with automatic tiles and
+ * the iterate order of the view's layout (PX_LAYOUT_RIGHT gives PX_ITERATE_RIGHT, LEFT gives
+ * LEFT), so the fastest loop runs along unit stride, as Kokkos derives an MDRangePolicy's
+ * default order from the layout of the views in the kernel.
+ *
+ * @param v  [in] a view of rank 2..PX_MAX_RANK.
+ * @return the policy; for NULL or a rank outside 2..PX_MAX_RANK, a policy whose rank fails
+ *         px_mdrange_validate (no status here). Thread-safe, pure.
+ */
+PX_API px_mdrange_policy px_view_mdrange(const px_view *v);
+
+/**
  * Report an out-of-bounds PX_VIEW_AT* access (called by the macros when the including file
  * is compiled with PX_DEBUG_CHECK defined; not meant to be called directly). Logs, at error
  * level, the view's label, the macro's rank, the dimension, the index and the extent (the
