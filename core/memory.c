@@ -1,6 +1,7 @@
 /* core/memory.c - px_malloc / px_free / px_deep_copy over the spaces' memory ops. */
 #include "parex/memory.h"
 #include "core/log.h"
+#include "core/memory.h"
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "core/tools.h"
@@ -70,4 +71,34 @@ int px_deep_copy(px_space *dst_s, void *dst, px_space *src_s, const void *src, s
     if (tools)
         pxi_tools_end_deep_copy();
     return rc;
+}
+
+/* Labeled allocation for containers (core/view.c): like px_malloc, but tools see the
+ * container's label instead of "px_malloc", and the caller gets a status. */
+void *pxi_memory_alloc(px_space *s, const char *caller, const char *label, size_t bytes,
+                       int *status)
+{
+    s = pxi_space_resolve(s, caller, status);
+    if (!s)
+        return NULL;
+    void *p = s->ops->malloc(bytes);
+    if (!p) {
+        PXI_ERROR("%s('%s'): out of memory allocating %zu bytes in space '%s'", caller, label,
+                  bytes, s->ops->name);
+        *status = PX_ENOMEM;
+        return NULL;
+    }
+    if (pxi_tools_active())
+        pxi_tools_allocate(s, label, p, bytes);
+    *status = PX_OK;
+    return p;
+}
+
+int pxi_memory_free(px_space *s, const char *label, void *p, size_t bytes)
+{
+    if (!p)
+        return PX_OK;
+    if (pxi_tools_active())
+        pxi_tools_deallocate(s, label, p, bytes);
+    return s->ops->free(p);
 }

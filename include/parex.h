@@ -20,5 +20,6 @@
 #include "parex/reducer.h"
 #include "parex/space.h"
 #include "parex/trace.h"
+#include "parex/view.h"
 
 #endif
