@@ -617,6 +617,131 @@ START_TEST(test_push_from_inside_op)
 }
 END_TEST
 
+/* ---- long chains released at once ---------------------------------------------------------- */
+
+/* More ops than an 8 MiB stack could hold as nested calls (each level of a recursive
+ * dispatch -> execute -> finish -> complete_write -> grant takes a few hundred bytes), and
+ * below the default PX_ENGINE_MAX_PENDING of 65,536, so no pusher blocks. */
+#define CHAIN_OPS 50000
+
+typedef struct {
+    int thread; /* which pusher, 0 or 1 */
+    int k;      /* its push index */
+} chain_arg;
+
+static int chain_next[2];       /* written only by the op holding the chain's Var */
+static atomic_int chain_errors; /* ops that ran out of push order */
+static int chain_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    const chain_arg *a = arg;
+    if (a->k != chain_next[a->thread])
+        atomic_fetch_add(&chain_errors, 1);
+    chain_next[a->thread] = a->k + 1;
+    atomic_fetch_add(&ran_count, 1);
+    return PX_OK;
+}
+
+/* Hold @v with an async op whose completion the caller makes later; returns once it runs. */
+static void chain_hold(px_engine *e, px_var *v, async_slot *s)
+{
+    s->done = NULL;
+    atomic_init(&s->ready, 0);
+    ck_assert_int_eq(
+        px_engine_push_async(e, async_defer, s, CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "hold"),
+        PX_OK);
+    while (!atomic_load_explicit(&s->ready, memory_order_acquire))
+        sleep_ms(1);
+}
+
+typedef struct {
+    px_engine *e;
+    px_var *v;
+    chain_arg *args;
+    int n;
+    int rc;
+} chain_pusher;
+
+static void *chain_push_all(void *arg)
+{
+    chain_pusher *p = arg;
+    p->rc = PX_OK;
+    for (int k = 0; k < p->n && p->rc == PX_OK; ++k)
+        p->rc = px_engine_push_sync(p->e, chain_fn, &p->args[k], CPU, NULL, 0, &p->v, 1,
+                                    PX_FN_NORMAL, 0, "chain");
+    return NULL;
+}
+
+/* Push CHAIN_OPS writers of one held Var from @n_pushers threads (the calling thread when 1),
+ * release the Var and check every op ran once, each pusher's ops in its push order. */
+static void run_released_chain(px_engine *e, int n_pushers)
+{
+    chain_arg *args = malloc(CHAIN_OPS * sizeof *args);
+    ck_assert_ptr_nonnull(args);
+    px_var *v = px_var_new(e);
+    async_slot s;
+    chain_hold(e, v, &s);
+    atomic_store(&ran_count, 0);
+    atomic_store(&chain_errors, 0);
+    chain_next[0] = chain_next[1] = 0;
+    chain_pusher p[2];
+    pthread_t t[2];
+    int per = CHAIN_OPS / n_pushers;
+    for (int i = 0; i < n_pushers; ++i) {
+        for (int k = 0; k < per; ++k)
+            args[i * per + k] = (chain_arg){i, k};
+        p[i] = (chain_pusher){e, v, args + i * per, per, -1};
+        if (n_pushers == 1)
+            chain_push_all(&p[i]);
+        else
+            ck_assert_int_eq(pthread_create(&t[i], NULL, chain_push_all, &p[i]), 0);
+    }
+    for (int i = 0; n_pushers > 1 && i < n_pushers; ++i)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < n_pushers; ++i)
+        ck_assert_int_eq(p[i].rc, PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), 0);
+    px_on_complete_call(s.done, PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), per * n_pushers);
+    ck_assert_int_eq(atomic_load(&chain_errors), 0);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    free(args);
+}
+
+START_TEST(test_released_chain_of_50000_ops_runs_without_deep_recursion)
+{
+    px_engine *e = px_engine_create(PX_ENGINE_NAIVE, 1);
+    ck_assert_ptr_nonnull(e);
+    run_released_chain(e, 1);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    e = px_engine_create(kind_under_test(), 2);
+    ck_assert_ptr_nonnull(e);
+    run_released_chain(e, 1);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+START_TEST(test_released_chain_on_naive_default_engine_with_two_pushers)
+{
+    const char *old = getenv("PX_ENGINE");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("PX_ENGINE", "naive", 1);
+    int rc = px_initialize(NULL, NULL);
+    if (saved)
+        setenv("PX_ENGINE", saved, 1);
+    else
+        unsetenv("PX_ENGINE");
+    free(saved);
+    ck_assert_int_eq(rc, PX_OK);
+    px_engine *e = px_engine_default();
+    ck_assert_ptr_nonnull(e);
+    run_released_chain(e, 2);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
 /* ---- bad input ---------------------------------------------------------------------------- */
 
 START_TEST(test_bad_handles_and_arguments)
@@ -1619,6 +1744,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, test_concurrent_pushers_in_opposite_var_order_never_deadlock);
     tcase_add_test(tc, test_wait_inside_op_is_edeadlk);
     tcase_add_test(tc, test_push_from_inside_op);
+    tcase_add_test(tc, test_released_chain_of_50000_ops_runs_without_deep_recursion);
     tcase_add_test(tc, test_wait_inside_kernel_is_edeadlk);
     tcase_add_test(tc, test_finalize_inside_op_is_edeadlk_and_keeps_runtime);
     tcase_add_test(tc, test_bad_handles_and_arguments);
@@ -1643,6 +1769,7 @@ static Suite *engine_suite(void)
     tcase_add_test(life, test_reused_cheap_operator_runs_at_push_and_deletes_deferred);
     tcase_add_test(life, test_alternating_functions_are_each_sampled);
     tcase_add_test(life, test_inline_ns_rejects_malformed_values);
+    tcase_add_test(life, test_released_chain_on_naive_default_engine_with_two_pushers);
     suite_add_tcase(s, life);
     return s;
 }

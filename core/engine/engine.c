@@ -534,12 +534,48 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
     }
 }
 
+/* Ops made ready on this thread that it runs itself, waiting their turn (FIFO, linked
+ * through pxi_opr.next, which only lanes use otherwise), and whether the thread is already
+ * draining them. Running a ready op inline would otherwise recurse: its finish grants the
+ * next op of each Var, whose dispatch runs it inline, whose finish grants the next... (dispatch
+ * -> execute -> finish -> complete_write -> grant -> dispatch), so 50,000 ops queued behind one
+ * Var on the naive engine overflowed an 8 MiB stack. The first inline run on a thread drains
+ * the list in a loop (a trampoline); inline runs it causes only append. Ops still run on the
+ * thread that made them ready, each after the one that released it; ops made ready together
+ * run in the order they were granted. */
+static PXI_ENGINE_TLS pxi_opr *tl_ready_head, *tl_ready_tail;
+static PXI_ENGINE_TLS int tl_draining;
+
+static void run_inline(pxi_opr *o)
+{
+    o->next = NULL;
+    if (tl_draining) {
+        if (tl_ready_tail)
+            tl_ready_tail->next = o;
+        else
+            tl_ready_head = o;
+        tl_ready_tail = o;
+        return;
+    }
+    tl_draining = 1;
+    while (o) {
+        pxi_engine_execute(o, NULL);
+        o = tl_ready_head;
+        if (o) {
+            tl_ready_head = o->next;
+            if (!tl_ready_head)
+                tl_ready_tail = NULL;
+        }
+    }
+    tl_draining = 0;
+}
+
 static void dispatch(pxi_opr *o, int from_push)
 {
     pxi_engine *e = o->e;
     if (o->kind == PXI_OP_WAIT || o->kind == PXI_OP_DELETE || e->kind == PX_ENGINE_NAIVE ||
         (from_push && o->prop == PX_FN_ASYNC)) {
-        pxi_engine_execute(o, NULL);
+        run_inline(o);
         return;
     }
     int st = PX_OK;
@@ -563,7 +599,7 @@ static void dispatch(pxi_opr *o, int from_push)
             atomic_load_explicit(&lane->n_queued, memory_order_relaxed) >
                 PXI_THROTTLE_PER_WORKER * lane->n_workers &&
             e->max_pending > (int64_t)PXI_THROTTLE_CAP_PER_WORKER * lane->n_workers) {
-            pxi_engine_execute(o, NULL);
+            run_inline(o);
             return;
         }
     }
