@@ -22,6 +22,7 @@
 #include "core/runtime.h"
 #include "core/tools.h"
 #include "core/trace.h"
+#include "core/wait.h"
 
 /* Ready ops queued per CPU worker beyond which a pusher runs a ready op itself (work-first,
  * as libgomp runs tasks undeferred past its queue bound). Two per worker still leaves every
@@ -178,24 +179,17 @@ int pxi_engine_validate(const pxi_engine *e, const char *caller)
 
 /* ---- in-flight accounting and idle waits ----------------------------------------------- */
 
-static void idle_wake(pxi_engine *e)
-{
-    /* Release: a waiter that sees the new sequence also sees the counter it re-checks. */
-    atomic_fetch_add_explicit(&e->idle_seq, 1, memory_order_release);
-    pxi_os_futex_wake(&e->idle_seq, 0);
-}
-
 static void inflight_sub(pxi_engine *e, long long k)
 {
     /* n_finishing brackets our last touches of *e: a destroyer that saw in_flight reach 0
      * waits for it to drop before freeing the engine (pxi_engine_drain). */
     atomic_fetch_add_explicit(&e->n_finishing, 1, memory_order_seq_cst);
-    /* seq_cst, paired with the waiter's seq_cst increment of n_idle_waiters and load of
-     * in_flight (Dekker): either the waiter sees the new count or we see the waiter. */
+    /* seq_cst, then the notify's fence and sleeper check, paired with the waiter's seq_cst
+     * sleeper increment and load of in_flight (Dekker, core/wait.c): either the waiter sees
+     * the new count or we see the waiter. */
     long long nv = atomic_fetch_sub_explicit(&e->in_flight, k, memory_order_seq_cst) - k;
-    if ((nv == 0 || (nv <= e->low_pending && nv + k > e->low_pending)) &&
-        atomic_load_explicit(&e->n_idle_waiters, memory_order_seq_cst) > 0)
-        idle_wake(e);
+    if (nv == 0 || (nv <= e->low_pending && nv + k > e->low_pending))
+        pxi_wait_event_notify(&e->idle, 0);
     /* Release: our reads of *e happen before the destroyer's acquire sees the drop. */
     atomic_fetch_sub_explicit(&e->n_finishing, 1, memory_order_release);
 }
@@ -231,23 +225,22 @@ static void inflight_done(pxi_engine *e)
     inflight_dec(e);
 }
 
-/* Sleep until in_flight <= limit (spinning briefly first). */
+typedef struct inflight_goal {
+    pxi_engine *e;
+    long long limit;
+} inflight_goal;
+
+static int inflight_reached(const void *arg)
+{
+    const inflight_goal *g = arg;
+    return atomic_load_explicit(&g->e->in_flight, memory_order_seq_cst) <= g->limit;
+}
+
+/* Wait until in_flight <= limit (core/wait.h: spin, then sleep on the engine's idle event). */
 static void wait_inflight_at_most(pxi_engine *e, long long limit)
 {
-    int64_t t0 = pxi_os_now_ns();
-    while (atomic_load_explicit(&e->in_flight, memory_order_acquire) > limit) {
-        if (pxi_os_now_ns() - t0 > e->spin_ns)
-            break;
-        pxi_os_cpu_pause();
-    }
-    atomic_fetch_add_explicit(&e->n_idle_waiters, 1, memory_order_seq_cst);
-    for (;;) {
-        unsigned s = atomic_load_explicit(&e->idle_seq, memory_order_acquire);
-        if (atomic_load_explicit(&e->in_flight, memory_order_seq_cst) <= limit)
-            break;
-        pxi_os_futex_wait(&e->idle_seq, s);
-    }
-    atomic_fetch_sub_explicit(&e->n_idle_waiters, 1, memory_order_relaxed);
+    inflight_goal g = {e, limit};
+    pxi_wait_event_until(&e->idle, inflight_reached, &g, e->spin_ns, NULL, 0);
 }
 
 static void inflight_reserve(pxi_engine *e, int may_block)
@@ -266,9 +259,10 @@ static void inflight_reserve(pxi_engine *e, int may_block)
 void pxi_engine_drain(pxi_engine *e)
 {
     wait_inflight_at_most(e, 0);
-    /* A completer on a non-worker thread may still be inside inflight_sub. */
-    while (atomic_load_explicit(&e->n_finishing, memory_order_acquire) != 0)
-        pxi_os_cpu_pause();
+    /* A completer on a non-worker thread may still be inside inflight_sub (a few
+     * instructions: back off, never sleep). */
+    for (unsigned n = 0; atomic_load_explicit(&e->n_finishing, memory_order_acquire) != 0; ++n)
+        pxi_wait_backoff(n);
 }
 
 /* ---- Var queue operations (all under the Var lock, dispatch after unlocking) ------------ */
@@ -470,9 +464,9 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
         int st = atomic_exchange_explicit(&o->deps[0].var->status, PX_OK, memory_order_relaxed);
         finish(o, PX_OK);
         wt->status = st;
-        /* Release: the waiter reads status after acquiring done. */
-        atomic_store_explicit(&wt->done, 1, memory_order_release);
-        pxi_os_futex_wake(&wt->done, 1);
+        /* Release: the waiter reads status after acquiring done; the post is the last touch
+         * of *wt, which lives on the waiting thread's stack. */
+        pxi_wait_flag_post(&wt->done, 1);
         return;
     }
     if (o->kind == PXI_OP_DELETE) {
@@ -980,18 +974,6 @@ static int check_may_wait(const char *caller)
     return PX_EDEADLK;
 }
 
-static void wait_waiter(pxi_engine *e, pxi_waiter *w)
-{
-    int64_t t0 = pxi_os_now_ns();
-    while (atomic_load_explicit(&w->done, memory_order_acquire) == 0) {
-        if (pxi_os_now_ns() - t0 > e->spin_ns) {
-            pxi_os_futex_wait(&w->done, 0);
-        } else {
-            pxi_os_cpu_pause();
-        }
-    }
-}
-
 int px_engine_wait_for_var(px_engine *e, px_var *v)
 {
     static const char caller[] = "px_engine_wait_for_var";
@@ -1002,7 +984,7 @@ int px_engine_wait_for_var(px_engine *e, px_var *v)
         return rc;
     int64_t t0 = pxi_trace_active() ? pxi_trace_now_ns() : 0;
     pxi_waiter w;
-    atomic_init(&w.done, 0);
+    pxi_wait_flag_init(&w.done, 0);
     w.status = PX_OK;
     /* Pushed as a write, so it also waits for earlier reads (a caller may overwrite the data
      * once the wait returns); it runs inline on the thread that grants it. */
@@ -1018,7 +1000,7 @@ int px_engine_wait_for_var(px_engine *e, px_var *v)
     rc = pxi_engine_push(e, &p);
     if (rc != PX_OK)
         return rc;
-    wait_waiter(e, &w);
+    pxi_wait_flag_until_eq(&w.done, 1, e->spin_ns);
     if (t0)
         pxi_trace_span("wait", "wait_for_var", t0, pxi_trace_now_ns());
     return w.status;

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "core/check.h"
+#include "core/wait.h"
 #include "parex/engine.h"
 
 /* Thread-locals on the push/complete path (the worker identity, the continuation slot, the
@@ -40,9 +41,12 @@
 
 /* ---- spin lock (short critical sections: queue appends and pops) ------------------------ */
 
-/* A test-and-set lock that yields the CPU after a short spin, so a preempted holder on an
- * oversubscribed machine costs a time slice rather than a spinning core. Acquire on lock and
- * release on unlock order the protected data. */
+/* A test-and-set lock whose waiters back off through core/wait.h (pxi_wait_backoff: pauses,
+ * then yields of the CPU), so a preempted holder on an oversubscribed machine costs a time
+ * slice rather than a spinning core. It never sleeps on a futex: its critical sections are a
+ * few loads and stores, and a sleeping waiter would make every unlock an atomic exchange plus a
+ * sleeper check on the push/complete path. Acquire on lock and release on unlock order the
+ * protected data. */
 typedef struct {
     atomic_int v;
 } pxi_spin;
@@ -172,7 +176,7 @@ typedef enum {
 } pxi_op_kind;
 
 typedef struct pxi_waiter {
-    atomic_uint done; /* futex word: 0 -> 1 with release when status is set */
+    pxi_wait_flag done; /* 0 -> 1, posted (release) once status is set */
     int status;
 } pxi_waiter;
 
@@ -272,13 +276,13 @@ struct pxi_lane {
     alignas(PXI_CACHE_LINE) pxi_lane_kind kind;
     int device_id;
     pxi_engine *e;
-    atomic_uint seq; /* futex word bumped on enqueue when sleepers exist */
-    atomic_int n_sleepers;
+    pxi_wait_event wake; /* idle workers sleep here; an enqueue wakes one when needed */
     atomic_int stop;
+    int64_t spin_ns; /* idle workers poll this long before sleeping (core/wait.h) */
     /* Workers polling: an enqueue they will see needs no wake. On its own line: every idle
      * episode of a worker (one per op when the workers keep up with empty ops) adds and
-     * subtracts here, and sharing the line with n_sleepers, which every enqueue reads, cost
-     * the pusher one more line transfer per hand-off. The pusher reads this only when a
+     * subtracts here, and sharing the line with the wake event's sleeper count, which every enqueue
+     * reads, cost the pusher one more line transfer per hand-off. The pusher reads this only when a
      * sleeper exists. Empty ops, 2 workers, 13 alternating runs against the shared line:
      * independent median 139.7 -> 116.0 ns/op; chain 126-157 -> 68-80 ns/op (3 runs). */
     alignas(PXI_CACHE_LINE) atomic_int n_spinning;
@@ -312,9 +316,9 @@ struct px_engine {
     int prio_workers;
     int64_t max_pending;
     int64_t low_pending; /* pushers blocked at max_pending resume here */
-    int64_t spin_ns;
-    int64_t inline_ns; /* PX_ENGINE_INLINE_NS: ops measured below it run on the pusher */
-    int64_t clock_ns;  /* cost of one pxi_os_now_ns() read, taken off every timed run */
+    int64_t spin_ns;     /* waits on the engine (in-flight, waiters): core/wait.h budget */
+    int64_t inline_ns;   /* PX_ENGINE_INLINE_NS: ops measured below it run on the pusher */
+    int64_t clock_ns;    /* cost of one pxi_os_now_ns() read, taken off every timed run */
     int is_default;
     int debug_check; /* PX_DEBUG_CHECK: run the Var queue checker after mutations */
     /* pools, by op capacity class */
@@ -335,8 +339,8 @@ struct px_engine {
     /* counters */
     alignas(PXI_CACHE_LINE) atomic_llong in_flight;
     atomic_ullong push_seq;
-    alignas(PXI_CACHE_LINE) atomic_uint idle_seq; /* futex word for waiters and pushers */
-    atomic_int n_idle_waiters;
+    /* Threads waiting for in_flight to fall (wait_for_all, blocked pushers, destroy). */
+    alignas(PXI_CACHE_LINE) pxi_wait_event idle;
     atomic_int n_finishing;      /* threads inside inflight_sub (see pxi_engine_drain) */
     atomic_int first_failure;    /* since the last wait_for_all */
     struct px_engine *list_next; /* runtime.c's engine list, under its lock */
@@ -402,6 +406,5 @@ PX_NODISCARD int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_propert
 /* runtime.c */
 void pxi_engine_list_add(pxi_engine *e);
 void pxi_engine_list_remove(pxi_engine *e);
-void pxi_engine_defaults(int *cpu_workers, int64_t *max_pending, int64_t *spin_ns);
 
 #endif

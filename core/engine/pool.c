@@ -1,23 +1,18 @@
 /* core/engine/pool.c - the engine's object pools, spin lock and generation-checked handle
  * tables. Everything the steady state of push/complete needs comes from here without malloc. */
-#include <sched.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/engine/engine_impl.h"
 #include "core/os.h"
+#include "core/wait.h"
 
 void pxi_spin_lock_slow(pxi_spin *l)
 {
     for (unsigned n = 0;; ++n) {
         /* Poll relaxed; the exchange below carries the acquire. */
-        while (atomic_load_explicit(&l->v, memory_order_relaxed) != 0) {
-            if (n < 64)
-                pxi_os_cpu_pause();
-            else
-                sched_yield();
-            ++n;
-        }
+        while (atomic_load_explicit(&l->v, memory_order_relaxed) != 0)
+            pxi_wait_backoff(n++);
         if (atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0)
             return;
     }

@@ -20,9 +20,9 @@
 #include "core/runtime.h"
 #include "core/runtime_hooks.h"
 #include "core/settings.h"
+#include "core/wait.h"
 
 #define PXI_DEFAULT_MAX_PENDING (1 << 16)
-#define PXI_DEFAULT_SPIN_US     50
 /* Work-first inlining threshold (engine.c): about what handing an op to a worker costs. */
 #define PXI_DEFAULT_INLINE_NS 50
 
@@ -122,12 +122,8 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     e->low_pending = e->max_pending * 3 / 4;
     if (e->low_pending >= e->max_pending)
         e->low_pending = e->max_pending - 1;
-    if (cfg->wait_policy == PXI_WAIT_PASSIVE)
-        e->spin_ns = 0;
-    else if (cfg->spin_us >= 0)
-        e->spin_ns = cfg->spin_us * 1000;
-    else
-        e->spin_ns = (int64_t)PXI_DEFAULT_SPIN_US * 1000;
+    /* A waiting thread competes with the CPU workers for the cores. */
+    e->spin_ns = pxi_wait_spin_ns(cpu_workers + 1, 0);
     e->inline_ns = cfg->engine_inline_ns >= 0 ? cfg->engine_inline_ns : PXI_DEFAULT_INLINE_NS;
     e->clock_ns = pxi_engine_clock_cost_ns();
     for (int c = 0; c < PXI_COST_SLOTS; ++c)
@@ -143,8 +139,7 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     pthread_mutex_init(&e->lanes_lock, NULL);
     atomic_init(&e->in_flight, 0);
     atomic_init(&e->push_seq, 0);
-    atomic_init(&e->idle_seq, 0);
-    atomic_init(&e->n_idle_waiters, 0);
+    pxi_wait_event_init(&e->idle);
     atomic_init(&e->n_finishing, 0);
     atomic_init(&e->first_failure, PX_OK);
     for (int i = 0; i < PXI_MAX_CPU_DEVS; ++i)
