@@ -23,7 +23,7 @@
 #include "core/wait.h"
 
 #define PXI_DEFAULT_MAX_PENDING (1 << 16)
-/* Work-first inlining threshold (engine.c): about what handing an op to a worker costs. */
+/* Work-first inlining threshold (cost.c): about what handing an op to a worker costs. */
 #define PXI_DEFAULT_INLINE_NS 50
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -77,8 +77,8 @@ static void engine_free(pxi_engine *e)
     for (int c = 0; c < PXI_OPR_CLASSES; ++c)
         pxi_pool_fini(&e->opr_pool[c]);
     pxi_pool_fini(&e->kop_pool);
-    pxi_htable_fini(&e->vars);
-    pxi_htable_fini(&e->ops);
+    pxi_handle_table_fini(&e->vars);
+    pxi_handle_table_fini(&e->operators);
     pthread_mutex_destroy(&e->lanes_lock);
     e->magic = 0;
     pxi_free_aligned(e);
@@ -134,8 +134,8 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
         pxi_pool_init(&e->opr_pool[c], bytes, per_slab);
     }
     pxi_pool_init(&e->kop_pool, pxi_kernel_op_bytes(), 64);
-    pxi_htable_init(&e->vars, sizeof(pxi_var), NULL, NULL);
-    pxi_htable_init(&e->ops, sizeof(pxi_optmpl), NULL, NULL);
+    pxi_handle_table_init(&e->vars, sizeof(pxi_var), NULL, NULL);
+    pxi_handle_table_init(&e->operators, sizeof(pxi_operator), NULL, NULL);
     pthread_mutex_init(&e->lanes_lock, NULL);
     atomic_init(&e->in_flight, 0);
     atomic_init(&e->push_seq, 0);
