@@ -12,6 +12,8 @@ foreach(suite queue failure operators lanes)
                     ENGINES naive pooled per_device THREADS 1 3 LABELS concurrency
                     ENV ${PX_ENGINE_TEST_ENV} TIMEOUT 300)
 endforeach()
+# The wait primitive every runtime wait uses (core/wait.c).
+px_add_check_test(check_wait SOURCES check_wait.c LABELS core concurrency)
 pkg_check_modules(JANSSON IMPORTED_TARGET jansson)
 if(NOT JANSSON_FOUND)
   message(STATUS "parex: jansson not found, check_engine_trace is not built")
