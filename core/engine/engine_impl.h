@@ -201,9 +201,11 @@ typedef struct pxi_opr {
     uint64_t seq; /* push order, for equal priorities */
     const char *name;
     pxi_engine *e;
-    pxi_operator *oper;   /* reusable operator this push came from, or NULL */
-    pxi_waiter *waiter;   /* PXI_OP_WAIT */
-    struct pxi_opr *next; /* worker queue link, under the queue lock */
+    pxi_operator *oper; /* reusable operator this push came from, or NULL */
+    pxi_waiter *waiter; /* PXI_OP_WAIT */
+    /* Lane queue link (under the lane lock), or, for an op its thread runs inline, the link of
+     * that thread's ready list (push.c, run_inline). */
+    struct pxi_opr *next;
     struct px_on_complete done;
     int run_status;     /* GPU sync ops: fn's status until the stream callback */
     pxi_worker *worker; /* GPU sync ops: the worker whose stream runs it */
