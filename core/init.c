@@ -10,6 +10,7 @@
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "core/runtime_hooks.h"
+#include "core/wait.h"
 #include "core/settings.h"
 #include "core/tools.h"
 #include "parex/config.h"
@@ -87,6 +88,7 @@ static int initialize_common(int *argc, char ***argv, const px_settings *s)
     if (rc != PX_OK)
         return rc;
     const pxi_config *cfg = pxi_config_get();
+    pxi_wait_configure(cfg->wait_policy, cfg->spin_us);
     px_log_level saved_level = px_log_get_level();
     (void)px_log_set_level(cfg->log_level);
     if (help)

@@ -28,6 +28,9 @@ static inline void pxi_os_cpu_pause(void)
 #endif
 }
 
+/* Give the processor to another runnable thread (sched_yield); best effort. */
+void pxi_os_yield(void);
+
 /* Monotonic clock in nanoseconds. */
 int64_t pxi_os_now_ns(void);
 /* CPU time consumed by the whole process, in nanoseconds (for idle-cost checks). */

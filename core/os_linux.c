@@ -34,6 +34,11 @@ void pxi_os_futex_wake(atomic_uint *addr, int n)
     syscall(SYS_futex, (void *)addr, FUTEX_WAKE_PRIVATE, n <= 0 ? 0x7fffffff : n, NULL, NULL, 0);
 }
 
+void pxi_os_yield(void)
+{
+    (void)sched_yield();
+}
+
 int64_t pxi_os_now_ns(void)
 {
     struct timespec ts;

@@ -4,6 +4,7 @@
 #include "core/os.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,6 +64,11 @@ void pxi_os_futex_wake(atomic_uint *addr, int n)
     pthread_mutex_lock(&b->lock);
     pthread_cond_broadcast(&b->cond);
     pthread_mutex_unlock(&b->lock);
+}
+
+void pxi_os_yield(void)
+{
+    (void)sched_yield();
 }
 
 int64_t pxi_os_now_ns(void)

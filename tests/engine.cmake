@@ -1,16 +1,24 @@
-# Check suite of the dependency engine (core/engine/) and the trace recorder (core/trace.c).
-# One run per engine kind and Threads size (3 ranks oversubscribes a 2-core CI machine on
-# purpose); sanitizer builds run a smaller randomized workload. jansson validates the trace
-# JSON and is linked into this test only.
-pkg_check_modules(JANSSON IMPORTED_TARGET jansson)
-if(NOT JANSSON_FOUND)
-  message(STATUS "parex: jansson not found, check_engine is not built")
-  return()
-endif()
+# Check suites of the dependency engine (core/engine/) and the trace recorder (core/trace.c),
+# one per concept: Var queues, failures, operators and kernel ops, lanes (backpressure,
+# inlining), trace. Each runs once per engine kind and Threads size (3 ranks oversubscribes a
+# 2-core CI machine on purpose); sanitizer builds run a smaller randomized workload. jansson
+# validates the trace JSON and is linked into the trace suite only.
 set(PX_ENGINE_TEST_ENV PX_DEBUG_CHECK=1)
 if(NOT PX_SANITIZE STREQUAL "none")
   list(APPEND PX_ENGINE_TEST_ENV PX_TEST_ENGINE_OPS=2000)
 endif()
-px_add_check_test(check_engine SOURCES check_engine.c LIBS PkgConfig::JANSSON
-                  ENGINES naive pooled per_device THREADS 1 3 LABELS concurrency
-                  ENV ${PX_ENGINE_TEST_ENV} TIMEOUT 300)
+foreach(suite queue failure operators lanes)
+  px_add_check_test(check_engine_${suite} SOURCES check_engine_${suite}.c check_engine_common.c
+                    ENGINES naive pooled per_device THREADS 1 3 LABELS concurrency
+                    ENV ${PX_ENGINE_TEST_ENV} TIMEOUT 300)
+endforeach()
+# The wait primitive every runtime wait uses (core/wait.c).
+px_add_check_test(check_wait SOURCES check_wait.c LABELS core concurrency)
+pkg_check_modules(JANSSON IMPORTED_TARGET jansson)
+if(NOT JANSSON_FOUND)
+  message(STATUS "parex: jansson not found, check_engine_trace is not built")
+  return()
+endif()
+px_add_check_test(check_engine_trace SOURCES check_engine_trace.c check_engine_common.c
+                  LIBS PkgConfig::JANSSON ENGINES naive pooled per_device THREADS 1 3
+                  LABELS concurrency ENV ${PX_ENGINE_TEST_ENV} TIMEOUT 300)

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "core/check.h"
+#include "core/wait.h"
 #include "parex/engine.h"
 
 /* Thread-locals on the push/complete path (the worker identity, the continuation slot, the
@@ -38,11 +39,14 @@
 #define PXI_ENGINE_TLS _Thread_local
 #endif
 
-/* ---- spin lock (short critical sections: queue appends and pops) ------------------------ */
+/* ---- spin lock (spin_lock.c; short critical sections: queue appends and pops) ------------ */
 
-/* A test-and-set lock that yields the CPU after a short spin, so a preempted holder on an
- * oversubscribed machine costs a time slice rather than a spinning core. Acquire on lock and
- * release on unlock order the protected data. */
+/* A test-and-set lock whose waiters back off through core/wait.h (pxi_wait_backoff: pauses,
+ * then yields of the CPU), so a preempted holder on an oversubscribed machine costs a time
+ * slice rather than a spinning core. It never sleeps on a futex: its critical sections are a
+ * few loads and stores, and a sleeping waiter would make every unlock an atomic exchange plus a
+ * sleeper check on the push/complete path. Acquire on lock and release on unlock order the
+ * protected data. */
 typedef struct {
     atomic_int v;
 } pxi_spin;
@@ -66,7 +70,7 @@ static inline void pxi_spin_unlock(pxi_spin *l)
     atomic_store_explicit(&l->v, 0, memory_order_release);
 }
 
-/* ---- fixed-size object pool (pool.c) ------------------------------------------------------ */
+/* ---- fixed-size object pool (object_pool.c) ----------------------------------------------- */
 
 /* Objects come from slabs of pxi_malloc memory and go back to a free list; slabs are freed
  * only by pxi_pool_fini, so a steady stream of allocations does no malloc. Each thread keeps a
@@ -84,7 +88,7 @@ typedef struct pxi_pool {
     void *free_list;            /* under lock: loose objects */
     void *full;                 /* under lock: chains of exactly PXI_POOL_BATCH objects */
     void *slabs;                /* under lock: singly linked through each slab's first word */
-    struct pxi_pool *next_live; /* under the pool registry lock (pool.c) */
+    struct pxi_pool *next_live; /* under the live-pool lock (object_pool.c) */
 } pxi_pool;
 
 void pxi_pool_init(pxi_pool *p, size_t obj_bytes, size_t per_slab);
@@ -94,15 +98,15 @@ void pxi_pool_fini(pxi_pool *p);
 void *pxi_pool_get(pxi_pool *p);
 void pxi_pool_put(pxi_pool *p, void *obj);
 
-/* ---- generation-checked handle tables (var.c) --------------------------------------------- */
+/* ---- generation-checked handle tables (handle_table.c) ------------------------------------ */
 
 /* A handle is (generation << 32) | (slot index + 1), cast to the opaque pointer type; slots
  * live in chunks that are never freed while the table lives, so a stale handle reads a
  * valid slot whose generation no longer matches. Generations come from one process-wide
  * counter, so a handle from another engine does not match either (barring 2^32 wraps). */
 _Static_assert(sizeof(uintptr_t) >= 8, "engine handles need 64-bit pointers");
-#define PXI_HT_CHUNK      1024u
-#define PXI_HT_MAX_CHUNKS 4096u
+#define PXI_HANDLE_CHUNK      1024u
+#define PXI_HANDLE_MAX_CHUNKS 4096u
 
 typedef struct pxi_slot_hdr {
     atomic_uint gen; /* 0: free or being deleted; written under the owner's lock */
@@ -110,26 +114,26 @@ typedef struct pxi_slot_hdr {
     struct pxi_slot_hdr *next_free; /* under the table lock */
 } pxi_slot_hdr;
 
-typedef struct pxi_htable {
+typedef struct pxi_handle_table {
     pthread_mutex_t lock;
     size_t slot_bytes;
     void (*slot_init)(void *slot); /* called once per slot when its chunk is made */
     void (*slot_fini)(void *slot);
-    _Atomic(unsigned char *) chunks[PXI_HT_MAX_CHUNKS]; /* published with release */
-    uint32_t n_slots;                                   /* under lock */
-    pxi_slot_hdr *free_list;                            /* under lock */
-    size_t n_live;                                      /* under lock */
-} pxi_htable;
+    _Atomic(unsigned char *) chunks[PXI_HANDLE_MAX_CHUNKS]; /* published with release */
+    uint32_t n_slots;                                       /* under lock */
+    pxi_slot_hdr *free_list;                                /* under lock */
+    size_t n_live;                                          /* under lock */
+} pxi_handle_table;
 
-void pxi_htable_init(pxi_htable *t, size_t slot_bytes, void (*slot_init)(void *),
-                     void (*slot_fini)(void *));
-void pxi_htable_fini(pxi_htable *t);
+void pxi_handle_table_init(pxi_handle_table *t, size_t slot_bytes, void (*slot_init)(void *),
+                           void (*slot_fini)(void *));
+void pxi_handle_table_fini(pxi_handle_table *t);
 /* A fresh slot with a new nonzero generation (stored in *gen, not yet published in the slot:
  * the caller stores it once the slot is ready), or NULL on allocation failure. */
-void *pxi_htable_alloc(pxi_htable *t, uint32_t *gen);
-void pxi_htable_release(pxi_htable *t, void *slot);
+void *pxi_handle_table_alloc(pxi_handle_table *t, uint32_t *gen);
+void pxi_handle_table_release(pxi_handle_table *t, void *slot);
 /* The slot a handle names if its generation matches right now, else NULL. */
-void *pxi_htable_lookup(pxi_htable *t, uintptr_t handle, uint32_t *gen);
+void *pxi_handle_table_lookup(pxi_handle_table *t, uintptr_t handle, uint32_t *gen);
 static inline uintptr_t pxi_handle_make(uint32_t gen, uint32_t index)
 {
     return ((uintptr_t)gen << 32) | ((uintptr_t)index + 1u);
@@ -148,7 +152,7 @@ typedef struct pxi_dep {
     int write;
 } pxi_dep;
 
-#define PXI_READS_TRIGGERED (-1)
+#define PXI_HEAD_WRITE_GRANTED (-1)
 
 typedef struct pxi_var {
     pxi_slot_hdr hdr;
@@ -156,7 +160,7 @@ typedef struct pxi_var {
     /* Under lock: the queue of deps not yet granted. The head, when there is one, is always
      * a write (MXNet's pending_write): a read arriving at an empty queue is granted at once. */
     pxi_dep *head, *tail;
-    /* Under lock: reads granted and not finished; PXI_READS_TRIGGERED once the head write has
+    /* Under lock: reads granted and not finished; PXI_HEAD_WRITE_GRANTED once the head write has
      * been granted (MXNet's kWriteTriggered marker). */
     int running_reads;
     /* Status of the last failed writer, PX_OK when clean. Written by the completing writer
@@ -172,12 +176,12 @@ typedef enum {
 } pxi_op_kind;
 
 typedef struct pxi_waiter {
-    atomic_uint done; /* futex word: 0 -> 1 with release when status is set */
+    pxi_wait_flag done; /* 0 -> 1, posted (release) once status is set */
     int status;
 } pxi_waiter;
 
 typedef struct px_engine pxi_engine;
-typedef struct pxi_optmpl pxi_optmpl;
+typedef struct pxi_operator pxi_operator;
 typedef struct pxi_worker pxi_worker;
 
 struct px_on_complete {
@@ -197,15 +201,17 @@ typedef struct pxi_opr {
     uint64_t seq; /* push order, for equal priorities */
     const char *name;
     pxi_engine *e;
-    pxi_optmpl *tmpl;     /* reusable operator this push came from, or NULL */
-    pxi_waiter *waiter;   /* PXI_OP_WAIT */
-    struct pxi_opr *next; /* worker queue link, under the queue lock */
+    pxi_operator *oper; /* reusable operator this push came from, or NULL */
+    pxi_waiter *waiter; /* PXI_OP_WAIT */
+    /* Lane queue link (under the lane lock), or, for an op its thread runs inline, the link of
+     * that thread's ready list (push.c, run_inline). */
+    struct pxi_opr *next;
     struct px_on_complete done;
     int run_status;     /* GPU sync ops: fn's status until the stream callback */
     pxi_worker *worker; /* GPU sync ops: the worker whose stream runs it */
     int size_class;     /* pool index, or -1 for a direct pxi_malloc */
     /* Written by the pusher before the op is published, then read-only. Subject to the cost
-     * rule (engine.c "Work-first inlining"): a SYNC op of the normal CPU lane that is not a
+     * rule (cost.c, work-first inlining): a SYNC op of the normal CPU lane that is not a
      * kernel op, on a non-naive engine with inline_ns > 0. */
     uint8_t inline_ok;
     /* Written by the pusher before the op is published, then read-only: the op holds an
@@ -220,7 +226,7 @@ typedef struct pxi_opr {
 extern const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES];
 
 /* A reusable operator (px_engine_op_create): the template every push copies. */
-struct pxi_optmpl {
+struct pxi_operator {
     pxi_slot_hdr hdr;
     pxi_spin lock;
     int deleted;       /* under lock */
@@ -272,13 +278,13 @@ struct pxi_lane {
     alignas(PXI_CACHE_LINE) pxi_lane_kind kind;
     int device_id;
     pxi_engine *e;
-    atomic_uint seq; /* futex word bumped on enqueue when sleepers exist */
-    atomic_int n_sleepers;
+    pxi_wait_event wake; /* idle workers sleep here; an enqueue wakes one when needed */
     atomic_int stop;
+    int64_t spin_ns; /* idle workers poll this long before sleeping (core/wait.h) */
     /* Workers polling: an enqueue they will see needs no wake. On its own line: every idle
      * episode of a worker (one per op when the workers keep up with empty ops) adds and
-     * subtracts here, and sharing the line with n_sleepers, which every enqueue reads, cost
-     * the pusher one more line transfer per hand-off. The pusher reads this only when a
+     * subtracts here, and sharing the line with the wake event's sleeper count, which every enqueue
+     * reads, cost the pusher one more line transfer per hand-off. The pusher reads this only when a
      * sleeper exists. Empty ops, 2 workers, 13 alternating runs against the shared line:
      * independent median 139.7 -> 116.0 ns/op; chain 126-157 -> 68-80 ns/op (3 runs). */
     alignas(PXI_CACHE_LINE) atomic_int n_spinning;
@@ -287,7 +293,7 @@ struct pxi_lane {
     void *cuda_space; /* px_space * for GPU lanes */
 };
 
-/* ---- measured op cost (work-first inlining, engine.c) ----------------------------------- */
+/* ---- measured op cost (work-first inlining, cost.c and cost.h) -------------------------- */
 
 /* A direct-mapped table from op function to a moving average of its measured run time, each
  * slot one 64-bit word: a 24-bit tag of the function above a 40-bit average in nanoseconds,
@@ -312,16 +318,16 @@ struct px_engine {
     int prio_workers;
     int64_t max_pending;
     int64_t low_pending; /* pushers blocked at max_pending resume here */
-    int64_t spin_ns;
-    int64_t inline_ns; /* PX_ENGINE_INLINE_NS: ops measured below it run on the pusher */
-    int64_t clock_ns;  /* cost of one pxi_os_now_ns() read, taken off every timed run */
+    int64_t spin_ns;     /* waits on the engine (in-flight, waiters): core/wait.h budget */
+    int64_t inline_ns;   /* PX_ENGINE_INLINE_NS: ops measured below it run on the pusher */
+    int64_t clock_ns;    /* cost of one pxi_os_now_ns() read, taken off every timed run */
     int is_default;
     int debug_check; /* PX_DEBUG_CHECK: run the Var queue checker after mutations */
     /* pools, by op capacity class */
     pxi_pool opr_pool[PXI_OPR_CLASSES];
     pxi_pool kop_pool; /* kernel op payloads */
-    pxi_htable vars;
-    pxi_htable ops;
+    pxi_handle_table vars;
+    pxi_handle_table operators;
     /* lanes: created at engine create (CPU device 0, prio, io) or lazily (other devices) */
     pthread_mutex_t lanes_lock;
     _Atomic(pxi_lane *) cpu_lanes[PXI_MAX_CPU_DEVS];
@@ -335,14 +341,14 @@ struct px_engine {
     /* counters */
     alignas(PXI_CACHE_LINE) atomic_llong in_flight;
     atomic_ullong push_seq;
-    alignas(PXI_CACHE_LINE) atomic_uint idle_seq; /* futex word for waiters and pushers */
-    atomic_int n_idle_waiters;
+    /* Threads waiting for in_flight to fall (wait_for_all, blocked pushers, destroy). */
+    alignas(PXI_CACHE_LINE) pxi_wait_event idle;
     atomic_int n_finishing;      /* threads inside inflight_sub (see pxi_engine_drain) */
     atomic_int first_failure;    /* since the last wait_for_all */
     struct px_engine *list_next; /* runtime.c's engine list, under its lock */
 };
 
-/* engine.c */
+/* push.c */
 /* One push, as the public calls, reusable operators and kernel ops describe it. Vars come
  * either as handle arrays (reads/writes) or as one array of raw handles (handles: reads
  * then writes). cleanup(arg) runs once when the op is finished or skipped, only if the push
@@ -362,18 +368,59 @@ typedef struct pxi_push {
     px_fn_property prop;
     int priority;
     const char *name;
-    pxi_optmpl *tmpl;
+    pxi_operator *oper;
     pxi_waiter *waiter;
     const char *caller;
     int no_inline; /* never run on the pusher by the cost rule (kernel ops) */
 } pxi_push;
 
+/* Fill every field of a public push's descriptor one by one: a designated initializer zeroes
+ * the whole 150-byte struct first, which GCC does with `rep stos`, whose start-up cost was
+ * 9% of an empty op's push. */
+static inline void pxi_push_describe(pxi_push *p, pxi_op_kind kind, void *arg, px_context ctx,
+                                     px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                     size_t n_writes, px_fn_property prop, int priority,
+                                     const char *name, const char *caller)
+{
+    p->kind = kind;
+    p->sfn = NULL;
+    p->afn = NULL;
+    p->arg = arg;
+    p->cleanup = NULL;
+    p->ctx = ctx;
+    p->reads = reads;
+    p->n_reads = n_reads;
+    p->writes = writes;
+    p->n_writes = n_writes;
+    p->handles = NULL;
+    p->prop = prop;
+    p->priority = priority;
+    p->name = name;
+    p->oper = NULL;
+    p->waiter = NULL;
+    p->caller = caller;
+    p->no_inline = 0;
+}
+
 PX_NODISCARD int pxi_engine_push(pxi_engine *e, const pxi_push *p);
+/* Hand a ready op (wait counter at zero) to its lane, or run it on this thread (naive engine,
+ * internal ops, ASYNC ops ready at push, the work-first throttle) after any op this thread
+ * is already running inline: never recursively. @from_push: the pusher made it ready. */
+void pxi_engine_dispatch(pxi_opr *o, int from_push);
 /* Validate an engine handle at a public boundary (logs with @caller). */
 PX_NODISCARD int pxi_engine_validate(const pxi_engine *e, const char *caller);
+/* pxi_engine_validate, then PX_EFAULT (logged with @caller) when the handle @h the call needs,
+ * named @what, is NULL. */
+PX_NODISCARD int pxi_engine_validate_handle(const pxi_engine *e, const void *h, const char *what,
+                                            const char *caller);
+/* PX_EFAULT (logged with @caller) when a Var list is NULL with a nonzero count. */
+PX_NODISCARD int pxi_engine_check_lists(const char *caller, px_var *const *reads, size_t n_reads,
+                                        px_var *const *writes, size_t n_writes);
+/* PX_EINVAL (logged with @caller) for an unknown px_fn_property. */
+PX_NODISCARD int pxi_engine_check_prop(px_fn_property prop, const char *caller);
 /* Run one dispatched op on the calling thread; w is the worker or NULL (pusher/inline). */
 void pxi_engine_execute(pxi_opr *o, pxi_worker *w);
-/* Worker-thread registration and the continuation slot (see engine.c). */
+/* Worker-thread registration and the continuation slot (see push.c). */
 void pxi_engine_worker_enter(pxi_worker *w);
 pxi_opr *pxi_engine_take_local(void);
 /* Publish the ops this worker finished to the engine's in-flight count (call when idle). */
@@ -387,6 +434,23 @@ void pxi_engine_free(pxi_engine *e);
 void pxi_engine_gpu_done(void *arg, int status);
 /* What one pxi_os_now_ns() read costs, in ns (engine create stores it in clock_ns). */
 int64_t pxi_engine_clock_cost_ns(void);
+
+/* var_queue.c: an op's deps (sorted by Var address, n_deps set) against their Var queues. */
+/* Lock every Var of @o in address order (two-phase locking) / unlock them. */
+void pxi_var_queue_lock(pxi_opr *o);
+void pxi_var_queue_unlock(pxi_opr *o);
+/* Under the locks: nonzero when no Var of @o was deleted since its handle was resolved. */
+int pxi_var_queue_live(const pxi_opr *o);
+/* Under the locks: nonzero when appending @o now would grant every dep at once. */
+int pxi_var_queue_all_granted(const pxi_opr *o);
+/* Under the locks: append one dep per Var (a PXI_OP_DELETE also retires its Var's handle);
+ * returns how many were granted at once (the caller drops them from the wait counter). */
+uint32_t pxi_var_queue_append(pxi_opr *o);
+/* When @o finishes: release each Var, granting the next deps (dispatched outside the locks). */
+void pxi_var_queue_release(pxi_opr *o);
+
+/* operator.c: one push of operator @t has finished (frees a deleted operator's slot). */
+void pxi_operator_release(pxi_engine *e, pxi_operator *t);
 
 /* lanes.c */
 PX_NODISCARD int pxi_lane_create(pxi_engine *e, pxi_lane_kind kind, int device_id, int n_workers,
@@ -402,6 +466,5 @@ PX_NODISCARD int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_propert
 /* runtime.c */
 void pxi_engine_list_add(pxi_engine *e);
 void pxi_engine_list_remove(pxi_engine *e);
-void pxi_engine_defaults(int *cpu_workers, int64_t *max_pending, int64_t *spin_ns);
 
 #endif

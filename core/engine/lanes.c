@@ -3,8 +3,9 @@
  *
  * A lane is a FIFO (or, for the CPU priority lane, a binary heap ordered by priority then
  * push sequence) behind a spin lock, plus its worker threads. Idle workers poll the lane's
- * queued count for the engine's spin budget, then sleep on a futex word; an enqueue bumps
- * that word only when someone sleeps, so a busy engine makes no system calls.
+ * queued count for the core/wait.h budget, then sleep on the lane's wait event; an enqueue
+ * wakes a sleeper only when one exists and no poller will take the op, so a busy engine makes
+ * no system calls.
  *
  * Which lane an op goes to:
  *   CPU context:  PX_FN_COPY_*        -> the IO lane (one worker: copies do not compete with
@@ -15,7 +16,6 @@
  *   CUDA context: PX_FN_COPY_*        -> the device's copy lane (one IO thread, own stream);
  *                 otherwise           -> the device's compute lane (one worker, own stream).
  */
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +25,7 @@
 #include "core/os.h"
 #include "core/registry.h"
 #include "core/trace.h"
+#include "core/wait.h"
 
 /* Higher priority first; equal priorities in push order. */
 static int heap_before(const pxi_opr *a, const pxi_opr *b)
@@ -101,16 +102,14 @@ void pxi_lane_push(pxi_lane *l, pxi_opr *o)
     int queued = atomic_load_explicit(&l->n_queued, memory_order_relaxed) + 1;
     atomic_store_explicit(&l->n_queued, queued, memory_order_relaxed);
     pxi_spin_unlock(&l->lock);
-    /* seq_cst fence, paired with the sleeper's seq_cst increment of n_sleepers and reload of
-     * n_queued: either the sleeper sees this op or we see the sleeper and wake it. */
+    /* seq_cst fence, paired with the sleeper's seq_cst increment of the sleeper count and
+     * re-check of n_queued (core/wait.c): either the sleeper sees this op or we see it. */
     atomic_thread_fence(memory_order_seq_cst);
     /* A polling worker will take the op (it re-checks n_queued after announcing itself as a
      * sleeper), so wake a sleeper only for work beyond what the pollers can see. */
-    if (atomic_load_explicit(&l->n_sleepers, memory_order_seq_cst) > 0 &&
-        queued > atomic_load_explicit(&l->n_spinning, memory_order_seq_cst)) {
-        atomic_fetch_add_explicit(&l->seq, 1, memory_order_release);
-        pxi_os_futex_wake(&l->seq, 1);
-    }
+    if (pxi_wait_event_sleepers(&l->wake) > 0 &&
+        queued > atomic_load_explicit(&l->n_spinning, memory_order_seq_cst))
+        pxi_wait_event_wake(&l->wake, 1);
 }
 
 static pxi_opr *lane_pop(pxi_lane *l)
@@ -152,6 +151,15 @@ static const char *lane_kind_name(pxi_lane_kind k)
     return "lane";
 }
 
+/* An idle worker's condition: work queued or the lane stopping (seq_cst, for the Dekker pair
+ * with pxi_lane_push's fence). */
+static int lane_ready(const void *arg)
+{
+    pxi_lane *l = (pxi_lane *)(uintptr_t)arg;
+    return atomic_load_explicit(&l->n_queued, memory_order_seq_cst) > 0 ||
+           atomic_load_explicit(&l->stop, memory_order_acquire);
+}
+
 static void *worker_main(void *arg)
 {
     pxi_worker *w = arg;
@@ -171,7 +179,6 @@ static void *worker_main(void *arg)
             w->stream = NULL;
         }
     }
-    int64_t spin_ns = l->e->spin_ns;
     for (;;) {
         pxi_opr *o = pxi_engine_take_local();
         if (!o)
@@ -183,35 +190,11 @@ static void *worker_main(void *arg)
         pxi_engine_worker_flush();
         if (atomic_load_explicit(&l->stop, memory_order_acquire))
             break;
-        int64_t t0 = pxi_os_now_ns();
-        atomic_fetch_add_explicit(&l->n_spinning, 1, memory_order_seq_cst);
-        while (atomic_load_explicit(&l->n_queued, memory_order_relaxed) <= 0 &&
-               !atomic_load_explicit(&l->stop, memory_order_relaxed) &&
-               pxi_os_now_ns() - t0 < spin_ns) {
-            for (int k = 0; k < 16; ++k)
-                pxi_os_cpu_pause();
-            /* Poll politely: with W workers plus the pusher there are more threads than cores
-             * (2 workers + 1 pusher on this 2-core CI VM), and an idle worker that keeps its
-             * core while the pusher waits for one starves the very thread that makes work.
-             * Yielding hands the core to a runnable pusher (or to another process); it costs
-             * one syscall per ~1 us of polling, which an idle worker can afford. Measured on
-             * empty independent ops, one interleaved run of 7 rounds: median 312 -> 195 ns/op
-             * (bench/RESULTS.md ## Engine). */
-            sched_yield();
-        }
-        if (atomic_load_explicit(&l->n_queued, memory_order_relaxed) > 0) {
-            atomic_fetch_sub_explicit(&l->n_spinning, 1, memory_order_seq_cst);
-            continue;
-        }
-        /* Become a sleeper before ceasing to be a poller, so an enqueuer never sees neither;
-         * seq_cst for the Dekker pairing with pxi_lane_push. */
-        atomic_fetch_add_explicit(&l->n_sleepers, 1, memory_order_seq_cst);
-        atomic_fetch_sub_explicit(&l->n_spinning, 1, memory_order_seq_cst);
-        unsigned s = atomic_load_explicit(&l->seq, memory_order_acquire);
-        if (atomic_load_explicit(&l->n_queued, memory_order_seq_cst) <= 0 &&
-            !atomic_load_explicit(&l->stop, memory_order_acquire))
-            pxi_os_futex_wait(&l->seq, s);
-        atomic_fetch_sub_explicit(&l->n_sleepers, 1, memory_order_relaxed);
+        /* Poll politely (PXI_WAIT_YIELD): with W workers plus the pusher there are more
+         * threads than cores (2 workers + 1 pusher on the 2-core CI VM), and an idle worker
+         * that keeps its core while the pusher waits for one starves the very thread that
+         * makes work. Then sleep until an enqueue wakes this worker. */
+        pxi_wait_event_until(&l->wake, lane_ready, l, l->spin_ns, &l->n_spinning, PXI_WAIT_YIELD);
     }
     if (w->stream && cs->ops->stream_destroy)
         (void)cs->ops->stream_destroy(w->stream);
@@ -223,8 +206,8 @@ static void lane_stop(pxi_lane *l, int n_started)
 {
     /* Release: workers that acquire stop see the drained queues. */
     atomic_store_explicit(&l->stop, 1, memory_order_release);
-    atomic_fetch_add_explicit(&l->seq, 1, memory_order_release);
-    pxi_os_futex_wake(&l->seq, 0);
+    atomic_thread_fence(memory_order_seq_cst);
+    pxi_wait_event_wake(&l->wake, 0);
     for (int i = 0; i < n_started; ++i)
         pthread_join(l->workers[i].thread, NULL);
 }
@@ -240,8 +223,9 @@ int pxi_lane_create(pxi_engine *e, pxi_lane_kind kind, int device_id, int n_work
     l->device_id = device_id;
     l->e = e;
     atomic_init(&l->n_queued, 0);
-    atomic_init(&l->seq, 0);
-    atomic_init(&l->n_sleepers, 0);
+    pxi_wait_event_init(&l->wake);
+    /* The lane's workers and the pusher that feeds them share the cores. */
+    l->spin_ns = pxi_wait_spin_ns(n_workers + 1, 0);
     atomic_init(&l->n_spinning, 0);
     atomic_init(&l->stop, 0);
     if (kind == PXI_LANE_GPU || kind == PXI_LANE_GPU_COPY)

@@ -20,10 +20,10 @@
 #include "core/runtime.h"
 #include "core/runtime_hooks.h"
 #include "core/settings.h"
+#include "core/wait.h"
 
 #define PXI_DEFAULT_MAX_PENDING (1 << 16)
-#define PXI_DEFAULT_SPIN_US     50
-/* Work-first inlining threshold (engine.c): about what handing an op to a worker costs. */
+/* Work-first inlining threshold (cost.c): about what handing an op to a worker costs. */
 #define PXI_DEFAULT_INLINE_NS 50
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -77,8 +77,8 @@ static void engine_free(pxi_engine *e)
     for (int c = 0; c < PXI_OPR_CLASSES; ++c)
         pxi_pool_fini(&e->opr_pool[c]);
     pxi_pool_fini(&e->kop_pool);
-    pxi_htable_fini(&e->vars);
-    pxi_htable_fini(&e->ops);
+    pxi_handle_table_fini(&e->vars);
+    pxi_handle_table_fini(&e->operators);
     pthread_mutex_destroy(&e->lanes_lock);
     e->magic = 0;
     pxi_free_aligned(e);
@@ -122,12 +122,8 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     e->low_pending = e->max_pending * 3 / 4;
     if (e->low_pending >= e->max_pending)
         e->low_pending = e->max_pending - 1;
-    if (cfg->wait_policy == PXI_WAIT_PASSIVE)
-        e->spin_ns = 0;
-    else if (cfg->spin_us >= 0)
-        e->spin_ns = cfg->spin_us * 1000;
-    else
-        e->spin_ns = (int64_t)PXI_DEFAULT_SPIN_US * 1000;
+    /* A waiting thread competes with the CPU workers for the cores. */
+    e->spin_ns = pxi_wait_spin_ns(cpu_workers + 1, 0);
     e->inline_ns = cfg->engine_inline_ns >= 0 ? cfg->engine_inline_ns : PXI_DEFAULT_INLINE_NS;
     e->clock_ns = pxi_engine_clock_cost_ns();
     for (int c = 0; c < PXI_COST_SLOTS; ++c)
@@ -138,13 +134,12 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
         pxi_pool_init(&e->opr_pool[c], bytes, per_slab);
     }
     pxi_pool_init(&e->kop_pool, pxi_kernel_op_bytes(), 64);
-    pxi_htable_init(&e->vars, sizeof(pxi_var), NULL, NULL);
-    pxi_htable_init(&e->ops, sizeof(pxi_optmpl), NULL, NULL);
+    pxi_handle_table_init(&e->vars, sizeof(pxi_var), NULL, NULL);
+    pxi_handle_table_init(&e->operators, sizeof(pxi_operator), NULL, NULL);
     pthread_mutex_init(&e->lanes_lock, NULL);
     atomic_init(&e->in_flight, 0);
     atomic_init(&e->push_seq, 0);
-    atomic_init(&e->idle_seq, 0);
-    atomic_init(&e->n_idle_waiters, 0);
+    pxi_wait_event_init(&e->idle);
     atomic_init(&e->n_finishing, 0);
     atomic_init(&e->first_failure, PX_OK);
     for (int i = 0; i < PXI_MAX_CPU_DEVS; ++i)

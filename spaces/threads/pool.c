@@ -1,5 +1,5 @@
-/* spaces/threads/pool.c - workers, dispatch, the spin-then-sleep waits, the fan-in tree and
- * the launch lock of the Threads space. See pool.h for the protocol. */
+/* spaces/threads/pool.c - the Threads space's workers, job dispatch and launch lock. See pool.h
+ * for the protocol; the fan-in tree is in fanin.c, the waits in core/wait.c. */
 #include "spaces/threads/pool.h"
 
 #include <errno.h>
@@ -10,13 +10,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/os.h"
-
-/* Polls between two clock reads while spinning: a clock read costs ~20 ns, a pause 10-40 ns,
- * so this keeps the clock off the fast path and still bounds the spin to about +1 us. */
-#define SPIN_CLOCK_EVERY 64
-/* Polls always made before sleeping, even with a zero spin budget: a post that is already on
- * its way (the common case in a fan-in) is then caught without a futex round trip. */
-#define SPIN_MIN_POLLS 32
+#include "core/wait.h"
 
 typedef struct worker_start {
     pxi_tpool *pool;
@@ -71,90 +65,16 @@ pxi_tpool_slot *pxi_tpool_slots(pxi_tpool *pool)
     return pool->slots;
 }
 
-/* ---- flags ---------------------------------------------------------------------------------- */
+/* ---- flags ------------------------------------------------------------------------------- */
 
 void pxi_tpool_flag_post(pxi_tpool_flag *f, unsigned v)
 {
-    /* seq_cst store then seq_cst load of sleepers: with the waiter's seq_cst increment and
-     * re-read (flag_sleep) this is a Dekker pair, so either we see the sleeper and wake it or
-     * it sees v and does not sleep. The store is also the release that publishes the poster's
-     * writes (job, slot values) to the acquire load of the waiter. */
-    atomic_store_explicit(&f->seq, v, memory_order_seq_cst);
-    if (atomic_load_explicit(&f->sleepers, memory_order_seq_cst) != 0)
-        pxi_os_futex_wake(&f->seq, 0);
-}
-
-/* Sleep once on f while its value is @seen (equal == 0: wait for a change) or is not the
- * wanted value (equal != 0). Returns after a wake, a spurious return, or at once when the
- * condition already holds; the caller re-checks. */
-static void flag_sleep(pxi_tpool_flag *f, unsigned v, int equal)
-{
-    atomic_fetch_add_explicit(&f->sleepers, 1, memory_order_seq_cst);
-    unsigned cur = atomic_load_explicit(&f->seq, memory_order_seq_cst);
-    if (equal ? cur != v : cur == v)
-        pxi_os_futex_wait(&f->seq, cur);
-    /* relaxed: the count only decides whether posters call futex_wake; a stale nonzero costs
-     * one spare system call. */
-    atomic_fetch_sub_explicit(&f->sleepers, 1, memory_order_relaxed);
-}
-
-/* Wait until (equal ? seq == v : seq != v); returns the value seen (acquire). */
-static unsigned flag_wait(int64_t spin_ns, pxi_tpool_flag *f, unsigned v, int equal)
-{
-    unsigned cur = atomic_load_explicit(&f->seq, memory_order_acquire);
-    if (equal ? cur == v : cur != v)
-        return cur;
-    int64_t deadline = 0;
-    for (unsigned i = 1;; ++i) {
-        pxi_os_cpu_pause();
-        cur = atomic_load_explicit(&f->seq, memory_order_acquire);
-        if (equal ? cur == v : cur != v)
-            return cur;
-        if (i >= SPIN_MIN_POLLS && i % SPIN_CLOCK_EVERY == 0) {
-            int64_t now = pxi_os_now_ns();
-            if (deadline == 0)
-                deadline = now + spin_ns;
-            if (now >= deadline)
-                break;
-        } else if (i == SPIN_MIN_POLLS && spin_ns <= 0) {
-            break;
-        }
-    }
-    for (;;) {
-        flag_sleep(f, v, equal);
-        cur = atomic_load_explicit(&f->seq, memory_order_acquire);
-        if (equal ? cur == v : cur != v)
-            return cur;
-    }
+    pxi_wait_flag_post(f, v);
 }
 
 void pxi_tpool_flag_wait_eq(const pxi_tpool *pool, pxi_tpool_flag *f, unsigned v)
 {
-    (void)flag_wait(pool->spin_ns, f, v, 1);
-}
-
-/* ---- fan-in --------------------------------------------------------------------------------- */
-
-int pxi_tpool_fanin(pxi_tpool *pool, int rank, unsigned seq, pxi_fanin_phase phase,
-                    void (*join)(void *dst, const void *src))
-{
-    pxi_tpool_slot *slots = pool->slots;
-    int p = pool->nranks;
-    for (int step = 1; step < p; step <<= 1) {
-        if (rank & step) {
-            pxi_tpool_flag *mine = phase == PXI_FANIN_UP ? &slots[rank].up : &slots[rank].fin;
-            pxi_tpool_flag_post(mine, seq);
-            return 0;
-        }
-        int child = rank + step;
-        if (child < p) {
-            pxi_tpool_flag *theirs = phase == PXI_FANIN_UP ? &slots[child].up : &slots[child].fin;
-            (void)flag_wait(pool->spin_ns, theirs, seq, 1);
-            if (join)
-                join(slots[rank].value, slots[child].value);
-        }
-    }
-    return 1;
+    pxi_wait_flag_until_eq(f, v, pool->spin_ns);
 }
 
 /* ---- workers and dispatch ------------------------------------------------------------------- */
@@ -172,7 +92,7 @@ static void *worker_main(void *arg)
 
     unsigned seen = 0;
     for (;;) {
-        seen = flag_wait(pool->spin_ns, &pool->dispatch, seen, 0);
+        seen = pxi_wait_flag_until_ne(&pool->dispatch, seen, pool->spin_ns);
         pxi_tpool_job_fn fn = pool->job_fn;
         if (!fn)
             break;
@@ -268,15 +188,15 @@ void pxi_tpool_lock(pxi_tpool *pool)
     unsigned t = atomic_fetch_add_explicit(&pool->next_ticket, 1, memory_order_relaxed);
     /* No spin budget here: a queued launcher waits for whole launches, and spinning would take
      * the CPU from the ranks of the launch it waits for (4 launchers on 2 cores ran 20x slower
-     * with the pool's budget). The few polls flag_wait always makes catch a free lock. */
-    (void)flag_wait(0, &pool->serving, t, 1);
+     * with the pool's budget). The few polls every wait makes catch a free lock. */
+    pxi_wait_flag_until_eq(&pool->serving, t, 0);
 }
 
 void pxi_tpool_unlock(pxi_tpool *pool)
 {
     /* Only the holder writes serving, so a relaxed read of it is our own last write. */
-    unsigned t = atomic_load_explicit(&pool->serving.seq, memory_order_relaxed);
-    pxi_tpool_flag_post(&pool->serving, t + 1);
+    unsigned t = pxi_wait_flag_peek(&pool->serving);
+    pxi_wait_flag_post(&pool->serving, t + 1);
 }
 
 /* ---- checker ----------------------------------------------------------------------------- */
@@ -288,18 +208,18 @@ int pxi_tpool_check(pxi_tpool *pool, unsigned scan_seq)
      * already ordered every rank's last post before this point. */
     unsigned g = pool->gen;
     if (pool->nranks > 1)
-        ok &= PX_ALWAYS(atomic_load_explicit(&pool->dispatch.seq, memory_order_relaxed) == g);
+        ok &= PX_ALWAYS(pxi_wait_flag_peek(&pool->dispatch) == (g & PXI_WAIT_VALUE_MASK));
     for (int r = 1; r < pool->nranks; ++r) {
         pxi_tpool_slot *s = &pool->slots[r];
-        ok &= PX_ALWAYS(atomic_load_explicit(&s->up.seq, memory_order_relaxed) == g);
+        ok &= PX_ALWAYS(pxi_wait_flag_peek(&s->up) == (g & PXI_WAIT_VALUE_MASK));
         if (scan_seq != 0) {
-            ok &= PX_ALWAYS(atomic_load_explicit(&s->down.seq, memory_order_relaxed) == scan_seq);
-            ok &= PX_ALWAYS(atomic_load_explicit(&s->fin.seq, memory_order_relaxed) == scan_seq);
+            ok &= PX_ALWAYS(pxi_wait_flag_peek(&s->down) == (scan_seq & PXI_WAIT_VALUE_MASK));
+            ok &= PX_ALWAYS(pxi_wait_flag_peek(&s->fin) == (scan_seq & PXI_WAIT_VALUE_MASK));
         }
     }
-    unsigned serving = atomic_load_explicit(&pool->serving.seq, memory_order_relaxed);
+    unsigned serving = pxi_wait_flag_peek(&pool->serving);
     unsigned next = atomic_load_explicit(&pool->next_ticket, memory_order_relaxed);
-    /* The holder's ticket is serving; later arrivals may have taken more. */
-    ok &= PX_ALWAYS(next - serving >= 1u);
+    /* The holder's ticket is serving; later arrivals may have taken more (31-bit values). */
+    ok &= PX_ALWAYS(((next - serving) & PXI_WAIT_VALUE_MASK) >= 1u);
     return ok;
 }

@@ -5,21 +5,14 @@
  * every rank runs once; the launcher publishes (fn, arg, generation) with one release store
  * of the dispatch word and then runs rank 0 itself, as libgomp's team start does.
  *
- * Completion and reductions go through a binomial fan-in tree of depth ceil(log2 P): in round
- * k (k = 0, 1, ...) a rank whose bit k is set posts to its parent rank - 2^k and leaves;
- * otherwise it waits for child rank + 2^k (if any) and joins the child's value on the right.
- * After round k a rank's value covers ranks [r, r + 2^(k+1)), and rank r's index block precedes
- * rank r + 1's, so every join has the lower index range on the left: the join order is a pure
- * function of P (bitwise reproducible, sequential answer for non-commutative reducers).
+ * Completion and reductions go through the fan-in tree of fanin.h.
  *
- * Waiting (idle workers, fan-in parents, launch-lock waiters) spins with a CPU pause for a
- * bounded time, then sleeps on a futex (libgomp config/linux/wait.h): an idle pool burns no
- * CPU. Every sync word is a pxi_tpool_flag: the poster stores the value (seq_cst) and then wakes
- * sleepers only if the sleeper count is nonzero; a waiter increments the count (seq_cst) and
- * re-reads the value before futex-waiting on it. The two seq_cst pairs form a Dekker handshake:
- * either the poster sees the sleeper, or the sleeper sees the new value, so no wake is lost and
- * the common path (nobody asleep) costs no system call. Data crosses threads only through the
- * flags' release/acquire orders; the futex only sleeps (ThreadSanitizer stays accurate).
+ * Waiting (idle workers, fan-in parents, launch-lock waiters) goes through core/wait.h: spin
+ * with a CPU pause for the pool's budget, then sleep on a futex, so an idle pool burns no CPU.
+ * Every sync word is a pxi_wait_flag: the poster exchanges the value in and wakes sleepers only
+ * if one marked the word, so the common path (nobody asleep) costs no system call. Data crosses
+ * threads only through the flags' release/acquire orders; the futex only sleeps
+ * (ThreadSanitizer stays accurate). Values are 31 bits and compared for equality only.
  */
 #ifndef PXI_THREADS_TPOOL_H
 #define PXI_THREADS_TPOOL_H
@@ -30,15 +23,12 @@
 #include <stdio.h>
 
 #include "core/check.h"
+#include "core/wait.h"
 #include "parex/reducer.h"
 #include "spaces/threads/topo.h"
 
-/* A word one thread posts and others wait on. seq: written by the posting thread only;
- * sleepers: incremented/decremented by waiters around their futex sleep. */
-typedef struct pxi_tpool_flag {
-    atomic_uint seq;
-    atomic_uint sleepers;
-} pxi_tpool_flag;
+/* A word one thread posts and others wait on (core/wait.h). */
+typedef pxi_wait_flag pxi_tpool_flag;
 
 /* Per-rank state, one per rank, 64-byte aligned so no two ranks share a line. */
 typedef struct pxi_tpool_slot {
@@ -69,7 +59,8 @@ typedef void (*pxi_tpool_job_fn)(pxi_tpool *pool, int rank, unsigned gen, void *
 
 /* Create a pool of nranks ranks (>= 1): spawns nranks - 1 workers, each binding itself to
  * pu_of_rank[rank] through topo (a refused binding is a warning; the worker runs unbound).
- * spin_ns: how long a waiter spins before sleeping (0: sleep almost at once).
+ * spin_ns: how long a waiter spins before sleeping (0: sleep almost at once), from
+ * pxi_wait_spin_ns (core/wait.h).
  * @return PX_OK; PX_ENOMEM when memory or a thread could not be had (logged; nothing leaks). */
 PX_NODISCARD int pxi_tpool_create(pxi_tpool **out, int nranks, const pxi_topo *topo,
                                   const int *pu_of_rank, int64_t spin_ns);
@@ -77,6 +68,7 @@ PX_NODISCARD int pxi_tpool_create(pxi_tpool **out, int nranks, const pxi_topo *t
 void pxi_tpool_destroy(pxi_tpool *pool);
 
 int pxi_tpool_size(const pxi_tpool *pool);
+/* The budget every wait of the pool spins for before sleeping, in ns. */
 int64_t pxi_tpool_spin_ns(const pxi_tpool *pool);
 pxi_tpool_slot *pxi_tpool_slots(pxi_tpool *pool);
 
@@ -93,17 +85,6 @@ void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg);
  * pxi_tpool_run). Launches check it to run nested launches inline. */
 int pxi_tpool_in_job(void);
 
-/* Which flag of each slot a fan-in posts and waits on. */
-typedef enum { PXI_FANIN_UP = 0, PXI_FANIN_FIN = 1 } pxi_fanin_phase;
-
-/* The fan-in of @rank for value @seq (the job's gen for UP; any per-phase sequence number that
- * changes every time for FIN). With join != NULL, the children's slot->value is joined into
- * this rank's slot->value on the right (lower ranks, lower index ranges on the left). Returns
- * nonzero on rank 0 (everything has arrived and rank 0's value is the total), 0 on others
- * (they have posted to their parent and must not touch their value until the next job). */
-int pxi_tpool_fanin(pxi_tpool *pool, int rank, unsigned seq, pxi_fanin_phase phase,
-                    void (*join)(void *dst, const void *src));
-
 /* Structure checker (STYLE.md section 7): with the launch lock held and no job running, assert
  * that the last job completed everywhere: the dispatch word holds the last generation, every
  * rank >= 1 posted it on its up flag, and (scan_seq != 0) the last scan's sequence on its down
@@ -111,7 +92,7 @@ int pxi_tpool_fanin(pxi_tpool *pool, int rank, unsigned seq, pxi_fanin_phase pha
  * returns 0 in release builds then; 1 when everything holds. */
 int pxi_tpool_check(pxi_tpool *pool, unsigned scan_seq);
 
-/* Post @v on @f (seq_cst store, then wake sleepers if any); wait until f->seq == v (acquire). */
+/* Post @v on @f (pxi_wait_flag_post); wait until @f holds v with the pool's budget (acquire). */
 void pxi_tpool_flag_post(pxi_tpool_flag *f, unsigned v);
 void pxi_tpool_flag_wait_eq(const pxi_tpool *pool, pxi_tpool_flag *f, unsigned v);
 

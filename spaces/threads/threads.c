@@ -20,7 +20,9 @@
 #include "core/log.h"
 #include "core/registry.h"
 #include "core/settings.h"
+#include "core/wait.h"
 #include "policy/range.h"
+#include "spaces/threads/fanin.h"
 #include "spaces/threads/pool.h"
 #include "spaces/threads/topo.h"
 
@@ -475,30 +477,10 @@ static int threads_initialize(void)
     if (rc != PX_OK)
         goto fail;
 
-    switch (c->wait_policy) {
-    case PXI_WAIT_ACTIVE:
-        st.wait_name = "active";
-        st.spin_us = PXI_THREADS_SPIN_US_ACTIVE;
-        break;
-    case PXI_WAIT_PASSIVE:
-        st.wait_name = "passive";
-        st.spin_us = PXI_THREADS_SPIN_US_PASSIVE;
-        break;
-    case PXI_WAIT_DEFAULT:
-    default:
-        st.wait_name = "default";
-        st.spin_us = PXI_THREADS_SPIN_US_DEFAULT;
-        break;
-    }
-    if (c->spin_us >= 0)
-        st.spin_us = c->spin_us;
-    /* Over an hour of spinning is as good as forever; the cap keeps the ns product in range. */
-    if (st.spin_us > 3600LL * 1000000)
-        st.spin_us = 3600LL * 1000000;
-    if (n > st.pus && st.spin_us > PXI_THREADS_SPIN_US_THROTTLED) {
-        st.spin_us = PXI_THREADS_SPIN_US_THROTTLED;
-        st.throttled = 1;
-    }
+    /* The wait policy and budget are core/wait.c's (PX_WAIT_POLICY, PX_SPIN_US). */
+    st.wait_name = pxi_wait_policy_name();
+    st.throttled = pxi_wait_throttled(n, st.pus);
+    st.spin_us = pxi_wait_spin_ns(n, st.pus) / 1000;
     st.debug_check = c->debug_check;
     rc = pxi_tpool_create(&st.pool, n, st.topo, st.pu_of_rank, st.spin_us * 1000);
     if (rc != PX_OK)

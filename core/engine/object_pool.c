@@ -1,29 +1,10 @@
-/* core/engine/pool.c - the engine's object pools, spin lock and generation-checked handle
- * tables. Everything the steady state of push/complete needs comes from here without malloc. */
-#include <sched.h>
+/* core/engine/object_pool.c - fixed-size object pools with per-thread caches (engine_impl.h):
+ * Opr blocks and kernel op payloads come from here, so the steady state of push/complete does
+ * no malloc. */
 #include <string.h>
 
 #include "core/alloc.h"
 #include "core/engine/engine_impl.h"
-#include "core/os.h"
-
-void pxi_spin_lock_slow(pxi_spin *l)
-{
-    for (unsigned n = 0;; ++n) {
-        /* Poll relaxed; the exchange below carries the acquire. */
-        while (atomic_load_explicit(&l->v, memory_order_relaxed) != 0) {
-            if (n < 64)
-                pxi_os_cpu_pause();
-            else
-                sched_yield();
-            ++n;
-        }
-        if (atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0)
-            return;
-    }
-}
-
-/* ---- pools ----------------------------------------------------------------------------- */
 
 #define CACHE_WAYS  8
 #define CACHE_BATCH PXI_POOL_BATCH
@@ -210,116 +191,4 @@ void pxi_pool_put(pxi_pool *p, void *obj)
     c->list = obj;
     if (++c->n > 2 * CACHE_BATCH)
         give_back(p, &c->list, &c->n, CACHE_BATCH);
-}
-
-/* ---- handle tables --------------------------------------------------------------------- */
-
-/* One counter for the whole process, so handles of different engines never share a
- * generation (until 2^32 allocations wrap it). Relaxed: only uniqueness matters. */
-static atomic_uint next_gen = 1;
-
-void pxi_htable_init(pxi_htable *t, size_t slot_bytes, void (*slot_init)(void *),
-                     void (*slot_fini)(void *))
-{
-    pthread_mutex_init(&t->lock, NULL);
-    /* Whole cache lines per slot, on line boundaries: a Var is locked by the pusher while a
-     * worker releases its neighbour, and a 48-byte Var would straddle two lines half the
-     * time and share one with the next Var (false sharing on the push/complete path). */
-    t->slot_bytes = (slot_bytes + PXI_CACHE_LINE - 1) / PXI_CACHE_LINE * PXI_CACHE_LINE;
-    t->slot_init = slot_init;
-    t->slot_fini = slot_fini;
-    for (unsigned i = 0; i < PXI_HT_MAX_CHUNKS; ++i)
-        atomic_init(&t->chunks[i], NULL);
-    t->n_slots = 0;
-    t->free_list = NULL;
-    t->n_live = 0;
-}
-
-void pxi_htable_fini(pxi_htable *t)
-{
-    for (unsigned i = 0; i < PXI_HT_MAX_CHUNKS; ++i) {
-        unsigned char *c = atomic_load_explicit(&t->chunks[i], memory_order_relaxed);
-        if (!c)
-            break;
-        if (t->slot_fini)
-            for (unsigned k = 0; k < PXI_HT_CHUNK; ++k)
-                t->slot_fini(c + (size_t)k * t->slot_bytes);
-        pxi_free_aligned(c);
-        atomic_store_explicit(&t->chunks[i], NULL, memory_order_relaxed);
-    }
-    pthread_mutex_destroy(&t->lock);
-}
-
-void *pxi_htable_alloc(pxi_htable *t, uint32_t *gen)
-{
-    pthread_mutex_lock(&t->lock);
-    pxi_slot_hdr *h = t->free_list;
-    if (h) {
-        t->free_list = h->next_free;
-    } else {
-        uint32_t idx = t->n_slots;
-        uint32_t ci = idx / PXI_HT_CHUNK;
-        if (ci >= PXI_HT_MAX_CHUNKS) {
-            pthread_mutex_unlock(&t->lock);
-            return NULL;
-        }
-        unsigned char *c = atomic_load_explicit(&t->chunks[ci], memory_order_relaxed);
-        if (!c) {
-            c = pxi_malloc_aligned((size_t)PXI_HT_CHUNK * t->slot_bytes, PXI_CACHE_LINE);
-            if (!c) {
-                pthread_mutex_unlock(&t->lock);
-                return NULL;
-            }
-            memset(c, 0, (size_t)PXI_HT_CHUNK * t->slot_bytes);
-            for (unsigned k = 0; k < PXI_HT_CHUNK; ++k) {
-                pxi_slot_hdr *s = (pxi_slot_hdr *)(c + (size_t)k * t->slot_bytes);
-                atomic_init(&s->gen, 0);
-                s->index = ci * PXI_HT_CHUNK + k;
-                if (t->slot_init)
-                    t->slot_init(s);
-            }
-            /* Release: a lookup that acquires the chunk pointer sees initialized slots. */
-            atomic_store_explicit(&t->chunks[ci], c, memory_order_release);
-        }
-        h = (pxi_slot_hdr *)(c + (size_t)(idx % PXI_HT_CHUNK) * t->slot_bytes);
-        t->n_slots++;
-    }
-    t->n_live++;
-    pthread_mutex_unlock(&t->lock);
-    unsigned g;
-    do {
-        g = atomic_fetch_add_explicit(&next_gen, 1, memory_order_relaxed);
-    } while (g == 0);
-    *gen = g;
-    return h;
-}
-
-void pxi_htable_release(pxi_htable *t, void *slot)
-{
-    pxi_slot_hdr *h = slot;
-    pthread_mutex_lock(&t->lock);
-    h->next_free = t->free_list;
-    t->free_list = h;
-    t->n_live--;
-    pthread_mutex_unlock(&t->lock);
-}
-
-void *pxi_htable_lookup(pxi_htable *t, uintptr_t handle, uint32_t *gen)
-{
-    uint32_t lo = (uint32_t)(handle & 0xffffffffu);
-    uint32_t g = (uint32_t)((uint64_t)handle >> 32);
-    if (lo == 0 || g == 0)
-        return NULL;
-    uint32_t idx = lo - 1;
-    uint32_t ci = idx / PXI_HT_CHUNK;
-    if (ci >= PXI_HT_MAX_CHUNKS)
-        return NULL;
-    unsigned char *c = atomic_load_explicit(&t->chunks[ci], memory_order_acquire);
-    if (!c)
-        return NULL;
-    pxi_slot_hdr *h = (pxi_slot_hdr *)(c + (size_t)(idx % PXI_HT_CHUNK) * t->slot_bytes);
-    if (atomic_load_explicit(&h->gen, memory_order_acquire) != g)
-        return NULL;
-    *gen = g;
-    return h;
 }

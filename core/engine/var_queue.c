@@ -1,0 +1,217 @@
+/* core/engine/var_queue.c - the Var queue (MXNet's ThreadedVar, see engine_impl.h) and its
+ * checker: appending an op's deps at push, releasing them when it finishes, and the public Var
+ * calls. Every queue operation runs under the Var's spin lock; the ops it grants are dispatched
+ * after unlocking. */
+#include "core/alloc.h"
+#include "core/engine/engine_impl.h"
+#include "core/log.h"
+
+static inline void grant(pxi_opr *o, int n)
+{
+    /* acq_rel: the last decrement must see every Var's grant and the pusher's writes to the
+     * block, and publishes them to the thread that runs the op. */
+    if (atomic_fetch_sub_explicit(&o->wait, n, memory_order_acq_rel) == n)
+        pxi_engine_dispatch(o, 0);
+}
+
+/* The Var queue invariants (STYLE.md section 7), checked under the Var lock after each
+ * mutation in checking builds when PX_DEBUG_CHECK=1: the head, if any, is a write; the
+ * triggered marker only with a head; the tail is the last dep; queued deps wait. */
+static void var_check(const pxi_var *v)
+{
+    PX_ASSERT(v->running_reads >= PXI_HEAD_WRITE_GRANTED);
+    PX_ASSERT(v->running_reads != PXI_HEAD_WRITE_GRANTED || v->head != NULL);
+    PX_ASSERT(!v->head || v->head->write);
+    PX_ASSERT((v->head == NULL) == (v->tail == NULL));
+    PX_ASSERT(!v->tail || v->tail->next == NULL);
+    /* Walk a bounded prefix: a full walk per mutation would make long queues quadratic. */
+    int k = 0;
+    for (const pxi_dep *d = v->head; d && k < 64; d = d->next, ++k) {
+        PX_ASSERT(d->var == v && d->opr != NULL);
+        /* Only a granted head write may be running (its counter at 0). */
+        PX_ASSERT((d == v->head && v->running_reads == PXI_HEAD_WRITE_GRANTED) ||
+                  atomic_load_explicit(&d->opr->wait, memory_order_relaxed) > 0);
+        PX_ASSERT(d->next != NULL || d == v->tail);
+    }
+}
+
+#define VAR_CHECK(e, v)                                                                            \
+    do {                                                                                           \
+        if (PXI_CHECKING && (e)->debug_check)                                                      \
+            var_check(v);                                                                          \
+    } while (0)
+
+static void complete_read(pxi_engine *e, pxi_var *v)
+{
+    pxi_opr *trig = NULL;
+    pxi_spin_lock(&v->lock);
+    PX_ASSERT(v->running_reads > 0);
+    if (--v->running_reads == 0 && v->head) {
+        v->running_reads = PXI_HEAD_WRITE_GRANTED;
+        trig = v->head->opr;
+    }
+    VAR_CHECK(e, v);
+    pxi_spin_unlock(&v->lock);
+    if (trig)
+        grant(trig, 1);
+}
+
+static void complete_write(pxi_engine *e, pxi_var *v)
+{
+    pxi_spin_lock(&v->lock);
+    pxi_dep *w = v->head;
+    PX_ASSERT(w && w->write && v->running_reads == PXI_HEAD_WRITE_GRANTED);
+    pxi_dep *first_read = w->next;
+    pxi_dep *n = first_read;
+    int n_reads = 0;
+    while (n && !n->write) {
+        ++n_reads;
+        n = n->next;
+    }
+    v->head = n;
+    if (!n)
+        v->tail = NULL;
+    v->running_reads = n_reads;
+    pxi_opr *trig = NULL;
+    if (n && n_reads == 0) {
+        v->running_reads = PXI_HEAD_WRITE_GRANTED;
+        trig = n->opr;
+    }
+    VAR_CHECK(e, v);
+    pxi_spin_unlock(&v->lock);
+    /* The granted reads are detached from the queue; read each link before granting, since
+     * a granted op may finish and be recycled at once. */
+    pxi_dep *d = first_read;
+    for (int k = 0; k < n_reads; ++k) {
+        pxi_dep *next = d->next;
+        grant(d->opr, 1);
+        d = next;
+    }
+    if (trig)
+        grant(trig, 1);
+}
+
+void pxi_var_queue_release(pxi_opr *o)
+{
+    for (uint32_t i = 0; i < o->n_deps; ++i) {
+        if (o->deps[i].write)
+            complete_write(o->e, o->deps[i].var);
+        else
+            complete_read(o->e, o->deps[i].var);
+    }
+}
+
+/* ---- appending at push ----------------------------------------------------------------- */
+
+void pxi_var_queue_lock(pxi_opr *o)
+{
+    /* Two-phase locking in address order: the appends of one push are atomic with respect
+     * to every other push sharing a Var, so pushes are serializable and no two ops can each
+     * wait for the other (MXNet's A,B / B,A pusher deadlock). */
+    for (uint32_t i = 0; i < o->n_deps; ++i)
+        pxi_spin_lock(&o->deps[i].var->lock);
+}
+
+void pxi_var_queue_unlock(pxi_opr *o)
+{
+    for (uint32_t i = 0; i < o->n_deps; ++i)
+        pxi_spin_unlock(&o->deps[i].var->lock);
+}
+
+int pxi_var_queue_live(const pxi_opr *o)
+{
+    for (uint32_t i = 0; i < o->n_deps; ++i)
+        if (atomic_load_explicit(&o->deps[i].var->hdr.gen, memory_order_relaxed) != o->deps[i].gen)
+            return 0;
+    return 1;
+}
+
+int pxi_var_queue_all_granted(const pxi_opr *o)
+{
+    /* Granted at append means: a read needs no pending write, a write needs neither a
+     * pending write nor running reads. */
+    for (uint32_t i = 0; i < o->n_deps; ++i) {
+        const pxi_var *v = o->deps[i].var;
+        if (v->head || (o->deps[i].write && v->running_reads != 0))
+            return 0;
+    }
+    return 1;
+}
+
+uint32_t pxi_var_queue_append(pxi_opr *o)
+{
+    uint32_t granted = 0;
+    for (uint32_t i = 0; i < o->n_deps; ++i) {
+        pxi_dep *d = &o->deps[i];
+        pxi_var *v = d->var;
+        if (!v->head) {
+            /* An empty queue grants a read at once, and a write when no read runs (the write
+             * then heads the queue until it finishes). */
+            if (!d->write) {
+                v->running_reads++;
+                ++granted;
+                continue;
+            }
+            v->head = v->tail = d;
+            if (v->running_reads == 0) {
+                v->running_reads = PXI_HEAD_WRITE_GRANTED;
+                ++granted;
+            }
+            continue;
+        }
+        v->tail->next = d;
+        v->tail = d;
+    }
+    if (o->kind == PXI_OP_DELETE) {
+        /* No push can name the Var from here on. */
+        atomic_store_explicit(&o->deps[0].var->hdr.gen, 0, memory_order_relaxed);
+    }
+    for (uint32_t i = 0; i < o->n_deps; ++i)
+        VAR_CHECK(o->e, o->deps[i].var);
+    return granted;
+}
+
+/* ---- public Var calls ------------------------------------------------------------------ */
+
+static void var_slot_reset(pxi_var *v)
+{
+    pxi_spin_lock(&v->lock);
+    v->head = v->tail = NULL;
+    v->running_reads = 0;
+    atomic_store_explicit(&v->status, PX_OK, memory_order_relaxed);
+    pxi_spin_unlock(&v->lock);
+}
+
+px_var *px_var_new(px_engine *e)
+{
+    if (pxi_engine_validate(e, "px_var_new") != PX_OK)
+        return NULL;
+    uint32_t gen = 0;
+    pxi_var *v = pxi_handle_table_alloc(&e->vars, &gen);
+    if (!v) {
+        PXI_ERROR("px_var_new: out of memory (or more than %u Vars)",
+                  PXI_HANDLE_CHUNK * PXI_HANDLE_MAX_CHUNKS);
+        return NULL;
+    }
+    var_slot_reset(v);
+    /* Release: a pusher on another thread that acquires the generation sees the reset. */
+    atomic_store_explicit(&v->hdr.gen, gen, memory_order_release);
+    return (px_var *)pxi_handle_make(gen, v->hdr.index);
+}
+
+int px_var_delete(px_engine *e, px_var *v)
+{
+    static const char caller[] = "px_var_delete";
+    int rc = pxi_engine_validate_handle(e, v, "Var", caller);
+    if (rc != PX_OK)
+        return rc;
+    px_var *const w[1] = {v};
+    pxi_push p = {.kind = PXI_OP_DELETE,
+                  .ctx = {PX_DEV_CPU, 0},
+                  .writes = w,
+                  .n_writes = 1,
+                  .prop = PX_FN_NORMAL,
+                  .name = "var_delete",
+                  .caller = caller};
+    return pxi_engine_push(e, &p);
+}

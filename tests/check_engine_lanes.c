@@ -1,0 +1,412 @@
+/* tests/check_engine_lanes.c - the dependency engine, where ops run: the no-malloc steady state,
+ * backpressure at PX_ENGINE_MAX_PENDING and work-first inlining of ops measured cheap.
+ *
+ * The engine kind under test comes from PX_ENGINE (ctest registers one run per kind and
+ * Threads size); PX_TEST_ENGINE_OPS scales randomized workloads down for sanitizer runs. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check_engine_common.h"
+#include "core/alloc.h"
+
+START_TEST(test_steady_state_pushes_do_not_malloc)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *v[64];
+    int bad = 0;
+    for (int i = 0; i < 64; ++i)
+        v[i] = px_var_new(e);
+    /* Warm-up: hold every Var with a gate op so that all pushes of a round (and its waits)
+     * are in flight at once; the pools then hold the most any later round can need. */
+    atomic_store(&gate_open, kind_under_test() == PX_ENGINE_NAIVE); /* naive runs it inline */
+    atomic_store(&gate_started, 0);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, v, 64, PX_FN_NORMAL, 0, "gate"), PX_OK);
+    for (int k = 0; k < 21000; ++k) {
+        px_var *r[3] = {v[k % 64], v[(k * 7) % 64], v[(k * 13) % 64]};
+        px_var *w = v[(k * 3 + 1) % 64];
+        bad += px_engine_push_sync(e, count_fn, NULL, CPU, r, 3, &w, 1, PX_FN_NORMAL, 0, "warm") !=
+               PX_OK;
+    }
+    ck_assert_int_eq(bad, 0);
+    atomic_store(&gate_open, 1);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    for (int round = 0; round < 2; ++round) {
+        uint64_t c0 = pxi_alloc_count();
+        for (int k = 0; k < 20000; ++k) {
+            px_var *r[3] = {v[k % 64], v[(k * 7) % 64], v[(k * 13) % 64]};
+            px_var *w = v[(k * 3 + 1) % 64];
+            bad += px_engine_push_sync(e, count_fn, NULL, CPU, r, 3, &w, 1, PX_FN_NORMAL, 0,
+                                       "steady") != PX_OK;
+            if (k % 5000 == 0)
+                bad += px_engine_wait_for_var(e, w) != PX_OK;
+        }
+        ck_assert_int_eq(bad, 0);
+        ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+        uint64_t c1 = pxi_alloc_count();
+        if (round == 1)
+            ck_assert_msg(c1 == c0, "%llu allocations in steady state",
+                          (unsigned long long)(c1 - c0));
+    }
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+typedef struct {
+    px_engine *e;
+    atomic_int pushed;
+} bp_arg;
+
+static void *bp_pusher(void *arg)
+{
+    bp_arg *b = arg;
+    for (int k = 0; k < 100; ++k) {
+        px_var *none = NULL;
+        (void)none;
+        if (px_engine_push_sync(b->e, count_fn, NULL, CPU, NULL, 0, NULL, 0, PX_FN_NORMAL, 0,
+                                "bp") != PX_OK)
+            return (void *)1;
+        atomic_fetch_add(&b->pushed, 1);
+    }
+    return NULL;
+}
+
+START_TEST(test_backpressure_blocks_pushers_at_max_pending)
+{
+    setenv("PX_ENGINE_MAX_PENDING", "8", 1);
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    unsetenv("PX_ENGINE_MAX_PENDING");
+    px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_started, 0);
+    atomic_store(&ran_count, 0);
+    px_var *g = px_var_new(e);
+    /* The gate occupies the only CPU worker, so nothing else can finish. */
+    ck_assert_int_eq(
+        px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, &g, 1, PX_FN_NORMAL, 0, "gate"), PX_OK);
+    bp_arg b;
+    b.e = e;
+    atomic_init(&b.pushed, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, bp_pusher, &b);
+    sleep_ms(100);
+    int pushed = atomic_load(&b.pushed);
+    ck_assert_msg(pushed <= 8, "%d pushes went through with max pending 8", pushed);
+    atomic_store(&gate_open, 1);
+    void *r;
+    pthread_join(t, &r);
+    ck_assert_ptr_null(r);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), 100);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
+/* ---- work-first inlining by measured cost ------------------------------------------------ */
+
+#define INL_OPS 4000
+/* After a function turns slow, INL_SLOW more runs; the last 200 must all go to workers. A
+ * timed run is chosen at random, 1 in 64, so the slow runs still made at push before the first
+ * timed one number more than INL_SLOW - 200 = 1,000 with probability (63/64)^1000 < 2e-7. */
+#define INL_SLOW 1200
+static int inl_worker[INL_OPS + INL_SLOW];
+static atomic_int inl_slow_us;
+
+typedef struct inl_arg {
+    int index;
+} inl_arg;
+
+static int inl_fn(const px_run_context *rc, void *arg)
+{
+    const inl_arg *a = arg;
+    inl_worker[a->index] = rc->worker;
+    int us = atomic_load_explicit(&inl_slow_us, memory_order_relaxed);
+    if (us > 0)
+        spin_us(us);
+    return PX_OK;
+}
+
+/* Initialize with PX_ENGINE_MAX_PENDING=64, which turns the queue-depth throttle off for a
+ * 1-worker engine (engine.h), so a pusher runs an op only by the cost rule, and with
+ * PX_ENGINE_INLINE_NS=inline_ns. The thresholds the tests pass are far from what inl_fn
+ * costs, with or without sanitizers (an empty run under TSan takes a few hundred ns). */
+static px_engine *inl_engine(const char *inline_ns)
+{
+    setenv("PX_ENGINE_MAX_PENDING", "64", 1);
+    setenv("PX_ENGINE_INLINE_NS", inline_ns, 1);
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    unsetenv("PX_ENGINE_MAX_PENDING");
+    unsetenv("PX_ENGINE_INLINE_NS");
+    px_engine *e = px_engine_create(kind_under_test(), 1);
+    ck_assert_ptr_nonnull(e);
+    return e;
+}
+
+/* Push ops [first, last) writing Var k % 64, then wait for all. */
+static void inl_push(px_engine *e, px_var **v, inl_arg *args, int first, int last)
+{
+    for (int k = first; k < last; ++k) {
+        args[k].index = k;
+        inl_worker[k] = -2;
+        ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[k], CPU, NULL, 0, &v[k % 64], 1,
+                                             PX_FN_NORMAL, 0, "inl"),
+                         PX_OK);
+    }
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+}
+
+static int inl_on_pusher(int first, int last)
+{
+    int n = 0;
+    for (int k = first; k < last; ++k) {
+        ck_assert_msg(inl_worker[k] != -2, "op %d did not run", k);
+        n += inl_worker[k] == -1;
+    }
+    return n;
+}
+
+/* 64 fresh Vars of e. */
+static void inl_vars(px_engine *e, px_var **v)
+{
+    for (int i = 0; i < 64; ++i) {
+        v[i] = px_var_new(e);
+        ck_assert_ptr_nonnull(v[i]);
+    }
+}
+
+/* Delete the 64 Vars, destroy e and finalize the runtime inl_engine initialized. */
+static void inl_done(px_engine *e, px_var **v)
+{
+    for (int i = 0; i < 64; ++i)
+        ck_assert_int_eq(px_var_delete(e, v[i]), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+
+START_TEST(test_ops_measured_cheap_run_on_the_pusher)
+{
+    atomic_store(&inl_slow_us, 0);
+    px_engine *e = inl_engine("20000");
+    px_var *v[64];
+    inl_vars(e, v);
+    static inl_arg args[INL_OPS];
+    inl_push(e, v, args, 0, INL_OPS);
+    int on_pusher = inl_on_pusher(INL_OPS / 2, INL_OPS);
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        ck_assert_int_eq(on_pusher, INL_OPS / 2); /* naive runs everything at push */
+    else
+        /* The first samples (one run in 64 is timed) teach the engine that inl_fn is cheap;
+         * from then on a ready op runs at push. A preempted sample sends up to ~1,000 ops back
+         * to the worker (its average decays 1/4 per sample), hence the loose bound; with the
+         * rule off none runs at push (test_inline_ns_zero_keeps_cheap_ops_on_workers). */
+        ck_assert_msg(on_pusher > INL_OPS / 16, "only %d of the last %d cheap ops ran at push",
+                      on_pusher, INL_OPS / 2);
+    inl_done(e, v);
+}
+END_TEST
+
+START_TEST(test_inline_ns_zero_keeps_cheap_ops_on_workers)
+{
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return; /* nothing to hand off */
+    atomic_store(&inl_slow_us, 0);
+    px_engine *e = inl_engine("0");
+    px_var *v[64];
+    inl_vars(e, v);
+    static inl_arg args[INL_OPS];
+    inl_push(e, v, args, 0, INL_OPS);
+    ck_assert_int_eq(inl_on_pusher(0, INL_OPS), 0);
+    inl_done(e, v);
+}
+END_TEST
+
+START_TEST(test_op_that_becomes_expensive_goes_back_to_workers)
+{
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return;
+    atomic_store(&inl_slow_us, 0);
+    px_engine *e = inl_engine("20000");
+    px_var *v[64];
+    inl_vars(e, v);
+    static inl_arg args[INL_OPS + INL_SLOW];
+    inl_push(e, v, args, 0, INL_OPS);
+    ck_assert_int_gt(inl_on_pusher(INL_OPS / 2, INL_OPS), 0);
+    /* Same function, now 100 us a run: the next timed run lifts its average far above the
+     * 20 us threshold, and the ops after it are handed to the worker again. */
+    atomic_store(&inl_slow_us, 100);
+    inl_push(e, v, args, INL_OPS, INL_OPS + INL_SLOW);
+    ck_assert_int_eq(inl_on_pusher(INL_OPS + INL_SLOW - 200, INL_OPS + INL_SLOW), 0);
+    atomic_store(&inl_slow_us, 0);
+    inl_done(e, v);
+}
+END_TEST
+
+START_TEST(test_cheap_op_not_ready_at_push_is_counted_and_waits)
+{
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return; /* a gate op on the naive engine would block its own pusher */
+    atomic_store(&inl_slow_us, 0);
+    px_engine *e = inl_engine("20000");
+    px_var *v[64];
+    inl_vars(e, v);
+    static inl_arg args[INL_OPS + 1];
+    inl_push(e, v, args, 0, INL_OPS);
+    ck_assert_int_gt(inl_on_pusher(INL_OPS / 2, INL_OPS), 0);
+    /* The gate holds the only worker and Var v[0]: the next cheap op on v[0] is a candidate
+     * that is not ready, so its push takes an in-flight slot (the retry path) and returns. */
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_started, 0);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, &v[0], 1, PX_FN_NORMAL, 0, "gate"),
+        PX_OK);
+    args[INL_OPS].index = INL_OPS;
+    inl_worker[INL_OPS] = -2;
+    ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[INL_OPS], CPU, NULL, 0, &v[0], 1,
+                                         PX_FN_NORMAL, 0, "inl-after-gate"),
+                     PX_OK);
+    sleep_ms(20);
+    ck_assert_int_eq(inl_worker[INL_OPS], -2); /* still waiting for the gate */
+    atomic_store(&gate_open, 1);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_ge(inl_worker[INL_OPS], 0); /* run by the worker that released v[0] */
+    inl_done(e, v);
+}
+END_TEST
+
+START_TEST(test_cheap_failing_op_at_push_reports_its_failure)
+{
+    px_engine *e = inl_engine("20000");
+    px_var *v = px_var_new(e);
+    /* Teach the engine fail_fn is cheap (returning PX_OK), then let it fail. */
+    for (int k = 0; k < INL_OPS; ++k)
+        ck_assert_int_eq(px_engine_push_sync(e, fail_fn, (void *)(intptr_t)PX_OK, CPU, NULL, 0, &v,
+                                             1, PX_FN_NORMAL, 0, "ok"),
+                         PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(px_engine_push_sync(e, fail_fn, (void *)(intptr_t)PX_EUSER, CPU, NULL, 0, &v,
+                                         1, PX_FN_NORMAL, 0, "fails"),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_EUSER);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK); /* cleared by the wait */
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
+static atomic_int reuse_count;
+static int reuse_fn(const px_run_context *rc, void *arg)
+{
+    (void)arg;
+    if (rc->worker == -1)
+        atomic_fetch_add_explicit(&reuse_count, 1, memory_order_relaxed);
+    return PX_OK;
+}
+
+START_TEST(test_reused_cheap_operator_runs_at_push_and_deletes_deferred)
+{
+    px_engine *e = inl_engine("20000");
+    px_var *v = px_var_new(e);
+    atomic_store(&reuse_count, 0);
+    /* No Vars, so every push is ready (a chain on one Var is ready only when the worker has
+     * caught up with the pusher). */
+    px_engine_op *op =
+        px_engine_op_create_sync(e, reuse_fn, NULL, CPU, NULL, 0, NULL, 0, PX_FN_NORMAL, "reuse");
+    ck_assert_ptr_nonnull(op);
+    for (int k = 0; k < INL_OPS; ++k)
+        ck_assert_int_eq(px_engine_op_push(e, op, 0), PX_OK);
+    ck_assert_int_eq(px_engine_op_delete(e, op), PX_OK);
+    ck_assert_int_eq(px_engine_op_push(e, op, 0), PX_EINVAL);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_gt(atomic_load(&reuse_count), 0);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
+/* Two cheap functions pushed alternately (a period that divides the sampling interval): when
+ * one becomes expensive it must still be timed again and handed back to the workers. */
+static int alt_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    return PX_OK;
+}
+
+START_TEST(test_alternating_functions_are_each_sampled)
+{
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return;
+    atomic_store(&inl_slow_us, 0);
+    px_engine *e = inl_engine("20000");
+    px_var *v[64];
+    inl_vars(e, v);
+    static inl_arg args[INL_OPS + INL_SLOW];
+    for (int k = 0; k < INL_OPS + INL_SLOW; ++k) {
+        if (k == INL_OPS)
+            atomic_store(&inl_slow_us, 100);
+        args[k].index = k;
+        inl_worker[k] = -2;
+        ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[k], CPU, NULL, 0, &v[k % 64], 1,
+                                             PX_FN_NORMAL, 0, "inl"),
+                         PX_OK);
+        ck_assert_int_eq(px_engine_push_sync(e, alt_fn, NULL, CPU, NULL, 0, &v[(k + 32) % 64], 1,
+                                             PX_FN_NORMAL, 0, "alt"),
+                         PX_OK);
+    }
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    atomic_store(&inl_slow_us, 0);
+    ck_assert_int_gt(inl_on_pusher(INL_OPS / 2, INL_OPS), 0);
+    ck_assert_int_eq(inl_on_pusher(INL_OPS + INL_SLOW - 200, INL_OPS + INL_SLOW), 0);
+    inl_done(e, v);
+}
+END_TEST
+
+START_TEST(test_inline_ns_rejects_malformed_values)
+{
+    static const char *bad[] = {"-1", "1000001", "12x", "", " 5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        setenv("PX_ENGINE_INLINE_NS", bad[i], 1);
+        ck_assert_msg(px_initialize(NULL, NULL) == PX_EINVAL, "'%s' accepted", bad[i]);
+    }
+    unsetenv("PX_ENGINE_INLINE_NS");
+}
+END_TEST
+
+static Suite *engine_lanes_suite(void)
+{
+    Suite *s = suite_create("engine_lanes");
+    TCase *tc = tcase_create("engine");
+    tcase_add_checked_fixture(tc, px_test_setup, px_test_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_steady_state_pushes_do_not_malloc);
+    suite_add_tcase(s, tc);
+    TCase *life = tcase_create("lifecycle");
+    tcase_set_timeout(life, 60);
+    tcase_add_test(life, test_backpressure_blocks_pushers_at_max_pending);
+    tcase_add_test(life, test_ops_measured_cheap_run_on_the_pusher);
+    tcase_add_test(life, test_inline_ns_zero_keeps_cheap_ops_on_workers);
+    tcase_add_test(life, test_op_that_becomes_expensive_goes_back_to_workers);
+    tcase_add_test(life, test_cheap_op_not_ready_at_push_is_counted_and_waits);
+    tcase_add_test(life, test_cheap_failing_op_at_push_reports_its_failure);
+    tcase_add_test(life, test_reused_cheap_operator_runs_at_push_and_deletes_deferred);
+    tcase_add_test(life, test_alternating_functions_are_each_sampled);
+    tcase_add_test(life, test_inline_ns_rejects_malformed_values);
+    suite_add_tcase(s, life);
+    return s;
+}
+
+int main(void)
+{
+    return px_test_run(engine_lanes_suite());
+}
