@@ -12,8 +12,9 @@
 /* Depth of serial kernels running on this thread (nested launches are allowed and inline). */
 static _Thread_local int in_kernel_depth;
 
-static int serial_initialize(void)
+static int serial_initialize(const pxi_space_config *cfg)
 {
+    (void)cfg; /* nothing to configure */
     return PX_OK;
 }
 
@@ -39,7 +40,7 @@ static int serial_in_kernel(void)
 
 static int serial_launch(const pxi_launch *l)
 {
-    const px_range_policy *p = &l->policy;
+    const px_range_policy *p = &l->range;
     /* core/launch.c hands backends validated, non-empty ranges only (it answers empty ones
      * itself); a chunk of 0 below would divide by zero. */
     if (!PX_ALWAYS(p->begin < p->end))

@@ -19,7 +19,6 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/registry.h"
-#include "core/settings.h"
 #include "policy/range.h"
 #include "spaces/threads/pool.h"
 #include "spaces/threads/topo.h"
@@ -277,7 +276,7 @@ static void scan_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 /* Fill the parts of a job that do not depend on the pool. */
 static void job_init(job *j, const pxi_launch *l)
 {
-    const px_range_policy *p = &l->policy;
+    const px_range_policy *p = &l->range;
     switch (l->kind) {
     case PX_KERNEL_FOR:
         j->fn.f = l->host_for;
@@ -364,7 +363,7 @@ static int threads_launch(const pxi_launch *l)
         PXI_ERROR("threads: launch '%s' of unknown kind %d", l->label, (int)l->kind);
         return PX_EINVAL;
     }
-    const px_range_policy *p = &l->policy;
+    const px_range_policy *p = &l->range;
     if (p->begin >= p->end) {
         /* core handles empty ranges; kept so the op is total on its own. */
         if (l->kind != PX_KERNEL_FOR && l->result)
@@ -447,9 +446,8 @@ static void release_all(void)
     memset(&st, 0, sizeof st);
 }
 
-static int threads_initialize(void)
+static int threads_initialize(const pxi_space_config *c)
 {
-    const pxi_config *c = pxi_config_get();
     memset(&st, 0, sizeof st);
     int rc = pxi_topo_load(&st.topo, NULL, NULL);
     if (rc != PX_OK)
