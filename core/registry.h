@@ -24,12 +24,7 @@
 #include "parex/policy.h"
 #include "parex/reducer.h"
 #include "parex/space.h"
-
-/* The policy kinds a launch carries (pxi_launch.policy_kind). Adding a kind is one value here,
- * one member in pxi_launch's policy union, one case in core/launch.c's check_policy and one plan
- * function in policy/plan.h; the entry points and the engine path stay as they are.
- * Next: PXI_POLICY_MDRANGE (issue 13), PXI_POLICY_TEAM (issue 14). */
-typedef enum { PXI_POLICY_RANGE = 1 } pxi_policy_kind;
+#include "policy/plan.h"
 
 /* Where a launch's body comes from: a host function (px_parallel_*_fn) or a px_kernel. */
 typedef enum { PXI_BODY_FN = 1, PXI_BODY_KERNEL = 2 } pxi_body_kind;
@@ -40,7 +35,7 @@ typedef enum { PXI_BODY_FN = 1, PXI_BODY_KERNEL = 2 } pxi_body_kind;
  * the range non-empty, the host entry set on host spaces, the reducer valid. */
 typedef struct pxi_launch {
     px_kernel_kind kind;         /* for / reduce / scan */
-    pxi_policy_kind policy_kind; /* which member of the policy union is set */
+    pxi_policy_kind policy_kind; /* which member of the policy union is set (policy/plan.h) */
     pxi_body_kind body;          /* host function or px_kernel */
     const char *label;           /* never NULL or empty once prepared */
     px_space *space;             /* resolved and available once prepared */

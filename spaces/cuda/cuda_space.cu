@@ -409,6 +409,10 @@ int cuda_launch(const pxi_launch *l)
                   l->label);
         return PX_EINVAL;
     }
+    if (l->policy_kind != PXI_POLICY_RANGE) {
+        PXI_ERROR("cuda: launch \"%s\": unknown policy kind %d", l->label, (int)l->policy_kind);
+        return PX_EINVAL;
+    }
     const px_kernel_device *d = k->device;
     if (!d) {
         PXI_ERROR("cuda: launch \"%s\": kernel '%s' was compiled without nvcc; compile its file "
@@ -426,8 +430,12 @@ int cuda_launch(const pxi_launch *l)
     memset(&run, 0, sizeof run);
     run.device = g.device;
     run.sm_count = g.sm_count;
-    run.begin = l->range.begin;
-    run.end = l->range.end;
+    /* The device plan (policy/plan.h): one index per device thread over [begin, end); the
+     * policy's chunk size and schedule do not apply on the device. */
+    const pxi_range_plan pl =
+        pxi_plan_range(&l->range, l->kind, cuda_concurrency(), PXI_PLAN_DEVICE);
+    run.begin = pl.begin;
+    run.end = pl.end;
     run.args = l->ctx;
     run.stream = stream_or_default(l->stream);
     cudaError_t e = use_device();

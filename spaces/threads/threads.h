@@ -23,11 +23,14 @@
 #ifndef PXI_THREADS_H
 #define PXI_THREADS_H
 
+#include "policy/plan.h"
+
 /* Upper bound on ranks (the PX_NUM_THREADS limit of core/settings.c; checked again at
  * initialize). */
 #define PXI_THREADS_MAX_RANKS 4096
-/* Upper bound on the value slots of one dynamic reduction (see above). */
-#define PXI_THREADS_MAX_UNITS 4096
+/* Upper bound on the value slots of one dynamic reduction (see above); the plan
+ * (policy/plan.h, PXI_PLAN_MAX_UNITS) groups chunks into units to stay below it. */
+#define PXI_THREADS_MAX_UNITS PXI_PLAN_MAX_UNITS
 /* Spin budgets, in microseconds, before a waiting thread sleeps on a futex. DEFAULT was chosen
  * with bench_threads (bench/RESULTS.md, "## Threads"); ACTIVE keeps threads hot for a second
  * of idleness; PASSIVE sleeps almost at once; THROTTLED applies when ranks outnumber the PUs
