@@ -1,8 +1,11 @@
 /*
  * core/registry.h - the execution-space registry and the ops table every backend fills
- * (core/registry.c). core reaches a backend only through this table; a backend includes this
- * header and nothing else from core except log.h, alloc.h, check.h, os.h, settings.h, tools.h
- * and policy/range.h.
+ * (core/registry.c). core reaches a backend only through this table and never names one (a
+ * device's number comes from the device_id op, the engine's device space from
+ * pxi_registry_device_space). A backend includes this header and nothing else from core except
+ * log.h, alloc.h, check.h and os.h (plus policy/plan.h and policy/range.h); it takes its
+ * settings from the pxi_space_config its initialize receives, never from the global
+ * configuration.
  *
  * Registration: a backend defines one `pxi_space_ops` and writes PX_REGISTER_SPACE(ops, anchor)
  * at file scope. That emits a constructor that adds the table to the registry before main

@@ -10,6 +10,7 @@
  * registry accepts program-registered spaces, see core/init.c), and the cuda space when the
  * machine has one (otherwise those rows are skipped). */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/registry.h"
@@ -17,9 +18,11 @@
 
 /* --- spaces registered by this program ---------------------------------------------------- */
 
+/* What lt_dev's initialize was given (core fills it from the parsed settings). */
+static pxi_space_config lt_seen_cfg;
 static int lt_initialize_ok(const pxi_space_config *cfg)
 {
-    (void)cfg;
+    lt_seen_cfg = *cfg;
     return PX_OK;
 }
 static int lt_initialize_absent(const pxi_space_config *cfg)
@@ -534,6 +537,33 @@ START_TEST(test_an_engine_kernel_push_runs_on_the_arguments_given_at_push)
 }
 END_TEST
 
+/* Backends take their settings from initialize's argument, and report their device through
+ * their ops: core names no backend. */
+START_TEST(test_spaces_get_their_settings_at_initialize_and_report_their_device)
+{
+    ck_assert_int_eq(px_finalize(), PX_OK);
+    setenv("PX_NUM_THREADS", "3", 1);
+    setenv("PX_DEVICE_ID", "0", 1);
+    setenv("PX_BIND", "spread", 1);
+    setenv("PX_SPIN_US", "7", 1);
+    memset(&lt_seen_cfg, 0, sizeof lt_seen_cfg);
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    ck_assert_int_eq(lt_seen_cfg.num_threads, 3);
+    ck_assert_int_eq(lt_seen_cfg.device_id, 0);
+    ck_assert_str_eq(lt_seen_cfg.bind, "spread");
+    ck_assert_int_eq(lt_seen_cfg.spin_us, 7);
+    px_space *threads = px_space_by_name("threads");
+    if (threads)
+        ck_assert_int_eq(px_space_concurrency(threads), 3);
+    /* Host spaces and spaces without a device_id op are device 0. */
+    ck_assert_int_eq(pxi_registry_device_id(px_space_by_name("serial")), 0);
+    ck_assert_int_eq(pxi_registry_device_id(px_space_by_name("lt_dev")), 0);
+    ck_assert_int_eq(pxi_registry_device_id(NULL), 0);
+    /* The engine's device space has streams: never lt_dev, the cuda space when there is one. */
+    ck_assert_ptr_eq(pxi_registry_device_space(), px_space_by_name("cuda"));
+}
+END_TEST
+
 static void setup(void)
 {
     px_test_log_capture();
@@ -549,6 +579,7 @@ static Suite *launch_suite(void)
         tc, test_every_launch_status_is_the_same_from_a_direct_launch_and_an_engine_push, 0,
         N_CASES);
     tcase_add_test(tc, test_an_engine_kernel_push_runs_on_the_arguments_given_at_push);
+    tcase_add_test(tc, test_spaces_get_their_settings_at_initialize_and_report_their_device);
     suite_add_tcase(s, tc);
     return s;
 }
