@@ -41,15 +41,25 @@ static int check_reducer(const px_reducer *r, void *result, int result_required,
     return PX_OK;
 }
 
+/* Whether the host entry the launch runs is set: one case per policy kind (a kind with its own
+ * host function type checks its own entry here). */
+static int has_host_entry(const pxi_launch *l)
+{
+    switch (l->policy_kind) {
+    case PXI_POLICY_RANGE:
+        return l->kind == PX_KERNEL_FOR      ? l->host_for != NULL
+               : l->kind == PX_KERNEL_REDUCE ? l->host_reduce != NULL
+                                             : l->host_scan != NULL;
+    }
+    return 0;
+}
+
 /* The body's own checks, before the runtime is consulted (a NULL function is PX_EFAULT even
  * before px_initialize). */
 static int check_body(const pxi_launch *l, const char *caller)
 {
     if (l->body == PXI_BODY_FN) {
-        int has_fn = l->kind == PX_KERNEL_FOR      ? l->host_for != NULL
-                     : l->kind == PX_KERNEL_REDUCE ? l->host_reduce != NULL
-                                                   : l->host_scan != NULL;
-        if (!has_fn) {
+        if (!has_host_entry(l)) {
             PXI_ERROR("%s(\"%s\"): fn is NULL", caller, l->label ? l->label : "");
             return PX_EFAULT;
         }
@@ -108,10 +118,7 @@ static int check_placement(const pxi_launch *l, const px_space *s, const char *c
         }
         return PX_OK;
     }
-    int has_host = l->kind == PX_KERNEL_FOR      ? k->host_for != NULL
-                   : l->kind == PX_KERNEL_REDUCE ? k->host_reduce != NULL
-                                                 : k->host_scan != NULL;
-    if (s->ops->host_accessible && !has_host) {
+    if (s->ops->host_accessible && !has_host_entry(l)) {
         PXI_ERROR("%s(\"%s\"): kernel '%s' has no host entry for space '%s'", caller, l->label,
                   kname(k), s->ops->name);
         return PX_EINVAL;
@@ -149,13 +156,14 @@ int pxi_launch_prepare(pxi_launch *l, const char *caller)
             return PX_EINVAL;
         }
     }
-    if ((rc = check_placement(l, s, caller)) != PX_OK)
-        return rc;
     if (l->body == PXI_BODY_KERNEL) {
+        /* The kernel's generated host entries (NULL where it has none). */
         l->host_for = l->kernel->host_for;
         l->host_reduce = l->kernel->host_reduce;
         l->host_scan = l->kernel->host_scan;
     }
+    if ((rc = check_placement(l, s, caller)) != PX_OK)
+        return rc;
     l->space = s;
     l->stream = NULL;
     return PX_OK;

@@ -30,7 +30,8 @@
 #include "parex/policy.h"
 
 /* The policy kinds a launch carries. Adding a kind: a value here, a plan struct and function
- * below, a member in pxi_plan's and pxi_launch's unions, and one case in core/launch.c.
+ * below, a member in pxi_plan's and pxi_launch's unions (core/registry.h), and one case in each
+ * of core/launch.c's check_policy, has_host_entry and launch_empty.
  * Next: PXI_POLICY_MDRANGE (issue 13), PXI_POLICY_TEAM (issue 14). */
 typedef enum { PXI_POLICY_RANGE = 1 } pxi_policy_kind;
 
