@@ -101,7 +101,7 @@ static int initialize_common(int *argc, char ***argv, const px_settings *s)
 
     /* Before any space binds this thread: engine workers start from this placement. */
     pxi_os_affinity_capture();
-    rc = pxi_registry_initialize();
+    rc = pxi_registry_initialize(cfg);
     if (rc != PX_OK)
         goto fail_settings;
     default_space = choose_default(cfg->default_space);

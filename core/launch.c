@@ -1,31 +1,22 @@
-/* core/launch.c - the public launch calls. Each validates at the boundary, before any side
- * effect (STYLE.md section 3), calls the tools hooks, and hands a pxi_launch to the space's ops.
- * An empty range never reaches the backend: core writes the identity itself, so every backend
- * gets begin < end. */
+/* core/launch.c - the one launch path (core/launch.h): pxi_launch_prepare validates a launch at
+ * the boundary, before any side effect (STYLE.md section 3), and pxi_launch_run calls the tools
+ * hooks and hands the launch to the space's ops. The public px_parallel_* calls are thin
+ * wrappers that build a pxi_launch; the engine's kernel ops (core/engine/kernel_ops.c) prepare
+ * at push and run on a worker. An empty range never reaches the backend: core writes the
+ * identity itself, so every backend gets a non-empty range. */
 #include <string.h>
 
+#include "core/launch.h"
 #include "core/log.h"
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "core/tools.h"
 #include "policy/range.h"
 
-static const char *const kind_names[] = {"", "px_parallel_for", "px_parallel_reduce",
-                                         "px_parallel_scan"};
-
 /* A kernel's name for messages (a hand-made px_kernel may leave it NULL). */
 static const char *kname(const px_kernel *k)
 {
     return k->name ? k->name : "(unnamed)";
-}
-
-/* The calling thread's launch stream (see pxi_launch_set_stream); only engine GPU workers set
- * it, and only around one launch. */
-static _Thread_local void *launch_stream;
-
-void pxi_launch_set_stream(void *stream)
-{
-    launch_stream = stream;
 }
 
 static int check_reducer(const px_reducer *r, void *result, int result_required, const char *caller,
@@ -50,121 +41,31 @@ static int check_reducer(const px_reducer *r, void *result, int result_required,
     return PX_OK;
 }
 
-/* Validate, resolve the space, run. l->kind, host entry, ctx, reducer and result are set by
- * the caller; l->label may be NULL or empty and is replaced by @dflt. */
-static int launch(px_space *s, pxi_launch *l, const char *dflt)
+/* Whether the host entry the launch runs is set: one case per policy kind (a kind with its own
+ * host function type checks its own entry here). */
+static int has_host_entry(const pxi_launch *l)
 {
-    const char *caller = kind_names[l->kind];
-    if (!l->label || !l->label[0])
-        l->label = dflt;
-    int rc;
-    s = pxi_space_resolve(s, caller, &rc);
-    if (!s)
-        return rc;
-    rc = pxi_range_check(&l->policy, l->label);
-    if (rc != PX_OK)
-        return rc;
-    if (l->kind != PX_KERNEL_FOR) {
-        rc = check_reducer(l->reducer, l->result, l->kind == PX_KERNEL_REDUCE, caller, l->label);
-        if (rc != PX_OK)
-            return rc;
+    switch (l->policy_kind) {
+    case PXI_POLICY_RANGE:
+        return l->kind == PX_KERNEL_FOR      ? l->host_for != NULL
+               : l->kind == PX_KERNEL_REDUCE ? l->host_reduce != NULL
+                                             : l->host_scan != NULL;
     }
-    if (l->kernel) {
-        if (l->kernel->kind != PX_KERNEL_FOR && l->reducer &&
-            l->kernel->value_size != l->reducer->value_size) {
-            PXI_ERROR("%s(\"%s\"): kernel '%s' folds %zu-byte values but reducer '%s' has "
-                      "%zu-byte values",
-                      caller, l->label, kname(l->kernel), l->kernel->value_size,
-                      l->reducer->name ? l->reducer->name : "(unnamed)", l->reducer->value_size);
-            return PX_EINVAL;
+    return 0;
+}
+
+/* The body's own checks, before the runtime is consulted (a NULL function is PX_EFAULT even
+ * before px_initialize). */
+static int check_body(const pxi_launch *l, const char *caller)
+{
+    if (l->body == PXI_BODY_FN) {
+        if (!has_host_entry(l)) {
+            PXI_ERROR("%s(\"%s\"): fn is NULL", caller, l->label ? l->label : "");
+            return PX_EFAULT;
         }
-        int has_host = l->kind == PX_KERNEL_FOR      ? l->host_for != NULL
-                       : l->kind == PX_KERNEL_REDUCE ? l->host_reduce != NULL
-                                                     : l->host_scan != NULL;
-        if (s->ops->host_accessible && !has_host) {
-            PXI_ERROR("%s(\"%s\"): kernel '%s' has no host entry for space '%s'", caller, l->label,
-                      kname(l->kernel), s->ops->name);
-            return PX_EINVAL;
-        }
-        if (!s->ops->host_accessible && !l->kernel->device) {
-            PXI_ERROR("%s(\"%s\"): kernel '%s' was not compiled for space '%s' (compile its file "
-                      "with nvcc)",
-                      caller, l->label, kname(l->kernel), s->ops->name);
-            return PX_EINVAL;
-        }
-    } else if (!s->ops->host_accessible) {
-        PXI_ERROR("%s_fn(\"%s\"): host function kernels cannot run on space '%s'; use a "
-                  "PX_FOR/PX_REDUCE/PX_SCAN kernel",
-                  caller, l->label, s->ops->name);
-        return PX_EINVAL;
+        return PX_OK;
     }
-
-    uint64_t kid = 0;
-    int tools = pxi_tools_active();
-    if (tools)
-        kid = pxi_tools_begin_parallel(l->kind, l->label, s);
-    if (l->policy.begin == l->policy.end) {
-        /* Nothing to run: a reduce or scan reports the identity, overwriting the result. */
-        if (l->kind != PX_KERNEL_FOR && l->result)
-            l->reducer->identity(l->result);
-        rc = PX_OK;
-    } else {
-        if (!l->stream)
-            l->stream = launch_stream;
-        rc = s->ops->launch(l);
-    }
-    if (tools)
-        pxi_tools_end_parallel(l->kind, kid);
-    return rc;
-}
-
-int px_parallel_for_fn(px_space *s, const char *label, px_range_policy p, px_for_fn fn, void *ctx)
-{
-    if (!fn) {
-        PXI_ERROR("px_parallel_for_fn(\"%s\"): fn is NULL", label ? label : "");
-        return PX_EFAULT;
-    }
-    pxi_launch l = {.kind = PX_KERNEL_FOR, .label = label, .policy = p, .host_for = fn, .ctx = ctx};
-    return launch(s, &l, "px_parallel_for_fn");
-}
-
-int px_parallel_reduce_fn(px_space *s, const char *label, px_range_policy p, px_reduce_fn fn,
-                          void *ctx, const px_reducer *r, void *result)
-{
-    if (!fn) {
-        PXI_ERROR("px_parallel_reduce_fn(\"%s\"): fn is NULL", label ? label : "");
-        return PX_EFAULT;
-    }
-    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
-                    .label = label,
-                    .policy = p,
-                    .host_reduce = fn,
-                    .ctx = ctx,
-                    .reducer = r,
-                    .result = result};
-    return launch(s, &l, "px_parallel_reduce_fn");
-}
-
-int px_parallel_scan_fn(px_space *s, const char *label, px_range_policy p, px_scan_fn fn, void *ctx,
-                        const px_reducer *r, void *total)
-{
-    if (!fn) {
-        PXI_ERROR("px_parallel_scan_fn(\"%s\"): fn is NULL", label ? label : "");
-        return PX_EFAULT;
-    }
-    pxi_launch l = {.kind = PX_KERNEL_SCAN,
-                    .label = label,
-                    .policy = p,
-                    .host_scan = fn,
-                    .ctx = ctx,
-                    .reducer = r,
-                    .result = total};
-    return launch(s, &l, "px_parallel_scan_fn");
-}
-
-static int check_kernel(const px_kernel *k, px_kernel_kind kind, const void *args, size_t args_size,
-                        const char *caller)
-{
+    const px_kernel *k = l->kernel;
     if (!k) {
         PXI_ERROR("%s: kernel is NULL", caller);
         return PX_EFAULT;
@@ -173,7 +74,7 @@ static int check_kernel(const px_kernel *k, px_kernel_kind kind, const void *arg
         PXI_ERROR("%s: the kernel pointer does not point to a px_kernel (bad magic)", caller);
         return PX_EINVAL;
     }
-    if (k->kind != kind) {
+    if (k->kind != l->kind) {
         PXI_ERROR("%s: kernel '%s' is a %s kernel", caller, kname(k),
                   k->kind == PX_KERNEL_FOR      ? "PX_FOR"
                   : k->kind == PX_KERNEL_REDUCE ? "PX_REDUCE"
@@ -181,66 +82,222 @@ static int check_kernel(const px_kernel *k, px_kernel_kind kind, const void *arg
                                                 : "unknown");
         return PX_EINVAL;
     }
-    if (args_size != k->args_size) {
+    if (l->args_size != k->args_size) {
         PXI_ERROR("%s: kernel '%s' takes %zu bytes of arguments, got %zu", caller, kname(k),
-                  k->args_size, args_size);
+                  k->args_size, l->args_size);
         return PX_EINVAL;
     }
-    if (!args && args_size > 0) {
+    if (!l->ctx && l->args_size > 0) {
         PXI_ERROR("%s: kernel '%s': args is NULL", caller, kname(k));
         return PX_EFAULT;
     }
     return PX_OK;
 }
 
+/* The policy, by kind: one case per policy kind. */
+static int check_policy(const pxi_launch *l, const char *caller)
+{
+    switch (l->policy_kind) {
+    case PXI_POLICY_RANGE:
+        return pxi_range_check(&l->range, l->label);
+    }
+    PXI_ERROR("%s(\"%s\"): unknown policy kind %d", caller, l->label, (int)l->policy_kind);
+    return PX_EINVAL;
+}
+
+/* Whether the body can run on space @s. */
+static int check_placement(const pxi_launch *l, const px_space *s, const char *caller)
+{
+    const px_kernel *k = l->kernel;
+    if (l->body == PXI_BODY_FN) {
+        if (!s->ops->host_accessible) {
+            PXI_ERROR("%s(\"%s\"): host function kernels cannot run on space '%s'; use a "
+                      "PX_FOR/PX_REDUCE/PX_SCAN kernel",
+                      caller, l->label, s->ops->name);
+            return PX_EINVAL;
+        }
+        return PX_OK;
+    }
+    if (s->ops->host_accessible && !has_host_entry(l)) {
+        PXI_ERROR("%s(\"%s\"): kernel '%s' has no host entry for space '%s'", caller, l->label,
+                  kname(k), s->ops->name);
+        return PX_EINVAL;
+    }
+    if (!s->ops->host_accessible && !k->device) {
+        PXI_ERROR("%s(\"%s\"): kernel '%s' was not compiled for space '%s' (compile its file "
+                  "with nvcc)",
+                  caller, l->label, kname(k), s->ops->name);
+        return PX_EINVAL;
+    }
+    return PX_OK;
+}
+
+int pxi_launch_prepare(pxi_launch *l, const char *caller)
+{
+    int rc = check_body(l, caller);
+    if (rc != PX_OK)
+        return rc;
+    if (!l->label || !l->label[0])
+        l->label = l->body == PXI_BODY_KERNEL ? kname(l->kernel) : caller;
+    px_space *s = pxi_space_resolve(l->space, caller, &rc);
+    if (!s)
+        return rc;
+    if ((rc = check_policy(l, caller)) != PX_OK)
+        return rc;
+    if (l->kind != PX_KERNEL_FOR) {
+        rc = check_reducer(l->reducer, l->result, l->kind == PX_KERNEL_REDUCE, caller, l->label);
+        if (rc != PX_OK)
+            return rc;
+        if (l->body == PXI_BODY_KERNEL && l->kernel->value_size != l->reducer->value_size) {
+            PXI_ERROR("%s(\"%s\"): kernel '%s' folds %zu-byte values but reducer '%s' has "
+                      "%zu-byte values",
+                      caller, l->label, kname(l->kernel), l->kernel->value_size,
+                      l->reducer->name ? l->reducer->name : "(unnamed)", l->reducer->value_size);
+            return PX_EINVAL;
+        }
+    }
+    if (l->body == PXI_BODY_KERNEL) {
+        /* The kernel's generated host entries (NULL where it has none). */
+        l->host_for = l->kernel->host_for;
+        l->host_reduce = l->kernel->host_reduce;
+        l->host_scan = l->kernel->host_scan;
+    }
+    if ((rc = check_placement(l, s, caller)) != PX_OK)
+        return rc;
+    l->space = s;
+    l->stream = NULL;
+    return PX_OK;
+}
+
+/* Whether the launch visits no index (one case per policy kind). */
+static int launch_empty(const pxi_launch *l)
+{
+    switch (l->policy_kind) {
+    case PXI_POLICY_RANGE:
+        return l->range.begin == l->range.end;
+    }
+    return 1;
+}
+
+int pxi_launch_run(pxi_launch *l)
+{
+    px_space *s = l->space;
+    uint64_t kid = 0;
+    int tools = pxi_tools_active();
+    if (tools)
+        kid = pxi_tools_begin_parallel(l->kind, l->label, s);
+    int rc;
+    if (launch_empty(l)) {
+        /* Nothing to run: a reduce or scan reports the identity, overwriting the result. */
+        if (l->kind != PX_KERNEL_FOR && l->result)
+            l->reducer->identity(l->result);
+        rc = PX_OK;
+    } else {
+        rc = s->ops->launch(l);
+    }
+    if (tools)
+        pxi_tools_end_parallel(l->kind, kid);
+    return rc;
+}
+
+/* Prepare and run: the direct path of every px_parallel_* call. */
+static int launch(pxi_launch *l, const char *caller)
+{
+    int rc = pxi_launch_prepare(l, caller);
+    return rc != PX_OK ? rc : pxi_launch_run(l);
+}
+
+int px_parallel_for_fn(px_space *s, const char *label, px_range_policy p, px_for_fn fn, void *ctx)
+{
+    pxi_launch l = {.kind = PX_KERNEL_FOR,
+                    .policy_kind = PXI_POLICY_RANGE,
+                    .body = PXI_BODY_FN,
+                    .label = label,
+                    .space = s,
+                    .range = p,
+                    .host_for = fn,
+                    .ctx = ctx};
+    return launch(&l, "px_parallel_for_fn");
+}
+
+int px_parallel_reduce_fn(px_space *s, const char *label, px_range_policy p, px_reduce_fn fn,
+                          void *ctx, const px_reducer *r, void *result)
+{
+    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
+                    .policy_kind = PXI_POLICY_RANGE,
+                    .body = PXI_BODY_FN,
+                    .label = label,
+                    .space = s,
+                    .range = p,
+                    .host_reduce = fn,
+                    .ctx = ctx,
+                    .reducer = r,
+                    .result = result};
+    return launch(&l, "px_parallel_reduce_fn");
+}
+
+int px_parallel_scan_fn(px_space *s, const char *label, px_range_policy p, px_scan_fn fn, void *ctx,
+                        const px_reducer *r, void *total)
+{
+    pxi_launch l = {.kind = PX_KERNEL_SCAN,
+                    .policy_kind = PXI_POLICY_RANGE,
+                    .body = PXI_BODY_FN,
+                    .label = label,
+                    .space = s,
+                    .range = p,
+                    .host_scan = fn,
+                    .ctx = ctx,
+                    .reducer = r,
+                    .result = total};
+    return launch(&l, "px_parallel_scan_fn");
+}
+
+/* Kernel launches: ctx carries the args (host entries only read them). */
 int px_parallel_for(px_space *s, const char *label, px_range_policy p, const px_kernel *k,
                     const void *args, size_t args_size)
 {
-    int rc = check_kernel(k, PX_KERNEL_FOR, args, args_size, "px_parallel_for");
-    if (rc != PX_OK)
-        return rc;
     pxi_launch l = {.kind = PX_KERNEL_FOR,
+                    .policy_kind = PXI_POLICY_RANGE,
+                    .body = PXI_BODY_KERNEL,
                     .label = label,
-                    .policy = p,
-                    .host_for = k->host_for,
-                    .ctx = (void *)(uintptr_t)args, /* host entries only read args */
+                    .space = s,
+                    .range = p,
+                    .ctx = (void *)(uintptr_t)args,
                     .kernel = k,
                     .args_size = args_size};
-    return launch(s, &l, kname(k));
+    return launch(&l, "px_parallel_for");
 }
 
 int px_parallel_reduce(px_space *s, const char *label, px_range_policy p, const px_kernel *k,
                        const void *args, size_t args_size, const px_reducer *r, void *result)
 {
-    int rc = check_kernel(k, PX_KERNEL_REDUCE, args, args_size, "px_parallel_reduce");
-    if (rc != PX_OK)
-        return rc;
     pxi_launch l = {.kind = PX_KERNEL_REDUCE,
+                    .policy_kind = PXI_POLICY_RANGE,
+                    .body = PXI_BODY_KERNEL,
                     .label = label,
-                    .policy = p,
-                    .host_reduce = k->host_reduce,
-                    .ctx = (void *)(uintptr_t)args, /* host entries only read args */
+                    .space = s,
+                    .range = p,
+                    .ctx = (void *)(uintptr_t)args,
                     .kernel = k,
                     .args_size = args_size,
                     .reducer = r,
                     .result = result};
-    return launch(s, &l, kname(k));
+    return launch(&l, "px_parallel_reduce");
 }
 
 int px_parallel_scan(px_space *s, const char *label, px_range_policy p, const px_kernel *k,
                      const void *args, size_t args_size, const px_reducer *r, void *total)
 {
-    int rc = check_kernel(k, PX_KERNEL_SCAN, args, args_size, "px_parallel_scan");
-    if (rc != PX_OK)
-        return rc;
     pxi_launch l = {.kind = PX_KERNEL_SCAN,
+                    .policy_kind = PXI_POLICY_RANGE,
+                    .body = PXI_BODY_KERNEL,
                     .label = label,
-                    .policy = p,
-                    .host_scan = k->host_scan,
-                    .ctx = (void *)(uintptr_t)args, /* host entries only read args */
+                    .space = s,
+                    .range = p,
+                    .ctx = (void *)(uintptr_t)args,
                     .kernel = k,
                     .args_size = args_size,
                     .reducer = r,
                     .result = total};
-    return launch(s, &l, kname(k));
+    return launch(&l, "px_parallel_scan");
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/settings.h"
 
 #define MAX_SPACES 16
 
@@ -41,12 +42,36 @@ px_space *pxi_registry_at(int i)
     return (i >= 0 && i < n_spaces) ? &spaces[i] : NULL;
 }
 
-int pxi_registry_initialize(void)
+int pxi_registry_device_id(const px_space *s)
 {
+    return s && s->ops->device_id ? s->ops->device_id() : 0;
+}
+
+px_space *pxi_registry_device_space(void)
+{
+    for (int i = 0; i < n_spaces; ++i)
+        if (spaces[i].available && !spaces[i].ops->host_accessible && spaces[i].ops->stream_create)
+            return &spaces[i];
+    return NULL;
+}
+
+/* The backends' share of the configuration. */
+static pxi_space_config space_config(const pxi_config *c)
+{
+    pxi_space_config sc = {.num_threads = c->num_threads,
+                           .device_id = c->device_id,
+                           .debug_check = c->debug_check};
+    snprintf(sc.bind, sizeof sc.bind, "%s", c->bind);
+    return sc;
+}
+
+int pxi_registry_initialize(const pxi_config *cfg)
+{
+    const pxi_space_config sc = space_config(cfg);
     for (int i = 0; i < n_spaces; ++i) {
         struct px_space *s = &spaces[i];
         s->available = 0;
-        int rc = s->ops->initialize();
+        int rc = s->ops->initialize(&sc);
         if (rc == PX_OK) {
             s->available = 1;
             PXI_DEBUG("space '%s' initialized", s->ops->name);

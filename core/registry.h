@@ -1,8 +1,11 @@
 /*
  * core/registry.h - the execution-space registry and the ops table every backend fills
- * (core/registry.c). core reaches a backend only through this table; a backend includes this
- * header and nothing else from core except log.h, alloc.h, check.h, os.h, settings.h, tools.h
- * and policy/range.h.
+ * (core/registry.c). core reaches a backend only through this table and never names one (a
+ * device's number comes from the device_id op, the engine's device space from
+ * pxi_registry_device_space). A backend includes this header and nothing else from core except
+ * log.h, alloc.h, check.h and os.h (plus policy/plan.h and policy/range.h); it takes its
+ * settings from the pxi_space_config its initialize receives, never from the global
+ * configuration.
  *
  * Registration: a backend defines one `pxi_space_ops` and writes PX_REGISTER_SPACE(ops, anchor)
  * at file scope. That emits a constructor that adds the table to the registry before main
@@ -23,13 +26,26 @@
 #include "parex/policy.h"
 #include "parex/reducer.h"
 #include "parex/space.h"
+#include "policy/plan.h"
 
-/* One launch, as core hands it to a backend after validation and tools callbacks. */
+/* Where a launch's body comes from: a host function (px_parallel_*_fn) or a px_kernel. */
+typedef enum { PXI_BODY_FN = 1, PXI_BODY_KERNEL = 2 } pxi_body_kind;
+
+/* One launch, built and checked once by pxi_launch_prepare (core/launch.h) for the direct
+ * px_parallel_* calls and for the engine's kernel ops alike, then handed to the space's ops
+ * after the tools callbacks. A backend receives only prepared launches: the policy is valid,
+ * the range non-empty, the host entry set on host spaces, the reducer valid. */
 typedef struct pxi_launch {
-    px_kernel_kind kind;    /* for / reduce / scan */
-    const char *label;      /* never NULL or empty */
-    px_range_policy policy; /* validated: begin <= end, chunk >= 0, known schedule */
-    /* Host body: exactly one of these matches kind. ctx is the _fn ctx or the kernel args. */
+    px_kernel_kind kind;         /* for / reduce / scan */
+    pxi_policy_kind policy_kind; /* which member of the policy union is set (policy/plan.h) */
+    pxi_body_kind body;          /* host function or px_kernel */
+    const char *label;           /* never NULL or empty once prepared */
+    px_space *space;             /* resolved and available once prepared */
+    union {
+        px_range_policy range; /* PXI_POLICY_RANGE: begin <= end, chunk >= 0, known schedule */
+    };
+    /* Host body: the one matching kind is set (from the kernel for PXI_BODY_KERNEL; may then be
+     * NULL on a device space). ctx is the _fn ctx or the kernel args. */
     px_host_for_entry host_for;
     px_host_reduce_entry host_reduce;
     px_host_scan_entry host_scan;
@@ -44,6 +60,17 @@ typedef struct pxi_launch {
     void *stream;
 } pxi_launch;
 
+/* The settings a backend takes at initialize, filled by core (core/registry.c) from the parsed
+ * configuration: backends never read the global configuration themselves. How long waits spin
+ * (PX_WAIT_POLICY, PX_SPIN_US) is not here: core/wait.c is configured once by px_initialize and
+ * every waiter, in core and in backends, asks it (pxi_wait_spin_ns). */
+typedef struct pxi_space_config {
+    int num_threads;             /* PX_NUM_THREADS; 0: one per core of the process cpuset */
+    int device_id;               /* PX_DEVICE_ID; -1: the backend's default */
+    char bind[8];                /* PX_BIND: "close" | "spread" | "none"; "": close */
+    int debug_check;             /* PX_DEBUG_CHECK: run structure checkers after mutations */
+} pxi_space_config;
+
 /* Backend operations. Every function is called only while the space is initialized, except
  * initialize itself. Statuses follow core.h. */
 typedef struct pxi_space_ops {
@@ -55,7 +82,7 @@ typedef struct pxi_space_ops {
     /* Bring the space up. Return PX_OK, PX_ENODEV when unavailable on this machine (not an
      * error: the space is just absent, and the backend logged why at info level), or another
      * status for a real failure, which aborts px_initialize. */
-    int (*initialize)(void);
+    int (*initialize)(const pxi_space_config *cfg);
     int (*finalize)(void);
     int (*concurrency)(void);
     int (*fence)(void);
@@ -72,6 +99,9 @@ typedef struct pxi_space_ops {
     /* Nonzero when the calling thread is executing a kernel of this space right now (used to
      * turn waits from inside kernels into PX_EDEADLK). May be NULL. */
     int (*in_kernel)(void);
+    /* The device this space runs on (CUDA device number), for the engine's contexts and the
+     * Kokkos Tools device id. NULL on host spaces (device 0). */
+    int (*device_id)(void);
 
     /* Device streams, for the engine's per-device queues. NULL on host spaces. */
     int (*stream_create)(void **stream);
@@ -94,12 +124,6 @@ struct px_space {
     int instance_id; /* Kokkos Tools instance number (0) */
 };
 
-/* Stream for launches made by the calling thread (core/launch.c, thread-local): an engine GPU
- * worker sets its own stream around a kernel op so the launch goes on that stream (completion
- * then comes from stream_then) instead of the space's stream plus a device-wide fence. NULL
- * restores the space's default. */
-void pxi_launch_set_stream(void *stream);
-
 /* The host memory space (core/host_memory.c), for the malloc/free/deep_copy ops of every host
  * execution space: PXI_CACHE_LINE-aligned blocks, copies between host pointers. */
 void *pxi_host_malloc(size_t bytes);
@@ -113,9 +137,18 @@ void pxi_registry_add(const pxi_space_ops *ops);
 int pxi_registry_count(void);
 px_space *pxi_registry_at(int i);
 
+/* The device number of space @s (its device_id op; 0 for host spaces and NULL). */
+int pxi_registry_device_id(const px_space *s);
+
+/* The available device space with streams (the one the engine's GPU lanes drive), or NULL.
+ * core uses it instead of naming a backend. */
+px_space *pxi_registry_device_space(void);
+
 /* Initialize all spaces in priority order (unavailable ones are skipped, failures roll back),
- * finalize in reverse. Called from core/init.c only. */
-PX_NODISCARD int pxi_registry_initialize(void);
+ * finalize in reverse, each with the space settings taken from @cfg (the parsed
+ * configuration; never NULL). Called from core/init.c only. */
+struct pxi_config; /* core/settings.h: the backends never see it */
+PX_NODISCARD int pxi_registry_initialize(const struct pxi_config *cfg);
 int pxi_registry_finalize(void);
 
 #define PX_REGISTER_SPACE(ops, anchor)                                                             \

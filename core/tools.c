@@ -276,7 +276,7 @@ uint32_t pxi_tools_device_id(const px_space *s)
     uint32_t type = (uint32_t)s->ops->kokkos_device_type & 0xffu;
     uint32_t dev = 0;
     if (s->ops->kokkos_device_type == KP_DEVICE_TYPE_CUDA) {
-        int d = pxi_config_get()->device_id;
+        int d = pxi_registry_device_id(s);
         dev = d > 0 ? (uint32_t)d & ((1u << KP_DEVICE_BITS) - 1) : 0;
     }
     uint32_t inst =

@@ -76,13 +76,6 @@ int64_t px_range_auto_chunk(int64_t n, int workers, px_schedule schedule)
     return c;
 }
 
-int64_t pxi_range_chunk_size(const px_range_policy *p, int workers)
-{
-    if (p->chunk_size > 0)
-        return p->chunk_size;
-    return px_range_auto_chunk(p->end - p->begin, workers, p->schedule);
-}
-
 int64_t pxi_range_num_chunks(int64_t n, int64_t chunk)
 {
     PX_ASSERT(chunk >= 1 && n >= 0);

@@ -18,9 +18,6 @@
  * value at error level. Returns PX_OK or PX_EINVAL. */
 PX_NODISCARD int pxi_range_check(const px_range_policy *p, const char *what);
 
-/* The chunk size a launch uses: p->chunk_size, or px_range_auto_chunk(n, workers, schedule). */
-int64_t pxi_range_chunk_size(const px_range_policy *p, int workers);
-
 /* Number of chunks of size @chunk (>= 1) in n indices: ceil(n / chunk); 0 for n == 0. */
 int64_t pxi_range_num_chunks(int64_t n, int64_t chunk);
 

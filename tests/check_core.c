@@ -32,8 +32,9 @@ static void event(char c)
     }
 }
 
-static int fake_lo_initialize(void)
+static int fake_lo_initialize(const pxi_space_config *cfg)
 {
+    (void)cfg;
     event('L');
     return PX_OK;
 }
@@ -42,8 +43,9 @@ static int fake_lo_finalize(void)
     event('l');
     return fake_lo_fini_status;
 }
-static int fake_hi_initialize(void)
+static int fake_hi_initialize(const pxi_space_config *cfg)
 {
+    (void)cfg;
     event('H');
     return fake_hi_mode == FAKE_OK ? PX_OK : fake_hi_mode == FAKE_FAIL ? PX_EIO : PX_ENODEV;
 }
@@ -112,8 +114,9 @@ static const pxi_space_ops fake_hi_ops = {
  * accessible, so core must route copies through it and refuse host-only kernels on it. It
  * records the direction flags of the copies it is asked to make. */
 static int dev_copies, dev_copy_dst_host, dev_copy_src_host;
-static int fake_dev_initialize(void)
+static int fake_dev_initialize(const pxi_space_config *cfg)
 {
+    (void)cfg;
     return PX_OK;
 }
 static int fake_dev_finalize(void)

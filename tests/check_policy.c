@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "policy/plan.h"
 #include "policy/range.h"
 #include "px_test.h"
 
@@ -166,12 +167,205 @@ START_TEST(test_static_block_at_int64_limits)
 }
 END_TEST
 
-START_TEST(test_chunk_size_uses_policy_or_auto)
+START_TEST(test_plan_chunk_uses_policy_or_auto)
 {
     px_range_policy p = px_range_chunked(0, 1000, 7, PX_SCHEDULE_DYNAMIC);
-    ck_assert_int_eq(pxi_range_chunk_size(&p, 4), 7);
+    pxi_range_plan pl = pxi_plan_range(&p, PX_KERNEL_FOR, 4, PXI_PLAN_POOL);
+    ck_assert_int_eq(pl.chunk, 7);
+    ck_assert_int_eq(pl.call_chunk, 7);
+    ck_assert_int_eq(pl.dynamic, 1);
     p.chunk_size = 0;
-    ck_assert_int_eq(pxi_range_chunk_size(&p, 4), px_range_auto_chunk(1000, 4, p.schedule));
+    pl = pxi_plan_range(&p, PX_KERNEL_FOR, 4, PXI_PLAN_POOL);
+    ck_assert_int_eq(pl.chunk, px_range_auto_chunk(1000, 4, PX_SCHEDULE_DYNAMIC));
+    /* A scan is static whatever the schedule: chunk 1, one call per rank block. */
+    pl = pxi_plan_range(&p, PX_KERNEL_SCAN, 4, PXI_PLAN_POOL);
+    ck_assert_int_eq(pl.dynamic, 0);
+    ck_assert_int_eq(pl.chunk, 1);
+    ck_assert_int_eq(pl.call_chunk, INT64_MAX);
+    /* Serial: one rank, static, whatever nranks and schedule say. */
+    pl = pxi_plan_range(&p, PX_KERNEL_REDUCE, 4, PXI_PLAN_SERIAL);
+    ck_assert_int_eq(pl.nranks, 1);
+    ck_assert_int_eq(pl.dynamic, 0);
+    ck_assert_int_eq(pl.call_chunk, INT64_MAX);
+    /* Device: one index per device thread, chunk and schedule do not apply. */
+    p.chunk_size = 13;
+    pl = pxi_plan_range(&p, PX_KERNEL_FOR, 4096, PXI_PLAN_DEVICE);
+    ck_assert_int_eq(pl.dynamic, 0);
+    ck_assert_int_eq(pl.chunk, 1);
+    ck_assert_int_eq(pl.call_chunk, 1);
+    ck_assert_int_eq(pl.begin, 0);
+    ck_assert_int_eq(pl.end, 1000);
+}
+END_TEST
+
+/* --- the plan, exhaustively ----------------------------------------------------------------
+ * Every small (begin, n, chunk, nranks, schedule, kind, space) combination: run the plan the way
+ * a backend does, count the visits of every index and check the plan's invariants. */
+
+/* The loops below make millions of checks: a Check assertion per check would dominate (each
+ * one records its location), so only a failing check reaches Check. */
+#define REQUIRE(cond)                                                                              \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #cond);                                  \
+    } while (0)
+
+#define PLAN_MAX_N 40
+static int visits[PLAN_MAX_N];
+static int64_t plan_calls;
+
+/* Cut piece [b, e) into calls as a backend does and record them; every call is non-empty, at
+ * most call_chunk long and, with an explicit chunk, exactly one chunk of the range. */
+static void run_piece(const pxi_range_plan *pl, int64_t chunk_size, int64_t b, int64_t e)
+{
+    for (int64_t t; b < e; b = t) {
+        t = pxi_plan_call_end(pl, b, e);
+        REQUIRE((t) > (b));
+        REQUIRE((t - b) <= (pl->call_chunk));
+        if (chunk_size > 0) {
+            REQUIRE(((b - pl->begin) % chunk_size) == (0));
+            REQUIRE(t - b == chunk_size || t == pl->end);
+        }
+        for (int64_t i = b; i < t; ++i)
+            ++visits[i - pl->begin];
+        ++plan_calls;
+    }
+}
+
+static void check_plan(int64_t begin, int64_t n, int64_t chunk_size, int nranks, px_schedule sched,
+                       px_kernel_kind kind, pxi_plan_space space)
+{
+    px_range_policy p = px_range_chunked(begin, begin + n, chunk_size, sched);
+    pxi_range_plan pl = pxi_plan_range(&p, kind, nranks, space);
+    REQUIRE((pl.begin) == (begin));
+    REQUIRE((pl.end) == (begin + n));
+    REQUIRE((pl.nranks) == (space == PXI_PLAN_SERIAL ? 1 : nranks));
+    REQUIRE((pl.chunk) >= (1));
+    REQUIRE((pl.nchunks) == (pxi_range_num_chunks(n, pl.chunk)));
+    int dyn = space == PXI_PLAN_POOL && sched == PX_SCHEDULE_DYNAMIC && kind != PX_KERNEL_SCAN;
+    REQUIRE((pl.dynamic) == (dyn));
+    if (chunk_size > 0)
+        REQUIRE((pl.chunk) == (chunk_size));
+    else
+        REQUIRE((pl.chunk) == (px_range_auto_chunk(n, pl.nranks, dyn ? sched : 0)));
+    for (int64_t i = 0; i < n; ++i)
+        visits[i] = 0;
+    plan_calls = 0;
+    if (dyn) {
+        REQUIRE((pl.call_chunk) == (pl.chunk));
+        REQUIRE((pl.claim % pl.chunk) == (0));
+        REQUIRE((pl.nclaims) == (pxi_range_num_chunks(n, pl.claim)));
+        REQUIRE((pl.nclaims) <= (PXI_PLAN_MAX_UNITS));
+        /* Each rank's own share of units, in rank order, together every unit once. */
+        int64_t next = 0;
+        for (int r = 0; r < pl.nranks; ++r) {
+            int64_t u0, u1;
+            pxi_plan_claims_of_rank(&pl, r, &u0, &u1);
+            REQUIRE((u0) == (next));
+            REQUIRE((u1 - u0) <= (pl.nclaims / pl.nranks + 1));
+            next = u1;
+        }
+        REQUIRE((next) == (pl.nclaims));
+        for (int64_t u = pl.nclaims - 1; u >= 0; --u) { /* claim order does not matter */
+            int64_t b, e;
+            pxi_plan_claim_bounds(&pl, u, &b, &e);
+            REQUIRE((b) == (begin + u * pl.claim));
+            run_piece(&pl, pl.chunk, b, e);
+        }
+    } else {
+        REQUIRE((pl.call_chunk) == (chunk_size > 0 ? chunk_size : INT64_MAX));
+        /* Blocks are contiguous in rank order, chunk-aligned, and (static) within one chunk of
+         * each other; with the automatic size each non-empty block is one call. */
+        int64_t next = begin, lo = INT64_MAX, hi = 0;
+        for (int r = 0; r < pl.nranks; ++r) {
+            int64_t b, e;
+            if (kind == PX_KERNEL_SCAN)
+                pxi_plan_scan_block(&pl, r, &b, &e);
+            else
+                pxi_plan_static_block(&pl, r, &b, &e);
+            if (b == e)
+                continue;
+            REQUIRE((b) == (next));
+            REQUIRE(((b - begin) % pl.chunk) == (0));
+            int64_t chunks = pxi_range_num_chunks(e - b, pl.chunk);
+            lo = chunks < lo ? chunks : lo;
+            hi = chunks > hi ? chunks : hi;
+            int64_t before = plan_calls;
+            run_piece(&pl, chunk_size, b, e);
+            if (chunk_size == 0)
+                REQUIRE((plan_calls - before) == (1));
+            next = e;
+        }
+        REQUIRE((next) == (begin + n));
+        if (kind != PX_KERNEL_SCAN && hi > 0 && pl.nchunks >= pl.nranks)
+            REQUIRE((hi - lo) <= (1));
+    }
+    for (int64_t i = 0; i < n; ++i)
+        if (visits[i] != 1)
+            ck_abort_msg("begin %lld n %lld chunk %lld ranks %d sched %d kind %d space %d: index "
+                         "%lld visited %d times",
+                         (long long)begin, (long long)n, (long long)chunk_size, nranks, (int)sched,
+                         (int)kind, (int)space, (long long)(begin + i), visits[i]);
+}
+
+START_TEST(test_plan_visits_every_index_once_for_every_small_policy)
+{
+    static const int64_t begins[] = {-7, 0, 5};
+    static const int64_t chunks[] = {0, 1, 2, 3, 4, 5, 7, 9, 16, 41};
+    static const px_kernel_kind kinds[] = {PX_KERNEL_FOR, PX_KERNEL_REDUCE, PX_KERNEL_SCAN};
+    static const pxi_plan_space spaces[] = {PXI_PLAN_SERIAL, PXI_PLAN_POOL};
+    for (size_t bi = 0; bi < sizeof begins / sizeof *begins; ++bi)
+        for (int64_t n = 0; n <= PLAN_MAX_N; ++n)
+            for (size_t ci = 0; ci < sizeof chunks / sizeof *chunks; ++ci)
+                for (int nranks = 1; nranks <= 9; ++nranks)
+                    for (int sched = 0; sched <= 1; ++sched)
+                        for (size_t ki = 0; ki < 3; ++ki)
+                            for (size_t si = 0; si < 2; ++si)
+                                check_plan(begins[bi], n, chunks[ci], nranks, (px_schedule)sched,
+                                           kinds[ki], spaces[si]);
+}
+END_TEST
+
+/* A dynamic reduce over many chunks groups them into at most PXI_PLAN_MAX_UNITS units of whole
+ * chunks; a dynamic for claims one chunk at a time. */
+START_TEST(test_plan_dynamic_reduce_caps_its_units)
+{
+    px_range_policy p =
+        px_range_chunked(3, 3 + 3 * PXI_PLAN_MAX_UNITS + 17, 1, PX_SCHEDULE_DYNAMIC);
+    pxi_range_plan pl = pxi_plan_range(&p, PX_KERNEL_REDUCE, 2, PXI_PLAN_POOL);
+    ck_assert_int_eq(pl.claim, 4);
+    ck_assert_int_le(pl.nclaims, PXI_PLAN_MAX_UNITS);
+    ck_assert_int_eq(pl.call_chunk, 1);
+    int64_t b, e;
+    pxi_plan_claim_bounds(&pl, pl.nclaims - 1, &b, &e);
+    ck_assert_int_eq(e, p.end);
+    pl = pxi_plan_range(&p, PX_KERNEL_FOR, 2, PXI_PLAN_POOL);
+    ck_assert_int_eq(pl.claim, 1);
+    ck_assert_int_eq(pl.nclaims, p.end - p.begin);
+}
+END_TEST
+
+/* Huge ranges: no overflow in chunk counts, blocks or claims. */
+START_TEST(test_plan_at_int64_limits)
+{
+    px_range_policy p = px_range_chunked(0, INT64_MAX, 0, PX_SCHEDULE_DYNAMIC);
+    pxi_range_plan pl = pxi_plan_range(&p, PX_KERNEL_REDUCE, 3, PXI_PLAN_POOL);
+    ck_assert_int_le(pl.nclaims, PXI_PLAN_MAX_UNITS);
+    int64_t b, e;
+    pxi_plan_claim_bounds(&pl, pl.nclaims - 1, &b, &e);
+    ck_assert_int_eq(e, INT64_MAX);
+    ck_assert_int_lt(b, e);
+    p.schedule = PX_SCHEDULE_STATIC;
+    pl = pxi_plan_range(&p, PX_KERNEL_SCAN, 3, PXI_PLAN_POOL);
+    pxi_plan_scan_block(&pl, 2, &b, &e);
+    ck_assert_int_eq(e, INT64_MAX);
+    pxi_plan_scan_block(&pl, 0, &b, &e);
+    ck_assert_int_eq(b, 0);
+    p = px_range_chunked(INT64_MIN / 2, INT64_MAX / 2, 1000, PX_SCHEDULE_STATIC);
+    pl = pxi_plan_range(&p, PX_KERNEL_FOR, 7, PXI_PLAN_POOL);
+    pxi_plan_static_block(&pl, 6, &b, &e);
+    ck_assert_int_eq(e, INT64_MAX / 2);
+    ck_assert_int_eq(pxi_plan_call_end(&pl, b, e) - b, 1000);
 }
 END_TEST
 
@@ -232,7 +426,10 @@ static Suite *policy_suite(void)
     tcase_add_test(tc, test_chunks_cover_range_exactly_once);
     tcase_add_test(tc, test_static_blocks_partition_range);
     tcase_add_test(tc, test_static_block_at_int64_limits);
-    tcase_add_test(tc, test_chunk_size_uses_policy_or_auto);
+    tcase_add_test(tc, test_plan_chunk_uses_policy_or_auto);
+    tcase_add_test(tc, test_plan_visits_every_index_once_for_every_small_policy);
+    tcase_add_test(tc, test_plan_dynamic_reduce_caps_its_units);
+    tcase_add_test(tc, test_plan_at_int64_limits);
     tcase_add_test(tc, test_range_chunked_keeps_fields);
     tcase_add_test(tc, test_auto_chunk_odd_inputs);
     tcase_add_test(tc, test_range_check_message_names_label_and_value);

@@ -412,15 +412,26 @@ START_TEST(test_empty_or_null_label_never_reaches_a_tool)
 }
 END_TEST
 
+/* The fake device space's device number (the backend, not core, knows its device). */
+static int fake_device_three(void)
+{
+    return 3;
+}
+
 START_TEST(test_device_space_id_and_memory_space_name_follow_kokkos)
 {
-    /* A stand-in for a cuda space (no GPU needed): Kokkos type 2, the configured device in
-     * bits 17..23, instance 1; its memory space is named "Cuda" like Kokkos' CudaSpace. */
+    /* A stand-in for a cuda space (no GPU needed): Kokkos type 2, the space's device (its
+     * device_id op) in bits 17..23, instance 1; its memory space is named "Cuda" like Kokkos'
+     * CudaSpace. */
     setenv("PX_DEVICE_ID", "3", 1);
     init_with(KPTEST_TOOL_PATH);
     const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
     static const pxi_space_ops fake_ops = {
-        .name = "cuda", .priority = 99, .kokkos_device_type = 2, .host_accessible = 0};
+        .name = "cuda",
+        .priority = 99,
+        .kokkos_device_type = 2,
+        .host_accessible = 0,
+        .device_id = fake_device_three};
     px_space fake = {.ops = &fake_ops, .available = 1, .instance_id = 0};
     ck_assert_uint_eq(pxi_tools_device_id(&fake), (2u << 24) | (3u << 17) | 1u);
     uint64_t k = pxi_tools_begin_parallel(PX_KERNEL_FOR, "on_device", &fake);

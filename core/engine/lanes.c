@@ -229,7 +229,7 @@ int pxi_lane_create(pxi_engine *e, pxi_lane_kind kind, int device_id, int n_work
     atomic_init(&l->n_spinning, 0);
     atomic_init(&l->stop, 0);
     if (kind == PXI_LANE_GPU || kind == PXI_LANE_GPU_COPY)
-        l->cuda_space = px_space_by_name("cuda");
+        l->cuda_space = pxi_registry_device_space();
     l->workers = pxi_calloc((size_t)n_workers, sizeof *l->workers);
     if (!l->workers) {
         pxi_free_aligned(l);
@@ -326,7 +326,7 @@ int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_property prop, const
                   PXI_MAX_GPU_DEVS);
         return PX_EINVAL;
     }
-    if (!px_space_by_name("cuda")) {
+    if (!pxi_registry_device_space()) {
         PXI_ERROR("%s: CUDA context, but the cuda space is not available", caller);
         return PX_ENODEV;
     }

@@ -284,10 +284,13 @@ PX_API int px_engine_op_delete(px_engine *e, px_engine_op *op);
 /**
  * Push a PX_FOR kernel launch (px_parallel_for) as an op reading @p reads and writing
  * @p writes. @p args (args_size bytes, == k->args_size) is copied at push.
+ * The launch is checked at push by the same code as the direct call, so every status
+ * px_parallel_for returns for these arguments comes back here, from the push.
  * @return PX_OK; PX_EFAULT for a NULL engine or kernel, or args NULL with args_size > 0;
  *         PX_EINVAL for a bad policy, a kernel of another kind, an args_size mismatch, a
- *         stale Var or engine; PX_ENOTINIT when s is NULL and there is no default space
- *         (runtime not initialized); PX_ENOMEM. Thread-safe; blocks under backpressure.
+ *         kernel without a host entry on a host space or not compiled for a device space, a
+ *         stale Var or engine; PX_ENODEV when s is not available (or NULL with no default
+ *         space); PX_ENOMEM. Thread-safe; blocks under backpressure.
  */
 PX_API int px_engine_push_parallel_for(px_engine *e, px_space *s, const char *label,
                                        px_range_policy p, const px_kernel *k, const void *args,

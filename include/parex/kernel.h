@@ -60,8 +60,34 @@ extern "C" {
 #endif
 
 /** @name Host function kernels
+ *
+ * What a call receives. A host function is called on pieces [begin, end) of the policy's range,
+ * each non-empty, together covering every index exactly once; calls on disjoint pieces may run
+ * concurrently on different threads. With n = end - begin of the policy, c its chunk_size and
+ * P the space's thread count (px_space_concurrency):
+ *
+ *   - serial (and any launch made from inside a running kernel, which runs inline): c > 0:
+ *     one call per chunk [begin + k c, min(end, begin + (k + 1) c)), k = 0, 1, ..., in index
+ *     order; c == 0: one call on the whole range.
+ *   - threads, PX_SCHEDULE_STATIC: the ceil(n / c') chunks (c' = c, or 1 when c == 0) are dealt
+ *     to the P ranks in contiguous blocks in rank order, the first (chunks % P) ranks taking
+ *     one chunk more; a rank with an empty block makes no call. c > 0: each rank calls once per
+ *     chunk of its block, so every call is exactly one chunk (the last may be shorter); c == 0:
+ *     each rank calls once for its whole block, so at most P calls, sizes within one index.
+ *   - threads, PX_SCHEDULE_DYNAMIC (for and reduce): every call is exactly one chunk
+ *     [begin + k c', ...) of c' = c indices, or of c' = px_range_auto_chunk(n, P, dynamic)
+ *     (about n / (8 P), 1..65536) when c == 0; chunks are claimed at run time by any rank, in
+ *     any order. A reduce folds each group of consecutive chunks (at most 4096 groups) into its
+ *     own value from the identity, and the groups are joined in index order.
+ *   - threads, scans (any schedule): static blocks as above, except that rank 0's block is 3
+ *     shares of the chunks to the others' 2; ranks other than 0 call twice per piece, first
+ *     with final_pass 0, then with final_pass 1 and the exact prefix.
+ *   - cuda: host functions do not run (PX_EINVAL); PX_FOR/PX_REDUCE/PX_SCAN bodies run one
+ *     index per device thread and ignore chunk_size and schedule.
+ *
+ * The pieces depend only on (policy, P), never on timing (see policy/plan.h in the source).
  * @{ */
-/** Runs indices [begin, end) of a parallel_for. */
+/** Runs indices [begin, end) of a parallel_for (see above for the pieces it receives). */
 typedef void (*px_for_fn)(int64_t begin, int64_t end, void *ctx);
 /** Folds indices [begin, end) into *acc, which holds the identity or an earlier chunk's fold. */
 typedef void (*px_reduce_fn)(int64_t begin, int64_t end, void *ctx, void *acc);

@@ -11,7 +11,8 @@
  *   - PX_SCHEDULE_DYNAMIC: ranks claim chunks of chunk_size indices at run time, like
  *     schedule(dynamic, chunk). For imbalanced loops.
  *
- * chunk_size 0 asks the space for an automatic size (see px_range_auto_chunk).
+ * chunk_size 0 asks the space for an automatic size (see px_range_auto_chunk). parex/kernel.h
+ * ("What a call receives") says exactly which pieces a host function gets for each schedule.
  */
 #ifndef PAREX_POLICY_H
 #define PAREX_POLICY_H

@@ -29,7 +29,6 @@ extern "C" {
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/registry.h"
-#include "core/settings.h"
 }
 
 #ifndef PXI_CUDA_ARCHS
@@ -148,7 +147,7 @@ int read_info(int dev)
     return PX_OK;
 }
 
-int cuda_initialize(void)
+int cuda_initialize(const pxi_space_config *cfg)
 {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -159,7 +158,7 @@ int cuda_initialize(void)
         (void)cudaGetLastError();
         return PX_ENODEV;
     }
-    int dev = pxi_config_get()->device_id;
+    int dev = cfg->device_id;
     if (dev < 0)
         dev = 0;
     if (dev >= count) {
@@ -188,6 +187,12 @@ int cuda_initialize(void)
     __atomic_store_n(&g.up, 1, __ATOMIC_RELEASE);
     PXI_INFO("cuda: device %d (%s), %d SMs", dev, g.info.name, g.sm_count);
     return PX_OK;
+}
+
+/* The device chosen at initialize (PX_DEVICE_ID, default 0). */
+int cuda_device_id(void)
+{
+    return g.device;
 }
 
 int cuda_finalize(void)
@@ -404,6 +409,10 @@ int cuda_launch(const pxi_launch *l)
                   l->label);
         return PX_EINVAL;
     }
+    if (l->policy_kind != PXI_POLICY_RANGE) {
+        PXI_ERROR("cuda: launch \"%s\": unknown policy kind %d", l->label, (int)l->policy_kind);
+        return PX_EINVAL;
+    }
     const px_kernel_device *d = k->device;
     if (!d) {
         PXI_ERROR("cuda: launch \"%s\": kernel '%s' was compiled without nvcc; compile its file "
@@ -421,8 +430,12 @@ int cuda_launch(const pxi_launch *l)
     memset(&run, 0, sizeof run);
     run.device = g.device;
     run.sm_count = g.sm_count;
-    run.begin = l->policy.begin;
-    run.end = l->policy.end;
+    /* The device plan (policy/plan.h): one index per device thread over [begin, end); the
+     * policy's chunk size and schedule do not apply on the device. */
+    const pxi_range_plan pl =
+        pxi_plan_range(&l->range, l->kind, cuda_concurrency(), PXI_PLAN_DEVICE);
+    run.begin = pl.begin;
+    run.end = pl.end;
     run.args = l->ctx;
     run.stream = stream_or_default(l->stream);
     cudaError_t e = use_device();
@@ -602,6 +615,7 @@ static const pxi_space_ops cuda_ops = {
     cuda_free,                /* free */
     cuda_deep_copy,           /* deep_copy */
     NULL,                     /* in_kernel: device kernels never run host code */
+    cuda_device_id,           /* device_id */
     cuda_stream_create,       /* stream_create */
     cuda_stream_destroy,      /* stream_destroy */
     cuda_stream_then,         /* stream_then */

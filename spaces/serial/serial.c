@@ -1,5 +1,5 @@
 /* spaces/serial/serial.c - the Serial execution space: every launch runs inline on the calling
- * thread, in index order (Kokkos::Serial). Chunking still follows the policy so that a
+ * thread, in index order (Kokkos::Serial). Calls follow the plan (policy/plan.h) so that a
  * reduction or scan function sees the same chunk boundaries the policy names, which keeps
  * float results identical to a threads run with one rank. */
 #include <stdalign.h>
@@ -7,13 +7,14 @@
 
 #include "core/log.h"
 #include "core/registry.h"
-#include "policy/range.h"
+#include "policy/plan.h"
 
 /* Depth of serial kernels running on this thread (nested launches are allowed and inline). */
 static _Thread_local int in_kernel_depth;
 
-static int serial_initialize(void)
+static int serial_initialize(const pxi_space_config *cfg)
 {
+    (void)cfg; /* nothing to configure */
     return PX_OK;
 }
 
@@ -39,26 +40,23 @@ static int serial_in_kernel(void)
 
 static int serial_launch(const pxi_launch *l)
 {
-    const px_range_policy *p = &l->policy;
-    /* core/launch.c hands backends validated, non-empty ranges only (it answers empty ones
-     * itself); a chunk of 0 below would divide by zero. */
-    if (!PX_ALWAYS(p->begin < p->end))
+    /* core/launch.c hands backends prepared, non-empty ranges only (it answers empty ones
+     * itself). */
+    if (!PX_ALWAYS(l->policy_kind == PXI_POLICY_RANGE && l->range.begin < l->range.end))
         return PX_EINVAL;
-    /* An explicit chunk size is honoured (functions may size scratch by it); an automatic one
-     * is the whole range, one call. */
-    int64_t chunk = p->chunk_size > 0 ? p->chunk_size : p->end - p->begin;
-    int64_t nc = pxi_range_num_chunks(p->end - p->begin, chunk);
     if (l->kind != PX_KERNEL_FOR && l->kind != PX_KERNEL_REDUCE && l->kind != PX_KERNEL_SCAN)
         return PX_EINVAL;
-    /* Reduce and scan fold every chunk into one value in index order; for a scan that value is
-     * the exact prefix from the start, so each chunk's single call is its final pass. */
+    /* One rank's static block, the whole range, cut into calls as the plan says (policy/plan.h):
+     * one call per explicit chunk, or one call for the whole range. */
+    const pxi_range_plan pl = pxi_plan_range(&l->range, l->kind, 1, PXI_PLAN_SERIAL);
+    /* Reduce and scan fold every call into one value in index order; for a scan that value is
+     * the exact prefix from the start, so each call is its final pass. */
     alignas(64) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];
     if (l->kind != PX_KERNEL_FOR)
         l->reducer->identity(acc);
     ++in_kernel_depth;
-    for (int64_t k = 0; k < nc; ++k) {
-        int64_t b, e;
-        pxi_range_chunk_bounds(p->begin, p->end, chunk, k, &b, &e);
+    for (int64_t b = pl.begin, e; b < pl.end; b = e) {
+        e = pxi_plan_call_end(&pl, b, pl.end);
         if (l->kind == PX_KERNEL_FOR)
             l->host_for(b, e, l->ctx);
         else if (l->kind == PX_KERNEL_REDUCE)

@@ -7,9 +7,9 @@
  * (launch lock, caller = rank 0), and joins go lower index ranges first. The launch rules are
  * spelled out in threads.h.
  *
- * Chunking follows the policy as the serial space does: an explicit chunk size is the most a
- * function call sees (functions may size scratch by it); with the automatic size, static ranks
- * call the function once for their whole block. */
+ * Blocks, calls and claims follow the plan (policy/plan.h), as the serial space's do: an
+ * explicit chunk size is the most a function call sees (functions may size scratch by it);
+ * with the automatic size, static ranks call the function once for their whole block. */
 #include "spaces/threads/threads.h"
 
 #include <stdalign.h>
@@ -19,17 +19,16 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/registry.h"
-#include "core/settings.h"
 #include "core/wait.h"
-#include "policy/range.h"
+#include "policy/plan.h"
 #include "spaces/threads/fanin.h"
 #include "spaces/threads/pool.h"
 #include "spaces/threads/topo.h"
 
 /* One launch as the ranks see it. Lives on the launcher's stack; written before dispatch and
  * read-only while the ranks run. The first cache line holds everything a static parallel_for
- * needs, so a worker reads the dispatch line, this line and the kernel's arguments, and
- * nothing else, before it starts its block. */
+ * needs (the body, its ctx and the plan's leading fields), so a worker reads the dispatch line,
+ * this line and the kernel's arguments, and nothing else, before it starts its block. */
 typedef struct job {
     /* line 0 */
     alignas(PXI_CACHE_LINE) union {
@@ -38,22 +37,18 @@ typedef struct job {
         px_host_scan_entry s;
     } fn;
     void *ctx;
-    int64_t begin, end;
-    int64_t chunk;      /* policy chunk (static partition, dynamic chunks) */
-    int64_t call_chunk; /* most indices per function call */
-    int32_t nranks;
-    uint8_t kind;    /* px_kernel_kind */
-    uint8_t dynamic; /* dynamic schedule (never for scans) */
-    uint8_t mode;    /* pxi_threads_dynamic_mode */
+    uint8_t kind;        /* px_kernel_kind */
+    uint8_t mode;        /* pxi_threads_dynamic_mode */
+    pxi_range_plan plan; /* policy/plan.h: blocks, calls, claims */
     /* line 1: reductions, scans, dynamic schedules */
     alignas(PXI_CACHE_LINE) const px_reducer *reducer;
     void *result;
-    int64_t unit;               /* dynamic: indices per claimed unit (whole chunks) */
-    int64_t nunits;             /* dynamic: number of units */
-    unsigned char *unit_values; /* dynamic reduce: nunits slots of stride bytes */
+    unsigned char *unit_values; /* dynamic reduce: plan.nclaims slots of stride bytes */
     size_t stride;
     unsigned scan_seq; /* scan: value posted on down / fin flags */
 } job;
+_Static_assert(offsetof(job, plan) + offsetof(pxi_range_plan, nchunks) <= PXI_CACHE_LINE,
+               "a static launch's fields fit the job's first cache line");
 
 /* Space state: written by initialize/finalize (single-threaded by contract); the fields marked
  * "lock" are touched only by the launch-lock holder. */
@@ -90,41 +85,33 @@ void pxi_threads_set_dynamic_mode(pxi_threads_dynamic_mode mode)
 
 static void for_range(const job *j, int64_t b, int64_t e)
 {
-    while (b < e) {
-        int64_t t = e - b > j->call_chunk ? b + j->call_chunk : e;
+    for (int64_t t; b < e; b = t) {
+        t = pxi_plan_call_end(&j->plan, b, e);
         j->fn.f(b, t, j->ctx);
-        b = t;
     }
 }
 
 static void reduce_range(const job *j, int64_t b, int64_t e, void *acc)
 {
-    while (b < e) {
-        int64_t t = e - b > j->call_chunk ? b + j->call_chunk : e;
+    for (int64_t t; b < e; b = t) {
+        t = pxi_plan_call_end(&j->plan, b, e);
         j->fn.r(b, t, j->ctx, acc);
-        b = t;
     }
 }
 
 static void scan_range(const job *j, int64_t b, int64_t e, void *partial, int final_pass)
 {
-    while (b < e) {
-        int64_t t = e - b > j->call_chunk ? b + j->call_chunk : e;
+    for (int64_t t; b < e; b = t) {
+        t = pxi_plan_call_end(&j->plan, b, e);
         j->fn.s(b, t, j->ctx, partial, final_pass);
-        b = t;
     }
-}
-
-static void static_block(const job *j, int rank, int nranks, int64_t *b, int64_t *e)
-{
-    pxi_range_static_block(j->begin, j->end, j->chunk, rank, nranks, b, e);
 }
 
 /* Run unit u of a dynamic job. */
 static void dynamic_unit(const job *j, int64_t u)
 {
     int64_t b, e;
-    pxi_range_chunk_bounds(j->begin, j->end, j->unit, u, &b, &e);
+    pxi_plan_claim_bounds(&j->plan, u, &b, &e);
     if (j->unit_values) {
         void *v = j->unit_values + (size_t)u * j->stride;
         j->reducer->identity(v);
@@ -141,7 +128,7 @@ static void dynamic_claims(const job *j, pxi_tpool *pool, int rank)
     if (j->mode == PXI_DYNAMIC_SHARED) {
         for (;;) {
             int64_t u = atomic_fetch_add_explicit(&shared_next, 1, memory_order_relaxed);
-            if (u >= j->nunits)
+            if (u >= j->plan.nclaims)
                 return;
             dynamic_unit(j, u);
         }
@@ -168,10 +155,10 @@ static void job_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
     const job *j = arg;
     int64_t b, e;
     if (j->kind == PX_KERNEL_FOR) {
-        if (j->dynamic) {
+        if (j->plan.dynamic) {
             dynamic_claims(j, pool, rank);
         } else {
-            static_block(j, rank, j->nranks, &b, &e);
+            pxi_plan_static_block(&j->plan, rank, &b, &e);
             for_range(j, b, e);
         }
         (void)pxi_tpool_fanin(pool, rank, gen, PXI_FANIN_UP, NULL);
@@ -180,54 +167,23 @@ static void job_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
     /* reduce */
     const px_reducer *r = j->reducer;
     pxi_tpool_slot *me = &pxi_tpool_slots(pool)[rank];
-    if (j->dynamic) {
+    if (j->plan.dynamic) {
         dynamic_claims(j, pool, rank);
         if (pxi_tpool_fanin(pool, rank, gen, PXI_FANIN_UP, NULL)) {
             /* Rank 0, after every unit: join the unit slots in index order. */
             void *acc = me->value;
             memcpy(acc, j->unit_values, r->value_size);
-            for (int64_t u = 1; u < j->nunits; ++u)
+            for (int64_t u = 1; u < j->plan.nclaims; ++u)
                 r->join(acc, j->unit_values + (size_t)u * j->stride);
             memcpy(j->result, acc, r->value_size);
         }
         return;
     }
     r->identity(me->value);
-    static_block(j, rank, j->nranks, &b, &e);
+    pxi_plan_static_block(&j->plan, rank, &b, &e);
     reduce_range(j, b, e, me->value);
     if (pxi_tpool_fanin(pool, rank, gen, PXI_FANIN_UP, r->join))
         memcpy(j->result, me->value, r->value_size);
-}
-
-/* A scan rank's block. Rank 0 scans its block once (its prefix is exact from the start) and the
- * others twice, so rank 0 takes 3 shares of the chunks to the others' 2: with 2 ranks that cuts
- * the slower rank's work by a fifth when the body is compute-bound (0.8 instead of 1.0
- * block passes) and by a tenth when memory-bound (rank 0 reads and writes, the others read, then
- * read and write). Blocks stay contiguous, in rank order and chunk-aligned, and depend only on
- * (range, chunk, ranks). */
-static void scan_block(const job *j, int rank, int nranks, int64_t *b, int64_t *e)
-{
-    int64_t nch = pxi_range_num_chunks(j->end - j->begin, j->chunk);
-    int64_t w = 3 + 2 * (int64_t)(nranks - 1);
-    int64_t k0 = nch / w * 3 + nch % w * 3 / w, ka, kb;
-    if (nranks == 1) {
-        ka = 0;
-        kb = nch;
-    } else if (rank == 0) {
-        ka = 0;
-        kb = k0;
-    } else {
-        pxi_range_static_chunks(nch - k0, rank - 1, nranks - 1, &ka, &kb);
-        ka += k0;
-        kb += k0;
-    }
-    int64_t t;
-    if (ka == kb) {
-        *b = *e = j->begin;
-        return;
-    }
-    pxi_range_chunk_bounds(j->begin, j->end, j->chunk, ka, b, &t);
-    pxi_range_chunk_bounds(j->begin, j->end, j->chunk, kb - 1, &t, e);
 }
 
 /* Scan: pass 1 folds each rank's block from the identity (own); the fan-in joins subtree
@@ -243,9 +199,12 @@ static void scan_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
     size_t size = r->value_size;
     pxi_tpool_slot *slots = pxi_tpool_slots(pool);
     pxi_tpool_slot *me = &slots[rank];
-    int p = j->nranks;
+    int p = j->plan.nranks;
     int64_t b, e;
-    scan_block(j, rank, p, &b, &e);
+    /* Rank 0 scans its block once (its prefix is exact from the start) and the others twice,
+     * so pxi_plan_scan_block gives rank 0 3 shares of the chunks to the others' 2: with 2 ranks
+     * that cuts the slower rank's work by a fifth when the body is compute-bound. */
+    pxi_plan_scan_block(&j->plan, rank, &b, &e);
 
     r->identity(me->own);
     scan_range(j, b, e, me->own, rank == 0);
@@ -276,10 +235,9 @@ static void scan_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 
 /* ---- launch --------------------------------------------------------------------------------- */
 
-/* Fill the parts of a job that do not depend on the pool. */
-static void job_init(job *j, const pxi_launch *l)
+/* A job for launch @l with plan @pl. */
+static void job_init(job *j, const pxi_launch *l, const pxi_range_plan *pl)
 {
-    const px_range_policy *p = &l->policy;
     switch (l->kind) {
     case PX_KERNEL_FOR:
         j->fn.f = l->host_for;
@@ -292,33 +250,35 @@ static void job_init(job *j, const pxi_launch *l)
         break;
     }
     j->ctx = l->ctx;
-    j->begin = p->begin;
-    j->end = p->end;
-    j->call_chunk = p->chunk_size > 0 ? p->chunk_size : INT64_MAX;
     j->kind = (uint8_t)l->kind;
+    j->mode = 0;
+    j->plan = *pl;
     j->reducer = l->reducer;
     j->result = l->result;
+    j->unit_values = NULL;
+    j->stride = 0;
+    j->scan_seq = 0;
 }
 
-/* A launch from inside a running kernel: run it here, serially, chunked as serial does. */
+/* A launch from inside a running kernel: run it here, serially, with the serial plan. */
 static int launch_inline(const pxi_launch *l)
 {
+    const pxi_range_plan pl = pxi_plan_range(&l->range, l->kind, 1, PXI_PLAN_SERIAL);
     alignas(PXI_CACHE_LINE) job j;
-    memset(&j, 0, sizeof j);
-    job_init(&j, l);
+    job_init(&j, l, &pl);
     alignas(PXI_CACHE_LINE) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];
     switch (l->kind) {
     case PX_KERNEL_FOR:
-        for_range(&j, j.begin, j.end);
+        for_range(&j, pl.begin, pl.end);
         return PX_OK;
     case PX_KERNEL_REDUCE:
         l->reducer->identity(acc);
-        reduce_range(&j, j.begin, j.end, acc);
+        reduce_range(&j, pl.begin, pl.end, acc);
         memcpy(l->result, acc, l->reducer->value_size);
         return PX_OK;
     case PX_KERNEL_SCAN:
         l->reducer->identity(acc);
-        scan_range(&j, j.begin, j.end, acc, 1);
+        scan_range(&j, pl.begin, pl.end, acc, 1);
         if (l->result)
             memcpy(l->result, acc, l->reducer->value_size);
         return PX_OK;
@@ -349,13 +309,14 @@ static int reserve_units(size_t bytes, const char *label)
 static int check_after(const job *j)
 {
     int ok = pxi_tpool_check(st.pool, st.scan_seq);
-    if (j->dynamic && j->mode == PXI_DYNAMIC_STEAL) {
+    if (j->plan.dynamic && j->mode == PXI_DYNAMIC_STEAL) {
         pxi_tpool_slot *slots = pxi_tpool_slots(st.pool);
-        for (int r = 0; r < j->nranks; ++r)
+        for (int r = 0; r < j->plan.nranks; ++r)
             ok &= PX_ALWAYS(atomic_load_explicit(&slots[r].next, memory_order_relaxed) >=
                             slots[r].end);
-    } else if (j->dynamic) {
-        ok &= PX_ALWAYS(atomic_load_explicit(&shared_next, memory_order_relaxed) >= j->nunits);
+    } else if (j->plan.dynamic) {
+        ok &=
+            PX_ALWAYS(atomic_load_explicit(&shared_next, memory_order_relaxed) >= j->plan.nclaims);
     }
     return ok;
 }
@@ -366,7 +327,11 @@ static int threads_launch(const pxi_launch *l)
         PXI_ERROR("threads: launch '%s' of unknown kind %d", l->label, (int)l->kind);
         return PX_EINVAL;
     }
-    const px_range_policy *p = &l->policy;
+    if (l->policy_kind != PXI_POLICY_RANGE) {
+        PXI_ERROR("threads: launch '%s' of unknown policy kind %d", l->label, (int)l->policy_kind);
+        return PX_EINVAL;
+    }
+    const px_range_policy *p = &l->range;
     if (p->begin >= p->end) {
         /* core handles empty ranges; kept so the op is total on its own. */
         if (l->kind != PX_KERNEL_FOR && l->result)
@@ -376,37 +341,19 @@ static int threads_launch(const pxi_launch *l)
     if (pxi_tpool_in_job())
         return launch_inline(l);
 
-    alignas(PXI_CACHE_LINE) job j;
-    job_init(&j, l);
     int nranks = st.nranks;
-    j.nranks = nranks;
-    j.chunk = pxi_range_chunk_size(p, nranks);
-    j.dynamic = p->schedule == PX_SCHEDULE_DYNAMIC && l->kind != PX_KERNEL_SCAN;
-    if (l->kind == PX_KERNEL_SCAN && p->chunk_size == 0)
-        j.chunk = 1; /* scans use the static partition: balanced blocks */
-    j.unit = j.nunits = 0;
-    j.unit_values = NULL;
-    j.stride = 0;
-    j.scan_seq = 0;
-    j.mode = 0;
-    if (j.dynamic) {
-        int64_t nchunks = pxi_range_num_chunks(p->end - p->begin, j.chunk);
-        int64_t per = 1;
-        if (l->kind == PX_KERNEL_REDUCE && nchunks > PXI_THREADS_MAX_UNITS)
-            per = (nchunks + PXI_THREADS_MAX_UNITS - 1) / PXI_THREADS_MAX_UNITS;
-        j.unit = j.chunk * per;
-        j.nunits = pxi_range_num_chunks(p->end - p->begin, j.unit);
-        j.call_chunk = j.chunk;
-    }
+    const pxi_range_plan pl = pxi_plan_range(p, l->kind, nranks, PXI_PLAN_POOL);
+    alignas(PXI_CACHE_LINE) job j;
+    job_init(&j, l, &pl);
 
     pxi_tpool *pool = st.pool;
     pxi_tpool_lock(pool);
-    if (j.dynamic) {
+    if (pl.dynamic) {
         j.mode = (uint8_t)dynamic_mode;
         if (l->kind == PX_KERNEL_REDUCE) {
             const px_reducer *r = l->reducer;
             j.stride = (r->value_size + r->value_align - 1) / r->value_align * r->value_align;
-            int rc = reserve_units((size_t)j.nunits * j.stride, l->label);
+            int rc = reserve_units((size_t)pl.nclaims * j.stride, l->label);
             if (rc != PX_OK) {
                 pxi_tpool_unlock(pool);
                 return rc;
@@ -419,7 +366,7 @@ static int threads_launch(const pxi_launch *l)
             pxi_tpool_slot *slots = pxi_tpool_slots(pool);
             for (int r = 0; r < nranks; ++r) {
                 int64_t k0, k1;
-                pxi_range_static_chunks(j.nunits, r, nranks, &k0, &k1);
+                pxi_plan_claims_of_rank(&pl, r, &k0, &k1);
                 atomic_store_explicit(&slots[r].next, k0, memory_order_relaxed);
                 slots[r].end = k1;
             }
@@ -449,9 +396,8 @@ static void release_all(void)
     memset(&st, 0, sizeof st);
 }
 
-static int threads_initialize(void)
+static int threads_initialize(const pxi_space_config *c)
 {
-    const pxi_config *c = pxi_config_get();
     memset(&st, 0, sizeof st);
     int rc = pxi_topo_load(&st.topo, NULL, NULL);
     if (rc != PX_OK)

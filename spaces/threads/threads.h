@@ -23,20 +23,16 @@
 #ifndef PXI_THREADS_H
 #define PXI_THREADS_H
 
+#include "policy/plan.h"
+
 /* Upper bound on ranks (the PX_NUM_THREADS limit of core/settings.c; checked again at
  * initialize). */
 #define PXI_THREADS_MAX_RANKS 4096
-/* Upper bound on the value slots of one dynamic reduction (see above). */
-#define PXI_THREADS_MAX_UNITS 4096
-/* Spin budgets, in microseconds, before a waiting thread sleeps on a futex. DEFAULT was chosen
- * with bench_threads (bench/RESULTS.md, "## Threads"); ACTIVE keeps threads hot for a second
- * of idleness; PASSIVE sleeps almost at once; THROTTLED applies when ranks outnumber the PUs
- * of the process cpuset, where spinning would steal the CPU from the thread being waited for
- * (libgomp throttles its spin count the same way). PX_SPIN_US overrides the first three. */
-#define PXI_THREADS_SPIN_US_DEFAULT   100
-#define PXI_THREADS_SPIN_US_ACTIVE    1000000
-#define PXI_THREADS_SPIN_US_PASSIVE   0
-#define PXI_THREADS_SPIN_US_THROTTLED 1
+/* Upper bound on the value slots of one dynamic reduction (see above); the plan
+ * (policy/plan.h, PXI_PLAN_MAX_UNITS) groups chunks into units to stay below it. */
+#define PXI_THREADS_MAX_UNITS PXI_PLAN_MAX_UNITS
+/* Spin budgets live in core/wait.c (one wait primitive; bench/RESULTS.md "## Threads" chose
+ * its 100 us default). */
 
 /* How dynamic schedules claim units: per-rank ranges (a rank claims from its own static share
  * first, then steals from the others' in rank order), or one shared counter. */

@@ -1,0 +1,81 @@
+/* policy/plan.c - a launch's policy resolved once into the plan a backend executes (see
+ * policy/plan.h). Pure functions: no allocation, no global state. */
+#include "policy/plan.h"
+
+#include "policy/range.h"
+
+pxi_range_plan pxi_plan_range(const px_range_policy *p, px_kernel_kind kind, int nranks,
+                              pxi_plan_space space)
+{
+    pxi_range_plan pl = {.begin = p->begin, .end = p->end, .nranks = nranks < 1 ? 1 : nranks};
+    int64_t n = p->end - p->begin;
+    if (space == PXI_PLAN_DEVICE) {
+        pl.chunk = pl.call_chunk = 1;
+        pl.nchunks = n;
+        return pl;
+    }
+    if (space == PXI_PLAN_SERIAL)
+        pl.nranks = 1;
+    /* Scans need each rank to own its block in both passes: always static. Serial has no one to
+     * share claims with. */
+    pl.dynamic =
+        space == PXI_PLAN_POOL && p->schedule == PX_SCHEDULE_DYNAMIC && kind != PX_KERNEL_SCAN;
+    px_schedule sched = pl.dynamic ? PX_SCHEDULE_DYNAMIC : PX_SCHEDULE_STATIC;
+    pl.chunk = p->chunk_size > 0 ? p->chunk_size : px_range_auto_chunk(n, pl.nranks, sched);
+    pl.nchunks = pxi_range_num_chunks(n, pl.chunk);
+    if (!pl.dynamic) {
+        /* An explicit chunk is the most a call sees (functions may size scratch by it); with the
+         * automatic size a rank calls once for its whole block. */
+        pl.call_chunk = p->chunk_size > 0 ? p->chunk_size : INT64_MAX;
+        return pl;
+    }
+    pl.call_chunk = pl.chunk;
+    int64_t per = 1;
+    if (kind == PX_KERNEL_REDUCE && pl.nchunks > PXI_PLAN_MAX_UNITS)
+        per = pl.nchunks / PXI_PLAN_MAX_UNITS + (pl.nchunks % PXI_PLAN_MAX_UNITS != 0);
+    /* per * chunk <= about n / PXI_PLAN_MAX_UNITS + chunk: no overflow. */
+    pl.claim = pl.chunk * per;
+    pl.nclaims = pxi_range_num_chunks(n, pl.claim);
+    return pl;
+}
+
+void pxi_plan_static_block(const pxi_range_plan *pl, int rank, int64_t *b, int64_t *e)
+{
+    pxi_range_static_block(pl->begin, pl->end, pl->chunk, rank, pl->nranks, b, e);
+}
+
+void pxi_plan_scan_block(const pxi_range_plan *pl, int rank, int64_t *b, int64_t *e)
+{
+    int64_t nch = pl->nchunks;
+    int p = pl->nranks;
+    int64_t w = 3 + 2 * (int64_t)(p - 1);
+    int64_t k0 = nch / w * 3 + nch % w * 3 / w, ka, kb;
+    if (p == 1) {
+        ka = 0;
+        kb = nch;
+    } else if (rank == 0) {
+        ka = 0;
+        kb = k0;
+    } else {
+        pxi_range_static_chunks(nch - k0, rank - 1, p - 1, &ka, &kb);
+        ka += k0;
+        kb += k0;
+    }
+    int64_t t;
+    if (ka == kb) {
+        *b = *e = pl->begin;
+        return;
+    }
+    pxi_range_chunk_bounds(pl->begin, pl->end, pl->chunk, ka, b, &t);
+    pxi_range_chunk_bounds(pl->begin, pl->end, pl->chunk, kb - 1, &t, e);
+}
+
+void pxi_plan_claims_of_rank(const pxi_range_plan *pl, int rank, int64_t *u0, int64_t *u1)
+{
+    pxi_range_static_chunks(pl->nclaims, rank, pl->nranks, u0, u1);
+}
+
+void pxi_plan_claim_bounds(const pxi_range_plan *pl, int64_t u, int64_t *b, int64_t *e)
+{
+    pxi_range_chunk_bounds(pl->begin, pl->end, pl->claim, u, b, e);
+}

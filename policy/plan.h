@@ -1,0 +1,99 @@
+/* policy/plan.h - the plan a backend executes for a launch: the policy resolved once, by pure
+ * functions (policy/plan.c), for the space that runs it. serial, threads and cuda take every
+ * decision about chunk sizes, blocks and claims from here; none of them reads chunk_size or
+ * resolves "0 = automatic" itself. Exhaustively unit-tested (tests/check_policy.c).
+ *
+ * The plan of a range launch (pxi_plan_range), with n = end - begin and c = the policy's
+ * chunk_size:
+ *   - chunk: the partition unit. c when c > 0; else px_range_auto_chunk(n, nranks, schedule),
+ *     which is 1 for static (blocks balanced to one index) and about n / (8 nranks) for dynamic.
+ *   - static (every serial launch, threads static, every scan): rank r of nranks runs one
+ *     contiguous block of whole chunks (pxi_plan_static_block; scans pxi_plan_scan_block), in
+ *     rank order, and cuts it into function calls of at most call_chunk indices starting at
+ *     the block's start, so with c > 0 each call is exactly one chunk, and with c == 0
+ *     (call_chunk INT64_MAX) each rank makes one call for its whole block.
+ *   - dynamic (threads, for and reduce with PX_SCHEDULE_DYNAMIC): ranks claim units of `claim`
+ *     indices (whole chunks; a reduce groups chunks so there are at most PXI_PLAN_MAX_UNITS
+ *     units, each with its own value slot), in any order; unit u is
+ *     [begin + u claim, min(end, begin + (u + 1) claim)) and is run in calls of one chunk.
+ *   - device (cuda): one index per device thread; chunk and call_chunk are 1 and the policy's
+ *     chunk size and schedule do not apply (the grid covers [begin, end) once).
+ *
+ * Room for the next policies: pxi_plan carries a kind tag and a union with one member per
+ * policy kind (mdrange tiles, team leagues), each with its own pure plan function here. */
+#ifndef PXI_PLAN_H
+#define PXI_PLAN_H
+
+#include <stdint.h>
+
+#include "parex/kernel.h"
+#include "parex/policy.h"
+
+/* The policy kinds a launch carries. Adding a kind: a value here, a plan struct and function
+ * below, a member in pxi_plan's and pxi_launch's unions (core/registry.h), and one case in each
+ * of core/launch.c's check_policy, has_host_entry and launch_empty.
+ * Next: PXI_POLICY_MDRANGE (issue 13), PXI_POLICY_TEAM (issue 14). */
+typedef enum { PXI_POLICY_RANGE = 1 } pxi_policy_kind;
+
+/* What kind of space runs the plan. */
+typedef enum {
+    PXI_PLAN_SERIAL = 0, /* one rank, in index order (also a nested launch run inline) */
+    PXI_PLAN_POOL = 1,   /* nranks host threads (threads) */
+    PXI_PLAN_DEVICE = 2  /* a device grid (cuda) */
+} pxi_plan_space;
+
+/* Most value slots of one dynamic reduction (units group whole chunks to stay below it). */
+#define PXI_PLAN_MAX_UNITS 4096
+
+/* A 1-D range launch, resolved. All fields are set by pxi_plan_range. */
+typedef struct pxi_range_plan {
+    /* The fields a static launch reads come first (the Threads space keeps them on one cache
+     * line with the body). */
+    int64_t begin, end; /* the policy's range, begin <= end */
+    int64_t chunk;      /* partition unit, >= 1 */
+    int64_t call_chunk; /* most indices per function call; INT64_MAX: a whole block */
+    int nranks;         /* ranks the work is dealt to (1 for serial) */
+    int dynamic;        /* 1: ranks claim units; 0: static blocks */
+    int64_t nchunks;    /* ceil(n / chunk) */
+    int64_t claim;      /* dynamic: indices per unit (a multiple of chunk); else 0 */
+    int64_t nclaims;    /* dynamic: number of units; else 0 */
+} pxi_range_plan;
+
+/* The plan of any launch: one member per policy kind. */
+typedef struct pxi_plan {
+    pxi_policy_kind kind;
+    union {
+        pxi_range_plan range; /* PXI_POLICY_RANGE */
+        /* PXI_POLICY_MDRANGE: tile extents and counts (issue 13); PXI_POLICY_TEAM: league size,
+         * team size, scratch bytes (issue 14). */
+    };
+} pxi_plan;
+
+/* Resolve a validated range policy (pxi_range_check passed) for a launch of @kind on a space of
+ * @space kind with @nranks ranks (values < 1 are taken as 1; serial and device ignore it for
+ * the partition). Pure, total on validated policies. */
+pxi_range_plan pxi_plan_range(const px_range_policy *p, px_kernel_kind kind, int nranks,
+                              pxi_plan_space space);
+
+/* Rank @rank's static block [*b, *e) (possibly empty, *b == *e), whole chunks, in rank order,
+ * ranks differing by at most one chunk. 0 <= rank < nranks. */
+void pxi_plan_static_block(const pxi_range_plan *pl, int rank, int64_t *b, int64_t *e);
+
+/* Rank @rank's block of a scan [*b, *e): whole chunks in rank order, rank 0 taking 3 shares to
+ * the others' 2 (it scans its block once, the others twice). Depends only on the plan. */
+void pxi_plan_scan_block(const pxi_range_plan *pl, int rank, int64_t *b, int64_t *e);
+
+/* The units [*u0, *u1) rank @rank claims first (its own share) in a dynamic plan. */
+void pxi_plan_claims_of_rank(const pxi_range_plan *pl, int rank, int64_t *u0, int64_t *u1);
+
+/* Unit @u's indices [*b, *e) in a dynamic plan, 0 <= u < nclaims. */
+void pxi_plan_claim_bounds(const pxi_range_plan *pl, int64_t u, int64_t *b, int64_t *e);
+
+/* End of the function call that starts at @b within a piece ending at @e (b < e): the next
+ * call covers [b, pxi_plan_call_end(pl, b, e)). */
+static inline int64_t pxi_plan_call_end(const pxi_range_plan *pl, int64_t b, int64_t e)
+{
+    return e - b > pl->call_chunk ? b + pl->call_chunk : e;
+}
+
+#endif
