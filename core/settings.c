@@ -298,10 +298,16 @@ static int load_env(pxi_config *c)
  * a failed initialize leaves the caller's arguments as they were. */
 static int load_argv(pxi_config *c, const int *argc, char **const *argv, int *help)
 {
-    if (!argc || !argv || !*argv)
-        return PX_OK;
+    if (!argc)
+        return PX_OK; /* no count: argv is ignored (px_initialize's contract) */
     if (*argc < 0) {
         PXI_ERROR("px_initialize: argc = %d (expected >= 0)", *argc);
+        return PX_EINVAL;
+    }
+    if (*argc == 0)
+        return PX_OK;
+    if (!argv || !*argv) {
+        PXI_ERROR("px_initialize: argc = %d but argv is NULL%s", *argc, argv ? " (*argv)" : "");
         return PX_EINVAL;
     }
     int n = *argc, first = PX_OK;

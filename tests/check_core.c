@@ -743,6 +743,34 @@ START_TEST(test_negative_argc_is_einval)
 }
 END_TEST
 
+/* argc and argv must describe each other: a negative count, or a positive count with no
+ * vector, is PX_EINVAL (logged) even when argv is NULL; a zero count needs no vector. */
+START_TEST(test_argc_argv_mismatch_is_einval)
+{
+    px_test_log_capture();
+    int argc = -1;
+    char **argv = NULL;
+    ck_assert_int_eq(px_initialize(&argc, NULL), PX_EINVAL);
+    ck_assert(px_test_log_contains("argc = -1"));
+    ck_assert_int_eq(px_initialize(&argc, &argv), PX_EINVAL);
+    ck_assert_int_eq(px_is_initialized(), 0);
+    px_test_log_clear();
+    argc = 2;
+    ck_assert_int_eq(px_initialize(&argc, NULL), PX_EINVAL);
+    ck_assert(px_test_log_contains("argv is NULL"));
+    ck_assert_int_eq(px_initialize(&argc, &argv), PX_EINVAL);
+    ck_assert_int_eq(argc, 2);
+    ck_assert_int_eq(px_is_initialized(), 0);
+    argc = 0;
+    ck_assert_int_eq(px_initialize(&argc, &argv), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+    ck_assert_int_eq(px_initialize(&argc, NULL), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+    ck_assert_int_eq(px_initialize(NULL, &argv), PX_OK); /* no count: argv is ignored */
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
 /* The log threshold from PX_LOG_LEVEL applies only to a runtime that came up. */
 START_TEST(test_failed_initialize_restores_log_level)
 {
@@ -1187,6 +1215,7 @@ static Suite *core_suite(void)
     tcase_add_test(tc, test_initialize_with_survives_every_allocation_failure);
     tcase_add_test(tc, test_failed_initialize_leaves_argv_untouched);
     tcase_add_test(tc, test_negative_argc_is_einval);
+    tcase_add_test(tc, test_argc_argv_mismatch_is_einval);
     tcase_add_test(tc, test_failed_initialize_restores_log_level);
     tcase_add_test(tc, test_initialize_with_out_of_range_fields_is_einval);
     tcase_add_test(tc, test_spaces_initialize_in_priority_order_finalize_in_reverse);

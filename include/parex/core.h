@@ -108,10 +108,12 @@ PX_API void px_settings_default(px_settings *s);
  * Mirrors Kokkos::initialize(argc, argv).
  *
  * @param argc  pointer to main's argc (>= 0), or NULL (then argv is ignored).
- * @param argv  pointer to main's argv (*argc entries), or NULL.
+ * @param argv  pointer to main's argv (*argc entries); may be NULL, or point to NULL, only
+ *              when argc is NULL or *argc is 0.
  * @return PX_OK;
- *         PX_EINVAL   a malformed environment variable or flag, an unknown --px-* flag, or
- *                     *argc < 0 (the log names each bad one);
+ *         PX_EINVAL   a malformed environment variable or flag, an unknown --px-* flag,
+ *                     *argc < 0, or *argc > 0 with argv or *argv NULL (the log names each
+ *                     bad one);
  *         PX_EALREADY the runtime is already initialized;
  *         PX_ENOMEM   an allocation failed;
  *         PX_ENODEV   the requested default space is unknown or not available, or no space
