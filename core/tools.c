@@ -675,15 +675,22 @@ static void call_metadata(const char *key, const char *value)
 /* ---- sections ----------------------------------------------------------------------------- */
 
 /* Section ids index this table; a destroyed slot is reused. Owned by section_lock. The
- * library callbacks run under lib_lock, taken inside section_lock (never the other way). */
+ * library callbacks run under lib_lock, taken inside section_lock (never the other way).
+ * Destroyed slots form a LIFO free list threaded through next_free, and slots never used lie
+ * at n_touched and above, so create and destroy take constant time (amortized over the
+ * table's doubling) however many sections are live. */
+#define NO_SECTION UINT32_MAX
 typedef struct section {
     int used;
+    uint32_t next_free; /* next destroyed slot when !used, else unused */
     uint32_t lib_ids[MAX_LIBS];
 } section;
 
 static pthread_mutex_t section_lock = PTHREAD_MUTEX_INITIALIZER;
 static section *sections;
-static uint32_t n_sections;
+static uint32_t n_sections;             /* capacity of sections */
+static uint32_t n_touched;              /* slots 0..n_touched-1 were handed out at least once */
+static uint32_t free_head = NO_SECTION; /* most recently destroyed slot */
 
 static void sections_free(void)
 {
@@ -691,7 +698,34 @@ static void sections_free(void)
     pxi_free(sections);
     sections = NULL;
     n_sections = 0;
+    n_touched = 0;
+    free_head = NO_SECTION;
     pthread_mutex_unlock(&section_lock);
+}
+
+/* A slot for a new section, or NO_SECTION when the table cannot grow. Caller holds
+ * section_lock. */
+static uint32_t section_take_slot(void)
+{
+    if (free_head != NO_SECTION) {
+        uint32_t slot = free_head;
+        free_head = sections[slot].next_free;
+        return slot;
+    }
+    if (n_touched == n_sections) {
+        if (n_sections >= NO_SECTION / 2)
+            return NO_SECTION; /* ids are uint32_t and NO_SECTION is reserved */
+        uint32_t nn = n_sections ? 2 * n_sections : 16;
+        section *ns = pxi_calloc(nn, sizeof *ns);
+        if (!ns)
+            return NO_SECTION;
+        if (n_sections)
+            memcpy(ns, sections, n_sections * sizeof *ns);
+        pxi_free(sections);
+        sections = ns;
+        n_sections = nn;
+    }
+    return n_touched++;
 }
 
 int px_profile_create_section(const char *name, uint32_t *id)
@@ -709,22 +743,11 @@ int px_profile_create_section(const char *name, uint32_t *id)
         return PX_ENOTINIT;
     }
     pthread_mutex_lock(&section_lock);
-    uint32_t slot = 0;
-    while (slot < n_sections && sections[slot].used)
-        ++slot;
-    if (slot == n_sections) {
-        uint32_t nn = n_sections ? 2 * n_sections : 16;
-        section *ns = pxi_calloc(nn, sizeof *ns);
-        if (!ns) {
-            pthread_mutex_unlock(&section_lock);
-            PXI_ERROR("px_profile_create_section(\"%s\"): out of memory", name);
-            return PX_ENOMEM;
-        }
-        if (n_sections)
-            memcpy(ns, sections, n_sections * sizeof *ns);
-        pxi_free(sections);
-        sections = ns;
-        n_sections = nn;
+    uint32_t slot = section_take_slot();
+    if (slot == NO_SECTION) {
+        pthread_mutex_unlock(&section_lock);
+        PXI_ERROR("px_profile_create_section(\"%s\"): out of memory", name);
+        return PX_ENOMEM;
     }
     section *sec = &sections[slot];
     memset(sec, 0, sizeof *sec);
@@ -764,8 +787,11 @@ static int section_call(uint32_t id, int which, const char *caller)
         }
         lib_leave();
     }
-    if (which == KP_DESTROY_SECTION)
+    if (which == KP_DESTROY_SECTION) {
         sections[id].used = 0;
+        sections[id].next_free = free_head;
+        free_head = id;
+    }
     pthread_mutex_unlock(&section_lock);
     return PX_OK;
 }
