@@ -118,6 +118,8 @@ PX_API void px_settings_default(px_settings *s);
  *         PX_ENOMEM   an allocation failed;
  *         PX_ENODEV   the requested default space is unknown or not available, or no space
  *                     is available at all;
+ *         PX_EIO      the PX_PROFILE / --px-profile trace file cannot be written (the log
+ *                     names the path and the OS error; nothing is created or changed);
  *         or the status of a space or module (tools, trace, engine) that failed to start
  *         (spaces started before it are finalized again).
  * Not thread-safe: call from one thread, with no other parex call in flight.
