@@ -12,6 +12,15 @@
  * initialized state. */
 extern atomic_int pxi_runtime_state;
 
+/* pxi_runtime_state in a child forked while the runtime was up (core/init.c): not ready, and
+ * px_initialize refuses too. */
+#define PXI_RUNTIME_FORKED 2
+
+/* Nonzero, after logging that the runtime does not survive fork() (naming @p caller), in a
+ * child forked while the runtime was up; then the caller returns PX_ENOTINIT. 0 otherwise,
+ * without logging. */
+int pxi_runtime_lost_to_fork(const char *caller);
+
 static inline int pxi_runtime_ready(void)
 {
     return atomic_load_explicit(&pxi_runtime_state, memory_order_acquire) == 1;

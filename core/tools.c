@@ -850,6 +850,12 @@ int px_profile_declare_metadata(const char *key, const char *value)
     return PX_OK;
 }
 
+void pxi_tools_fork_child(void)
+{
+    atomic_store_explicit(&tools_ready, 0, memory_order_relaxed);
+    atomic_store_explicit(&pxi_tools_on, 0, memory_order_relaxed);
+}
+
 int px_profile_tool_count(void)
 {
     return atomic_load_explicit(&tools_ready, memory_order_acquire) ? n_libs : 0;
