@@ -1,6 +1,7 @@
-/* core/init.c - px_initialize / px_finalize, the space lookups, fences and the configuration
- * printout. Modules start in the order spaces -> tools -> trace -> engine and stop in reverse
- * (core/runtime_hooks.h). */
+/* core/init.c - the lifecycle: px_initialize / px_finalize, the runtime's state across
+ * fork(), px_settings_default and the configuration printout. Modules start in the order
+ * spaces -> tools -> trace -> engine and stop in reverse (core/runtime_hooks.h); the space
+ * API is in core/space.c. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "core/runtime.h"
 #include "core/runtime_hooks.h"
 #include "core/settings.h"
+#include "core/space.h"
 #include "core/tools.h"
 #include "parex/config.h"
 #include "parex/core.h"
@@ -19,7 +21,6 @@
 #include "parex/trace.h"
 
 atomic_int pxi_runtime_state;
-static px_space *default_space;
 
 /* ---- fork ----------------------------------------------------------------------------------
  * fork() copies only the calling thread: in a child forked while the runtime is up, the
@@ -86,34 +87,6 @@ int px_is_initialized(void)
     return pxi_runtime_ready();
 }
 
-static int any_space_in_kernel(void)
-{
-    for (int i = 0; i < pxi_registry_count(); ++i) {
-        px_space *s = pxi_registry_at(i);
-        if (s->available && s->ops->in_kernel && s->ops->in_kernel())
-            return 1;
-    }
-    return 0;
-}
-
-static px_space *choose_default(const char *name)
-{
-    if (name && *name) {
-        for (int i = 0; i < pxi_registry_count(); ++i) {
-            px_space *s = pxi_registry_at(i);
-            if (strcmp(s->ops->name, name) == 0)
-                return s->available ? s : NULL;
-        }
-        return NULL;
-    }
-    for (int i = pxi_registry_count() - 1; i >= 0; --i) {
-        px_space *s = pxi_registry_at(i);
-        if (s->available)
-            return s;
-    }
-    return NULL;
-}
-
 /* Every failure path undoes what was done before it (settings, log level, spaces, modules), so
  * a failed px_initialize leaves the process as it found it, argv included, and a later
  * px_initialize can succeed. */
@@ -150,8 +123,7 @@ static int initialize_common(int *argc, char ***argv, const px_settings *s)
     rc = pxi_registry_initialize();
     if (rc != PX_OK)
         goto fail_settings;
-    default_space = choose_default(cfg->default_space);
-    if (!default_space) {
+    if (!pxi_space_choose_default(cfg->default_space)) {
         if (cfg->default_space[0])
             PXI_ERROR("px_initialize: default space '%s' (PX_DEFAULT_SPACE) is unknown or not "
                       "available",
@@ -185,7 +157,7 @@ fail_state:
     atomic_store_explicit(&pxi_runtime_state, 0, memory_order_release);
 fail_spaces:
     (void)pxi_registry_finalize();
-    default_space = NULL;
+    pxi_space_clear_default();
 fail_settings:
     (void)px_log_set_level(saved_level);
     pxi_settings_unload();
@@ -210,7 +182,7 @@ int px_finalize(void)
         PXI_ERROR("px_finalize: the runtime is not initialized");
         return PX_ENOTINIT;
     }
-    if (any_space_in_kernel()) {
+    if (pxi_space_any_in_kernel()) {
         PXI_ERROR("px_finalize: called from inside a kernel");
         return PX_EDEADLK;
     }
@@ -230,135 +202,8 @@ int px_finalize(void)
     rc = pxi_registry_finalize();
     if (first == PX_OK)
         first = rc;
-    default_space = NULL;
+    pxi_space_clear_default();
     pxi_settings_unload();
-    return first;
-}
-
-px_space *px_default_space(void)
-{
-    return pxi_runtime_ready() ? default_space : NULL;
-}
-
-px_space *pxi_space_resolve(px_space *s, const char *caller, int *status)
-{
-    if (pxi_runtime_lost_to_fork(caller)) {
-        *status = PX_ENOTINIT;
-        return NULL;
-    }
-    if (!pxi_runtime_ready()) {
-        PXI_ERROR("%s: the runtime is not initialized (call px_initialize first)", caller);
-        *status = PX_ENOTINIT;
-        return NULL;
-    }
-    if (!s)
-        s = default_space;
-    if (!s || !s->available) {
-        PXI_ERROR("%s: the execution space '%s' is not available", caller,
-                  s ? s->ops->name : "(default)");
-        *status = PX_ENODEV;
-        return NULL;
-    }
-    *status = PX_OK;
-    return s;
-}
-
-px_space *px_space_by_name(const char *name)
-{
-    if (!name) {
-        PXI_INFO("px_space_by_name: NULL name");
-        return NULL;
-    }
-    if (!pxi_runtime_ready()) {
-        PXI_INFO("px_space_by_name(\"%s\"): the runtime is not initialized", name);
-        return NULL;
-    }
-    for (int i = 0; i < pxi_registry_count(); ++i) {
-        px_space *s = pxi_registry_at(i);
-        if (strcmp(s->ops->name, name) == 0) {
-            if (!s->available)
-                PXI_INFO("px_space_by_name(\"%s\"): built in but not available on this machine",
-                         name);
-            return s->available ? s : NULL;
-        }
-    }
-    PXI_INFO("px_space_by_name(\"%s\"): no such space in this build", name);
-    return NULL;
-}
-
-const char *px_space_name(const px_space *s)
-{
-    return s ? s->ops->name : "(null)";
-}
-
-int px_space_concurrency(const px_space *s)
-{
-    if (!s) {
-        PXI_ERROR("px_space_concurrency: space is NULL");
-        return PX_EFAULT;
-    }
-    if (pxi_runtime_lost_to_fork("px_space_concurrency"))
-        return PX_ENOTINIT;
-    if (!pxi_runtime_ready()) {
-        PXI_ERROR("px_space_concurrency(%s): the runtime is not initialized", s->ops->name);
-        return PX_ENOTINIT;
-    }
-    if (!s->available) {
-        PXI_ERROR("px_space_concurrency(%s): the space is not available", s->ops->name);
-        return PX_ENODEV;
-    }
-    return s->ops->concurrency();
-}
-
-int px_space_host_accessible(const px_space *s)
-{
-    return s ? s->ops->host_accessible : 0;
-}
-
-static int fence_one(px_space *s)
-{
-    uint64_t fid = 0;
-    int tools = pxi_tools_active();
-    if (tools)
-        fid = pxi_tools_begin_fence("px_fence", s);
-    int rc = s->ops->fence();
-    if (tools)
-        pxi_tools_end_fence(fid);
-    return rc;
-}
-
-int px_fence(px_space *s)
-{
-    if (pxi_runtime_lost_to_fork("px_fence"))
-        return PX_ENOTINIT;
-    if (!pxi_runtime_ready()) {
-        PXI_ERROR("px_fence: the runtime is not initialized");
-        return PX_ENOTINIT;
-    }
-    if (s) {
-        if (!s->available) {
-            PXI_ERROR("px_fence: space '%s' is not available", s->ops->name);
-            return PX_ENODEV;
-        }
-        if (s->ops->in_kernel && s->ops->in_kernel()) {
-            PXI_ERROR("px_fence: called from inside a kernel of space '%s'", s->ops->name);
-            return PX_EDEADLK;
-        }
-        return fence_one(s);
-    }
-    if (any_space_in_kernel()) {
-        PXI_ERROR("px_fence: called from inside a kernel");
-        return PX_EDEADLK;
-    }
-    int first = PX_OK;
-    for (int i = 0; i < pxi_registry_count(); ++i) {
-        px_space *sp = pxi_registry_at(i);
-        if (!sp->available)
-            continue;
-        int rc = fence_one(sp);
-        if (rc != PX_OK && first == PX_OK)
-            first = rc;
-    }
     return first;
 }
 
@@ -383,7 +228,7 @@ void px_print_configuration(FILE *out)
         px_space *s = pxi_registry_at(i);
         const char *state = !up ? "registered" : s->available ? "available" : "not available";
         fprintf(out, " %s: %s%s\n", s->ops->name, state,
-                up && s == default_space ? " (default)" : "");
+                up && pxi_space_is_default(s) ? " (default)" : "");
         if (up && s->available && s->ops->print_configuration)
             s->ops->print_configuration(out);
     }
