@@ -103,7 +103,7 @@ enum {
 
 typedef struct tool_lib {
     char *path;   /* owned */
-    void *handle; /* from dlopen; never closed (see above) */
+    void *handle; /* from dlopen; never closed (see core/tools_load.c) */
     kp_generic_fn fn[KP_COUNT];
     int n_found;
     int global_fencing; /* answer to kokkosp_request_tool_settings */

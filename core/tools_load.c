@@ -49,7 +49,7 @@ tool_lib pxi_tool_libs[MAX_LIBS];
 int pxi_tool_n_libs;
 unsigned pxi_tool_lib_mask[KP_COUNT];
 
-/* Serializes calls into loaded libraries (see the file comment). */
+/* Serializes calls into loaded libraries (why: core/tools.c's file comment, "Threads"). */
 static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int in_lib_call;
 
