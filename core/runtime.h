@@ -1,4 +1,5 @@
-/* core/runtime.h - runtime state shared by core files (core/init.c). */
+/* core/runtime.h - runtime state shared by core files (core/init.c), and the resolution of a
+ * launch's space argument (core/space.c). */
 #ifndef PXI_RUNTIME_H
 #define PXI_RUNTIME_H
 
@@ -26,8 +27,8 @@ static inline int pxi_runtime_ready(void)
     return atomic_load_explicit(&pxi_runtime_state, memory_order_acquire) == 1;
 }
 
-/* Resolve a launch's space argument: NULL means the default space. Logs and returns NULL with
- * *status set when the runtime is down or no space exists. */
+/* Resolve a launch's space argument (core/space.c): NULL means the default space. Logs and
+ * returns NULL with *status set when the runtime is down or no space exists. */
 px_space *pxi_space_resolve(px_space *s, const char *caller, int *status);
 
 #endif
