@@ -9,6 +9,7 @@
 #ifndef PAREX_H
 #define PAREX_H
 
+#include "parex/atomic.h"
 #include "parex/config.h"
 #include "parex/core.h"
 #include "parex/cuda.h" /* Cuda-specific API (declared when PX_HAVE_CUDA); macros always */
