@@ -19,6 +19,7 @@
 #include "parex/policy.h"
 #include "parex/profiling.h"
 #include "parex/reducer.h"
+#include "parex/rng.h"
 #include "parex/space.h"
 #include "parex/trace.h"
 
