@@ -20,6 +20,7 @@
 #include "parex/profiling.h"
 #include "parex/reducer.h"
 #include "parex/rng.h"
+#include "parex/scatter.h"
 #include "parex/space.h"
 #include "parex/trace.h"
 

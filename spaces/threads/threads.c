@@ -19,6 +19,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/registry.h"
+#include "core/scatter.h"
 #include "core/settings.h"
 #include "policy/range.h"
 #include "spaces/threads/pool.h"
@@ -164,6 +165,7 @@ static void dynamic_claims(const job *j, pxi_tpool *pool, int rank)
 static void job_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 {
     const job *j = arg;
+    pxi_exec_rank = rank; /* px_scatter_add's replica (core/scatter.h) */
     int64_t b, e;
     if (j->kind == PX_KERNEL_FOR) {
         if (j->dynamic) {
@@ -237,6 +239,7 @@ static void scan_block(const job *j, int rank, int nranks, int64_t *b, int64_t *
 static void scan_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 {
     const job *j = arg;
+    pxi_exec_rank = rank; /* px_scatter_add's replica (core/scatter.h) */
     const px_reducer *r = j->reducer;
     size_t size = r->value_size;
     pxi_tpool_slot *slots = pxi_tpool_slots(pool);
