@@ -31,14 +31,17 @@
  * How px_scatter_add finds the replica without a thread-local lookup per call. The threads
  * space stores each rank's number in a thread-local int before it runs the rank's share of a
  * launch (0 on the launching thread, also for serial and for code outside launches). The
- * scatter reads it through px_exec_rank_location(), declared __attribute__((const)) the way
- * glibc declares __errno_location: the compiler may call it once per kernel chunk and keep the
- * address. The int behind it, the replica base and the stride are loads whose types (int,
- * double *, int64_t) no `double` store in the loop may alias under C's effective-type rules,
- * so the compiler hoists them out of the loop too: the per-index cost is one add into
- * base[i]. (Checked on x86-64 GCC 12 -O2 with objdump for a PX_FOR body adding into a
- * scatter: the loop holds the load-add-store of the replica element, the mode test and no
- * call; see the report in the commit that added this file.)
+ * scatter gets that int's address from px_exec_rank_location(), declared
+ * __attribute__((const)) the way glibc declares __errno_location, and calls it on every path,
+ * so the compiler calls it once per kernel chunk, before the loop, and keeps the address in a
+ * register. What stays in the loop depends on the optimizer, checked with objdump on a
+ * PX_FOR body `px_scatter_add(a->sc, a->idx[k], a->w[k])` (x86-64, GCC 12):
+ *   -O3: the loop is unswitched on the mode; the DUPLICATED loop is load idx[k], add the
+ *        hoisted rank * stride, load-add-store the replica element: nothing else.
+ *   -O2: no unswitching; per index, besides the load-add-store, three L1-resident loads
+ *        (sc->replicas for the mode test, the rank int, sc->stride): the relaxed CAS of the
+ *        ATOMIC branch in the same loop keeps the compiler from proving them invariant. No
+ *        call and no TLS access remain in the loop at either level.
  *
  * Compared with peers: Kokkos ScatterView duplicates per thread with a thread-id lookup per
  * access handle and joins in unspecified order; OpenMP has atomics or array reductions of
@@ -142,8 +145,11 @@ static inline void px_scatter_add(px_scatter *sc, int64_t i, double v)
 #if defined(__CUDA_ARCH__)
     px_atomic_add_f64(h->target + i, v);
 #else
+    /* Called unconditionally, so the compiler may move this const call out of the loop (it
+     * does not move calls out of a conditional branch). */
+    const int *rank = px_exec_rank_location();
     if (h->replicas)
-        h->replicas[(int64_t)*px_exec_rank_location() * h->stride + i] += v;
+        h->replicas[(int64_t)*rank * h->stride + i] += v;
     else
         px_atomic_add_f64(h->target + i, v);
 #endif
