@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "px_test.h"
 
 /* A deposition pattern: index k adds w(k) to cells (k * 7919) % n, (k * 104729 + 3) % n and
@@ -265,6 +266,29 @@ START_TEST(test_bad_input_is_refused_with_a_status)
 }
 END_TEST
 
+/* Fail the n-th internal allocation of a create for n = 1, 2, ... until it succeeds: each
+ * failure is PX_ENOMEM with *out untouched and nothing leaked (ASan checks the leaks). */
+START_TEST(test_create_survives_every_allocation_failure)
+{
+    double t[100] = {0};
+    px_scatter *sc = NULL;
+    px_log_set_level(PX_LOG_ERROR);
+    int n = 1, rc = PX_ENOMEM;
+    for (; n < 100 && rc != PX_OK; ++n) {
+        pxi_alloc_fail_at((uint64_t)n);
+        rc = px_scatter_create(&sc, px_space_by_name("threads"), t, 100, PX_SCATTER_DUPLICATED);
+        pxi_alloc_fail_at(0);
+        if (rc != PX_OK) {
+            ck_assert_int_eq(rc, PX_ENOMEM);
+            ck_assert_ptr_null(sc);
+        }
+    }
+    ck_assert_int_eq(rc, PX_OK);
+    ck_assert_int_ge(n, 3); /* the handle and the replicas each failed once */
+    ck_assert_int_eq(px_scatter_destroy(sc), PX_OK);
+}
+END_TEST
+
 START_TEST(test_create_before_initialize_is_enotinit)
 {
     double t[4] = {0};
@@ -335,6 +359,7 @@ static Suite *scatter_suite(void)
     tcase_add_test(tc, test_auto_duplicates_within_budget_and_goes_atomic_beyond);
     tcase_add_test(tc, test_huge_n_is_beyond_any_budget);
     tcase_add_test(tc, test_bad_input_is_refused_with_a_status);
+    tcase_add_test(tc, test_create_survives_every_allocation_failure);
     suite_add_tcase(s, tc);
     tc = tcase_create("uninitialized");
     tcase_add_test(tc, test_create_before_initialize_is_enotinit);

@@ -131,8 +131,10 @@ PX_API int px_scatter_create(px_scatter **out, px_space *s, double *target, int6
  *
  * @param sc  the scatter; @param i  0 <= i < n; @param v  the contribution.
  * Thread-safe between the ranks of one launch. Caller must: pass a live scatter and an i in
- * range (not checked: this is the inner loop); add from kernels of the scatter's space (or
- * host code outside kernels, as rank 0), one launch at a time per DUPLICATED scatter.
+ * range (not checked: this is the inner loop); add from kernels of the scatter's space (or,
+ * for a host space, host code outside kernels, as rank 0), one launch at a time per
+ * DUPLICATED scatter (two concurrent serial launches would share replica 0), and within one
+ * runtime lifetime (the replica count is the space's rank count at create).
  * Mirrors ScatterView's access()(i) += v.
  */
 #if defined(__CUDACC__)
@@ -185,7 +187,9 @@ PX_API int px_scatter_reset(px_scatter *sc);
 /**
  * Free the scatter (and its replicas); target is not touched, contributions not yet
  * contributed are lost.
- * @return PX_OK; PX_EFAULT for NULL. Caller must not use sc afterwards.
+ * @return PX_OK; PX_EFAULT for NULL; for a cuda scatter, the status of px_cuda_free_host on
+ *         its handle (PX_ENOTINIT after px_finalize: destroy cuda scatters before it).
+ * Caller must not use sc afterwards.
  */
 PX_API int px_scatter_destroy(px_scatter *sc);
 
