@@ -124,6 +124,25 @@ START_TEST(test_every_mode_equals_the_serial_sum_within_rounding)
 }
 END_TEST
 
+/* A dynamic schedule moves indices between ranks run to run: still the serial sum (exactly,
+ * for integer contributions) in both modes. */
+START_TEST(test_dynamic_schedule_gives_the_serial_sum)
+{
+    double *t = filled(1.0);
+    px_space *s = px_space_by_name("threads");
+    px_scatter *sc;
+    ck_assert_int_eq(px_scatter_create(&sc, s, t, N, modes[1 + _i]), PX_OK);
+    dep_args a = {sc, N, 1};
+    ck_assert_int_eq(px_parallel_for(s, "deposit", px_range_chunked(0, NK, 7, PX_SCHEDULE_DYNAMIC),
+                                     &deposit_kernel, &a, sizeof a),
+                     PX_OK);
+    ck_assert_int_eq(px_scatter_contribute(sc), PX_OK);
+    ck_assert_int_eq(px_scatter_destroy(sc), PX_OK);
+    expect_serial_sum(t, 1);
+    free(t);
+}
+END_TEST
+
 START_TEST(test_duplicated_is_bitwise_repeatable_run_to_run)
 {
     double *first = run_mode(spaces[_i], PX_SCATTER_DUPLICATED, 0, 0);
@@ -349,6 +368,7 @@ static Suite *scatter_suite(void)
     tcase_add_loop_test(tc, test_every_mode_equals_the_serial_sum_exactly_for_integers, 0, 12);
     tcase_add_loop_test(tc, test_every_mode_equals_the_serial_sum_within_rounding, 0, 12);
     tcase_add_loop_test(tc, test_duplicated_is_bitwise_repeatable_run_to_run, 0, 2);
+    tcase_add_loop_test(tc, test_dynamic_schedule_gives_the_serial_sum, 0, 2);
     tcase_add_test(tc, test_duplicated_on_serial_is_bitwise_the_serial_order);
     tcase_add_test(tc, test_contribute_consumes_and_reset_discards);
     tcase_add_test(tc, test_adds_from_host_code_go_to_rank_zero);
