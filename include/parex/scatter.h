@@ -27,6 +27,10 @@
  *   - PX_SCATTER_AUTO: DUPLICATED on host spaces while the replicas fit the memory budget
  *     (px_scatter_set_budget_bytes, default PX_SCATTER_DEFAULT_BUDGET_BYTES), ATOMIC beyond it
  *     and on cuda. px_scatter_get_mode tells which was chosen.
+ * On cuda the handle itself lives in pinned host memory (px_cuda_malloc_host), which device
+ * bodies read through unified addressing: each device thread reads sc->target once over the
+ * bus (the read is hoisted out of a grid-stride loop like any loop-invariant load); bodies
+ * that must avoid even that can call px_atomic_add_f64 on the device array directly.
  *
  * How px_scatter_add finds the replica without a thread-local lookup per call. The threads
  * space stores each rank's number in a thread-local int before it runs the rank's share of a
