@@ -89,6 +89,7 @@ fi
 # lists -ludev, whose libudev.so link needs libudev-dev): then link libparex.a with parex's own
 # Libs and Libs.private and the shared hwloc, which still checks everything parex.pc says.
 printf 'int main(void) { return 0; }\n' >"$work/probe.c"
+# shellcheck disable=SC2046 # the link line is split into words on purpose
 if pkg-config --exists hwloc && pkg-config --static --libs parex | grep -q -- -lhwloc &&
     ! ${CC:-cc} -o "$work/probe" "$work/probe.c" $(pkg-config --static --libs hwloc) \
         >"$work/probe.log" 2>&1; then
