@@ -197,7 +197,6 @@ START_TEST(test_device_space_id_and_memory_space_name_follow_kokkos)
     /* A stand-in for a cuda space (no GPU needed): Kokkos type 2, the space's device (its
      * device_id op) in bits 17..23, instance 1; its memory space is named "Cuda" like Kokkos'
      * CudaSpace. */
-    setenv("PX_DEVICE_ID", "3", 1);
     init_with(KPTEST_TOOL_PATH);
     const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
     static const pxi_space_ops fake_ops = {
