@@ -12,11 +12,6 @@
 #include "parex/core.h"
 #include "parex/space.h"
 
-/* Set by px_initialize (pxi_space_choose_default) before the runtime is marked up and cleared
- * by px_finalize after it is marked down; readers check pxi_runtime_ready first, whose acquire
- * pairs with init.c's release store. */
-static px_space *default_space;
-
 int pxi_space_any_in_kernel(void)
 {
     for (int i = 0; i < pxi_registry_count(); ++i) {
@@ -47,23 +42,26 @@ static px_space *choose_default(const char *name)
 
 px_space *pxi_space_choose_default(const char *name)
 {
-    default_space = choose_default(name);
-    return default_space;
+    /* Kept by the registry (pxi_registry_default), which the tools layer reads too; readers
+     * check pxi_runtime_ready first, whose acquire pairs with init.c's release store. */
+    px_space *d = choose_default(name);
+    pxi_registry_set_default(d);
+    return d;
 }
 
 void pxi_space_clear_default(void)
 {
-    default_space = NULL;
+    pxi_registry_set_default(NULL);
 }
 
 int pxi_space_is_default(const px_space *s)
 {
-    return s && s == default_space;
+    return s && s == pxi_registry_default();
 }
 
 px_space *px_default_space(void)
 {
-    return pxi_runtime_ready() ? default_space : NULL;
+    return pxi_runtime_ready() ? pxi_registry_default() : NULL;
 }
 
 px_space *pxi_space_resolve(px_space *s, const char *caller, int *status)
@@ -78,7 +76,7 @@ px_space *pxi_space_resolve(px_space *s, const char *caller, int *status)
         return NULL;
     }
     if (!s)
-        s = default_space;
+        s = pxi_registry_default();
     if (!s || !s->available) {
         PXI_ERROR("%s: the execution space '%s' is not available", caller,
                   s ? s->ops->name : "(default)");

@@ -54,12 +54,6 @@ static int n_device_spaces;
 static int global_fencing; /* fence device spaces around launches (tool request) */
 /* Set with release at the end of pxi_tools_initialize, cleared at finalize; the public
  * px_profile_* calls load it with acquire so they see the tables it publishes. */
-static atomic_int tools_ready;
-
-int pxi_tools_ready(void)
-{
-    return atomic_load_explicit(&tools_ready, memory_order_acquire);
-}
 
 /* ---- per-thread id frames ----------------------------------------------------------------- */
 
@@ -112,34 +106,7 @@ static id_frame *frame_pop(uint64_t token, const char *what)
     return &frames.f[--frames.depth];
 }
 
-/* ---- device ids and space handles --------------------------------------------------------- */
-
-/* Kokkos: 8 bits device type, 7 bits device id, 17 bits instance. Instance ids start at 1
- * (Kokkos reserves 0 for "all instances" of a device, its global-fence id). */
-#define KP_INSTANCE_BITS      17
-#define KP_DEVICE_BITS        7
-#define KP_RESERVED_INSTANCES 1
-#define KP_DEVICE_TYPE_CUDA   2
-
-uint32_t pxi_tools_device_id(const px_space *s)
-{
-    /* NULL: every instance of the default space's device, Kokkos' id for a global fence. */
-    int all = s == NULL;
-    if (all)
-        s = px_default_space();
-    if (!s)
-        return 0;
-    uint32_t type = (uint32_t)s->ops->kokkos_device_type & 0xffu;
-    uint32_t dev = 0;
-    if (s->ops->kokkos_device_type == KP_DEVICE_TYPE_CUDA) {
-        int d = pxi_registry_device_id(s);
-        dev = d > 0 ? (uint32_t)d & ((1u << KP_DEVICE_BITS) - 1) : 0;
-    }
-    uint32_t inst =
-        all ? 0
-            : ((uint32_t)s->instance_id + KP_RESERVED_INSTANCES) & ((1u << KP_INSTANCE_BITS) - 1);
-    return (type << 24) | (dev << KP_INSTANCE_BITS) | inst;
-}
+/* ---- space handles -------------------------------------------------------------------------- */
 
 /* Kokkos names memory spaces "Host", "Cuda", ...: tools such as memory-hwm key on them. Every
  * host-accessible parex space allocates host memory. */
@@ -559,7 +526,7 @@ int px_profile_declare_metadata(const char *key, const char *value)
         PXI_ERROR("px_profile_declare_metadata: %s is NULL", !key ? "key" : "value");
         return PX_EFAULT;
     }
-    if (!atomic_load_explicit(&tools_ready, memory_order_acquire)) {
+    if (!atomic_load_explicit(&pxi_tools_ready_flag, memory_order_acquire)) {
         PXI_ERROR("px_profile_declare_metadata(\"%s\"): the runtime is not initialized", key);
         return PX_ENOTINIT;
     }
@@ -569,13 +536,13 @@ int px_profile_declare_metadata(const char *key, const char *value)
 
 void pxi_tools_fork_child(void)
 {
-    atomic_store_explicit(&tools_ready, 0, memory_order_relaxed);
+    atomic_store_explicit(&pxi_tools_ready_flag, 0, memory_order_relaxed);
     atomic_store_explicit(&pxi_tools_on, 0, memory_order_relaxed);
 }
 
 int px_profile_tool_count(void)
 {
-    return atomic_load_explicit(&tools_ready, memory_order_acquire) ? pxi_tool_n_libs : 0;
+    return atomic_load_explicit(&pxi_tools_ready_flag, memory_order_acquire) ? pxi_tool_n_libs : 0;
 }
 
 /* The fence action handed to tools (ToolProgrammingInterface.fence). Kokkos fences every space
@@ -586,7 +553,7 @@ int px_profile_tool_count(void)
 static void tool_invoked_fence(uint32_t dev_id)
 {
     (void)dev_id;
-    if (!atomic_load_explicit(&tools_ready, memory_order_acquire))
+    if (!atomic_load_explicit(&pxi_tools_ready_flag, memory_order_acquire))
         return;
     for (int i = 0; i < pxi_registry_count(); ++i) {
         px_space *s = pxi_registry_at(i);
@@ -601,7 +568,7 @@ static void tool_invoked_fence(uint32_t dev_id)
 static void declare_runtime_metadata(void)
 {
     call_metadata("parex_version", PX_VERSION_STRING);
-    px_space *d = px_default_space();
+    px_space *d = pxi_registry_default();
     call_metadata("parex_default_space", d ? d->ops->name : "(none)");
     for (int i = 0; i < pxi_registry_count(); ++i) {
         px_space *s = pxi_registry_at(i);
@@ -662,7 +629,7 @@ int pxi_tools_initialize(void)
      * hot path reads pxi_tools_on relaxed; launches racing initialize are not allowed. */
     atomic_store_explicit(&pxi_tools_on, pxi_tool_n_libs > 0 || n_listeners > 0,
                           memory_order_release);
-    atomic_store_explicit(&tools_ready, 1, memory_order_release);
+    atomic_store_explicit(&pxi_tools_ready_flag, 1, memory_order_release);
     return PX_OK;
 
 fail_timer:
@@ -676,9 +643,9 @@ fail:
 
 void pxi_tools_finalize(void)
 {
-    if (!atomic_load_explicit(&tools_ready, memory_order_relaxed))
+    if (!atomic_load_explicit(&pxi_tools_ready_flag, memory_order_relaxed))
         return;
-    atomic_store_explicit(&tools_ready, 0, memory_order_relaxed);
+    atomic_store_explicit(&pxi_tools_ready_flag, 0, memory_order_relaxed);
     atomic_store_explicit(&pxi_tools_on, 0, memory_order_relaxed);
     pxi_kernel_timer_stop(stdout);
     pxi_tools_finalize_libs();

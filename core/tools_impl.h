@@ -15,6 +15,7 @@
 #ifndef PXI_TOOLS_IMPL_H
 #define PXI_TOOLS_IMPL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -141,6 +142,8 @@ void pxi_tools_libs_reset(void);
 /* core/tools.c: nonzero between the end of pxi_tools_initialize and pxi_tools_finalize
  * (acquire: the caller then sees the tables). */
 int pxi_tools_ready(void);
+/* The flag behind pxi_tools_ready (core/tools_load.c), written by core/tools.c. */
+extern atomic_int pxi_tools_ready_flag;
 
 /* core/tools_sections.c: free the section table (pxi_tools_finalize). */
 void pxi_tools_sections_free(void);

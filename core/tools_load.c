@@ -230,3 +230,12 @@ void pxi_tools_libs_reset(void)
     memset(pxi_tool_lib_mask, 0, sizeof pxi_tool_lib_mask);
     pxi_tool_n_libs = 0;
 }
+
+/* 1 while libraries are loaded and initialized (core/tools.c sets it with release after its
+ * tables are complete, clears it at finalize); px_profile_* calls acquire it. */
+atomic_int pxi_tools_ready_flag;
+
+int pxi_tools_ready(void)
+{
+    return atomic_load_explicit(&pxi_tools_ready_flag, memory_order_acquire);
+}
