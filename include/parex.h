@@ -19,6 +19,7 @@
 #include "parex/profiling.h"
 #include "parex/reducer.h"
 #include "parex/space.h"
+#include "parex/team.h"
 #include "parex/trace.h"
 #include "parex/view.h"
 
