@@ -66,12 +66,12 @@
 
 #include <stddef.h>
 
-#include "parex/team.h"
 #include "parex/core.h"
 #include "parex/kernel.h"
 #include "parex/policy.h"
 #include "parex/reducer.h"
 #include "parex/space.h"
+#include "parex/team.h"
 
 #ifdef __cplusplus
 extern "C" {
