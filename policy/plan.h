@@ -20,7 +20,8 @@
  *     chunk size and schedule do not apply (the grid covers [begin, end) once).
  *
  * Room for the next policies: pxi_plan carries a kind tag and a union with one member per
- * policy kind (mdrange tiles, team leagues), each with its own pure plan function here. */
+ * policy kind (mdrange tiles, team leagues), each with its own pure plan function here. Team
+ * leagues: pxi_plan_team below (static blocks of teams per group, or dynamic runs of teams). */
 #ifndef PXI_PLAN_H
 #define PXI_PLAN_H
 
