@@ -67,8 +67,7 @@ static int check_team_kernel(const pxi_launch *l, const char *caller)
     }
     const char *name = k->name ? k->name : "(unnamed)";
     if (k->magic != PX_TEAM_KERNEL_MAGIC) {
-        PXI_ERROR("%s: the kernel pointer does not point to a px_team_kernel (bad magic)",
-                  caller);
+        PXI_ERROR("%s: the kernel pointer does not point to a px_team_kernel (bad magic)", caller);
         return PX_EINVAL;
     }
     if (k->kind != l->kind) {
@@ -218,13 +217,18 @@ static int check_placement(const pxi_launch *l, const px_space *s, const char *c
         const px_team_kernel *tk = l->team_kernel;
         const char *name = tk->name ? tk->name : "(unnamed)";
         if (s->ops->host_accessible && !has_host_entry(l)) {
-            PXI_ERROR("%s(\"%s\"): kernel '%s' has no host entry for space '%s'", caller,
-                      l->label, name, s->ops->name);
+            PXI_ERROR("%s(\"%s\"): kernel '%s' has no host entry for space '%s'", caller, l->label,
+                      name, s->ops->name);
+            return PX_EINVAL;
+        }
+        if (!s->ops->team_limits) {
+            PXI_ERROR("%s(\"%s\"): space '%s' does not run team launches", caller, l->label,
+                      s->ops->name);
             return PX_EINVAL;
         }
         if (!s->ops->host_accessible && !tk->device) {
-            PXI_ERROR("%s(\"%s\"): kernel '%s' was not compiled for space '%s'", caller,
-                      l->label, name, s->ops->name);
+            PXI_ERROR("%s(\"%s\"): kernel '%s' was not compiled for space '%s'", caller, l->label,
+                      name, s->ops->name);
             return PX_EINVAL;
         }
         return PX_OK;
@@ -258,10 +262,10 @@ int pxi_launch_prepare(pxi_launch *l, const char *caller)
     if (rc != PX_OK)
         return rc;
     if (!l->label || !l->label[0])
-        l->label = l->body == PXI_BODY_FN           ? caller
-                   : l->policy_kind == PXI_POLICY_TEAM ? (l->team_kernel->name ? l->team_kernel->name
-                                                                               : "(unnamed)")
-                                                     : kname(l->kernel);
+        l->label = l->body == PXI_BODY_FN ? caller
+                   : l->policy_kind == PXI_POLICY_TEAM
+                       ? (l->team_kernel->name ? l->team_kernel->name : "(unnamed)")
+                       : kname(l->kernel);
     px_space *s = pxi_space_resolve(l->space, caller, &rc);
     if (!s)
         return rc;

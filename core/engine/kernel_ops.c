@@ -241,10 +241,10 @@ int px_engine_push_parallel_scan_fn(px_engine *e, px_space *s, const char *label
 
 /* ---- team launches (parex/team.h) ------------------------------------------------------- */
 
-int px_engine_push_parallel_for_team(px_engine *e, px_space *s, const char *label,
-                                     px_team_policy p, const px_team_kernel *k, const void *args,
-                                     size_t args_size, px_var *const *reads, size_t n_reads,
-                                     px_var *const *writes, size_t n_writes)
+int px_engine_push_parallel_for_team(px_engine *e, px_space *s, const char *label, px_team_policy p,
+                                     const px_team_kernel *k, const void *args, size_t args_size,
+                                     px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                     size_t n_writes)
 {
     pxi_launch l = {.kind = PX_KERNEL_FOR,
                     .policy_kind = PXI_POLICY_TEAM,
@@ -261,8 +261,8 @@ int px_engine_push_parallel_for_team(px_engine *e, px_space *s, const char *labe
 
 int px_engine_push_parallel_for_team_fn(px_engine *e, px_space *s, const char *label,
                                         px_team_policy p, px_team_fn fn, void *ctx,
-                                        px_var *const *reads, size_t n_reads,
-                                        px_var *const *writes, size_t n_writes)
+                                        px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                        size_t n_writes)
 {
     pxi_launch l = {.kind = PX_KERNEL_FOR,
                     .policy_kind = PXI_POLICY_TEAM,
@@ -277,10 +277,10 @@ int px_engine_push_parallel_for_team_fn(px_engine *e, px_space *s, const char *l
 }
 
 int px_engine_push_parallel_reduce_team(px_engine *e, px_space *s, const char *label,
-                                        px_team_policy p, const px_team_kernel *k,
-                                        const void *args, size_t args_size, const px_reducer *r,
-                                        void *result, px_var *const *reads, size_t n_reads,
-                                        px_var *const *writes, size_t n_writes)
+                                        px_team_policy p, const px_team_kernel *k, const void *args,
+                                        size_t args_size, const px_reducer *r, void *result,
+                                        px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                        size_t n_writes)
 {
     pxi_launch l = {.kind = PX_KERNEL_REDUCE,
                     .policy_kind = PXI_POLICY_TEAM,
@@ -299,9 +299,8 @@ int px_engine_push_parallel_reduce_team(px_engine *e, px_space *s, const char *l
 
 int px_engine_push_parallel_reduce_team_fn(px_engine *e, px_space *s, const char *label,
                                            px_team_policy p, px_team_reduce_fn fn, void *ctx,
-                                           const px_reducer *r, void *result,
-                                           px_var *const *reads, size_t n_reads,
-                                           px_var *const *writes, size_t n_writes)
+                                           const px_reducer *r, void *result, px_var *const *reads,
+                                           size_t n_reads, px_var *const *writes, size_t n_writes)
 {
     pxi_launch l = {.kind = PX_KERNEL_REDUCE,
                     .policy_kind = PXI_POLICY_TEAM,
@@ -313,6 +312,6 @@ int px_engine_push_parallel_reduce_team_fn(px_engine *e, px_space *s, const char
                     .ctx = ctx,
                     .reducer = r,
                     .result = result};
-    return kernel_op_push(e, &l, "px_engine_push_parallel_reduce_team_fn", reads, n_reads,
-                          writes, n_writes);
+    return kernel_op_push(e, &l, "px_engine_push_parallel_reduce_team_fn", reads, n_reads, writes,
+                          n_writes);
 }

@@ -374,8 +374,8 @@ PX_API int px_engine_push_parallel_reduce_team(px_engine *e, px_space *s, const 
                                                px_var *const *writes, size_t n_writes);
 /** Push px_parallel_reduce_team_fn as an op. */
 PX_API int px_engine_push_parallel_reduce_team_fn(px_engine *e, px_space *s, const char *label,
-                                                  px_team_policy p, px_team_reduce_fn fn,
-                                                  void *ctx, const px_reducer *r, void *result,
+                                                  px_team_policy p, px_team_reduce_fn fn, void *ctx,
+                                                  const px_reducer *r, void *result,
                                                   px_var *const *reads, size_t n_reads,
                                                   px_var *const *writes, size_t n_writes);
 /** @} */

@@ -325,8 +325,16 @@ PX_API int px_parallel_reduce_team(px_space *s, const char *label, px_team_polic
  */
 #define PX_TEAM_KERNEL_DECLARE(name) PXI_EXTERN_C extern const px_team_kernel name
 
+/* Team bodies are host functions for now (no device half yet): under nvcc they are compiled for
+ * the host only, so a .cu file may define team kernels and run them on host spaces. */
+#if defined(__GNUC__)
+#define PXI_TEAM_BODY static inline __attribute__((always_inline))
+#else
+#define PXI_TEAM_BODY static inline
+#endif
+
 #define PX_TEAM_FOR(name, Args, t, a)                                                              \
-    PXI_BODY void name##_pxtbody(const px_team *t, const Args *PXI_RESTRICT a);                    \
+    PXI_TEAM_BODY void name##_pxtbody(const px_team *t, const Args *PXI_RESTRICT a);               \
     static void name##_pxthost(const px_team *pxt_, void *pxargs_)                                 \
     {                                                                                              \
         const Args pxa_ = *(const Args *)pxargs_;                                                  \
@@ -334,11 +342,11 @@ PX_API int px_parallel_reduce_team(px_space *s, const char *label, px_team_polic
     }                                                                                              \
     PXI_EXTERN_C const px_team_kernel name = {                                                     \
         PX_TEAM_KERNEL_MAGIC, PX_KERNEL_FOR, #name, sizeof(Args), 0, name##_pxthost, NULL, NULL};  \
-    PXI_BODY void name##_pxtbody(const px_team *t, const Args *PXI_RESTRICT a)
+    PXI_TEAM_BODY void name##_pxtbody(const px_team *t, const Args *PXI_RESTRICT a)
 
 #define PX_TEAM_REDUCE(name, Args, Value, t, a, acc)                                               \
-    PXI_BODY void name##_pxtbody(const px_team *t, const Args *PXI_RESTRICT a,                     \
-                                 Value *PXI_RESTRICT acc);                                         \
+    PXI_TEAM_BODY void name##_pxtbody(const px_team *t, const Args *PXI_RESTRICT a,                \
+                                      Value *PXI_RESTRICT acc);                                    \
     static void name##_pxthost(const px_team *pxt_, void *pxargs_, void *pxacc_)                   \
     {                                                                                              \
         const Args pxa_ = *(const Args *)pxargs_;                                                  \
@@ -354,7 +362,7 @@ PX_API int px_parallel_reduce_team(px_space *s, const char *label, px_team_polic
                                               NULL,                                                \
                                               name##_pxthost,                                      \
                                               NULL};                                               \
-    PXI_BODY void name##_pxtbody(const px_team *t, const Args *PXI_RESTRICT a,                     \
-                                 Value *PXI_RESTRICT acc)
+    PXI_TEAM_BODY void name##_pxtbody(const px_team *t, const Args *PXI_RESTRICT a,                \
+                                      Value *PXI_RESTRICT acc)
 
 #endif /* PAREX_TEAM_H */

@@ -63,8 +63,8 @@ static int serial_team_launch(const pxi_launch *l)
     if (pl->scratch_group > sizeof stack_scratch) {
         buf = heap = pxi_malloc_aligned(pl->scratch_group, 64);
         if (!heap) {
-            PXI_ERROR("serial: team launch '%s': out of memory for %zu bytes of scratch",
-                      l->label, pl->scratch_group);
+            PXI_ERROR("serial: team launch '%s': out of memory for %zu bytes of scratch", l->label,
+                      pl->scratch_group);
             return PX_ENOMEM;
         }
     }
