@@ -331,6 +331,14 @@ int pxi_threads_team_launch(const pxi_launch *l)
                   l->label, j.plan.team_size, ts.nranks);
         return PX_EINVAL;
     }
+    if ((int64_t)j.plan.ngroups * j.plan.team_size > ts.nranks) {
+        px_team_policy p = l->team;
+        p.team_size = j.plan.team_size;
+        p.vector_length = j.plan.vector_length;
+        pxi_team_limits lim;
+        (void)pxi_threads_team_limits(&lim);
+        j.plan = pxi_plan_team(&p, l->kind, ts.nranks, &lim, PXI_PLAN_POOL);
+    }
     pxi_tpool *pool = ts.pool;
     j.spin_ns = pxi_tpool_spin_ns(pool);
     int t = j.plan.team_size;
