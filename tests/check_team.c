@@ -177,6 +177,27 @@ START_TEST(test_barriers_exchange_data_through_team_scratch_and_thread_scratch_i
 }
 END_TEST
 
+/* Scratch grows on demand and shrinking requests reuse it: thread scratch of 8 B, 300 KiB,
+ * 16 B, 1 MiB in a row, each fully written and checked by its member. */
+START_TEST(test_scratch_grows_on_demand_between_launches)
+{
+    static const size_t sizes[] = {8, 300 * 1024, 16, 1024 * 1024};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k) {
+        int ts = max_team();
+        scratch_ctx c = {calloc((size_t)7 * MAXT, sizeof(int)), sizes[k]};
+        px_team_policy p =
+            px_team_policy_scratch(px_team_policy_make(7, ts, 0), MAXT * sizeof(int64_t), sizes[k]);
+        ck_assert_int_eq(px_parallel_for_team_fn(space, "grow", p, scratch_body, &c), PX_OK);
+        for (int64_t lr = 0; lr < 7; ++lr)
+            for (int r = 0; r < ts; ++r)
+                ck_assert_msg(c.errors[lr * MAXT + r] == 0,
+                              "thread scratch %zu: team %lld member %d error %d", sizes[k],
+                              (long long)lr, r, c.errors[lr * MAXT + r]);
+        free(c.errors);
+    }
+}
+END_TEST
+
 /* ---- nested ranges ----------------------------------------------------------------------------
  */
 
@@ -629,6 +650,7 @@ static Suite *team_suite(void)
     tcase_add_test(tc, test_every_member_of_every_team_runs_exactly_once);
     tcase_add_test(tc,
                    test_barriers_exchange_data_through_team_scratch_and_thread_scratch_is_private);
+    tcase_add_test(tc, test_scratch_grows_on_demand_between_launches);
     tcase_add_test(tc, test_nested_team_and_vector_ranges_cover_each_index_once);
     tcase_add_test(tc, test_team_reduce_and_the_launch_reduce_join_in_rank_and_league_order);
     tcase_add_test(tc, test_a_floating_point_team_reduce_is_bitwise_reproducible);
