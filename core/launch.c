@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/registry.h"
 #include "core/runtime.h"
+#include "core/team.h"
 #include "core/tools.h"
 #include "policy/range.h"
 
@@ -50,14 +51,115 @@ static int has_host_entry(const pxi_launch *l)
         return l->kind == PX_KERNEL_FOR      ? l->host_for != NULL
                : l->kind == PX_KERNEL_REDUCE ? l->host_reduce != NULL
                                              : l->host_scan != NULL;
+    case PXI_POLICY_TEAM:
+        return l->kind == PX_KERNEL_FOR ? l->host_team_for != NULL : l->host_team_reduce != NULL;
     }
     return 0;
+}
+
+/* A single-source team kernel's checks (check_body's for PX_TEAM_FOR / PX_TEAM_REDUCE). */
+static int check_team_kernel(const pxi_launch *l, const char *caller)
+{
+    const px_team_kernel *k = l->team_kernel;
+    if (!k) {
+        PXI_ERROR("%s: kernel is NULL", caller);
+        return PX_EFAULT;
+    }
+    const char *name = k->name ? k->name : "(unnamed)";
+    if (k->magic != PX_TEAM_KERNEL_MAGIC) {
+        PXI_ERROR("%s: the kernel pointer does not point to a px_team_kernel (bad magic)", caller);
+        return PX_EINVAL;
+    }
+    if (k->kind != l->kind) {
+        PXI_ERROR("%s: kernel '%s' is a %s kernel", caller, name,
+                  k->kind == PX_KERNEL_FOR ? "PX_TEAM_FOR" : "PX_TEAM_REDUCE");
+        return PX_EINVAL;
+    }
+    if (l->args_size != k->args_size) {
+        PXI_ERROR("%s: kernel '%s' takes %zu bytes of arguments, got %zu", caller, name,
+                  k->args_size, l->args_size);
+        return PX_EINVAL;
+    }
+    if (!l->ctx && l->args_size > 0) {
+        PXI_ERROR("%s: kernel '%s': args is NULL", caller, name);
+        return PX_EFAULT;
+    }
+    return PX_OK;
+}
+
+/* The space-independent checks of a team policy. */
+static int check_team_policy(const px_team_policy *p, const char *caller, const char *label)
+{
+    if (p->league_size < 0) {
+        PXI_ERROR("%s(\"%s\"): league_size %lld is negative", caller, label,
+                  (long long)p->league_size);
+        return PX_EINVAL;
+    }
+    if (p->team_size < 0) {
+        PXI_ERROR("%s(\"%s\"): team_size %d is negative (0 lets the space choose)", caller, label,
+                  p->team_size);
+        return PX_EINVAL;
+    }
+    if (p->vector_length < 0 || p->vector_length > PX_TEAM_MAX_VECTOR_LENGTH) {
+        PXI_ERROR("%s(\"%s\"): vector_length %d is outside 0..%d (PX_TEAM_MAX_VECTOR_LENGTH; 0 "
+                  "lets the space choose)",
+                  caller, label, p->vector_length, PX_TEAM_MAX_VECTOR_LENGTH);
+        return PX_EINVAL;
+    }
+    if (p->schedule != PX_SCHEDULE_STATIC && p->schedule != PX_SCHEDULE_DYNAMIC) {
+        PXI_ERROR("%s(\"%s\"): unknown schedule %d (PX_SCHEDULE_STATIC or PX_SCHEDULE_DYNAMIC)",
+                  caller, label, (int)p->schedule);
+        return PX_EINVAL;
+    }
+    return PX_OK;
+}
+
+/* A team launch against what space @s can give; on PX_OK resolves l->team_plan. */
+static int check_team_limits(pxi_launch *l, const px_space *s, const char *caller)
+{
+    const px_team_policy *p = &l->team;
+    if (!s->ops->team_limits) {
+        PXI_ERROR("%s(\"%s\"): space '%s' does not run team launches", caller, l->label,
+                  s->ops->name);
+        return PX_EINVAL;
+    }
+    pxi_team_limits lim;
+    int rc = s->ops->team_limits(&lim);
+    if (rc != PX_OK)
+        return rc;
+    int ts = p->team_size > 0 ? p->team_size : lim.default_team_size;
+    if (ts > lim.max_team_size) {
+        PXI_ERROR("%s(\"%s\"): team_size %d is above space '%s''s limit of %d (%s)", caller,
+                  l->label, ts, s->ops->name, lim.max_team_size,
+                  lim.team_limit_why ? lim.team_limit_why : "its largest team");
+        return PX_EINVAL;
+    }
+    if (p->vector_length > lim.max_vector_length) {
+        PXI_ERROR("%s(\"%s\"): vector_length %d is above space '%s''s limit of %d", caller,
+                  l->label, p->vector_length, s->ops->name, lim.max_vector_length);
+        return PX_EINVAL;
+    }
+    size_t bytes = pxi_team_scratch_bytes(p, ts);
+    if (bytes > lim.max_scratch) {
+        PXI_ERROR("%s(\"%s\"): scratch of %zu bytes per team plus %zu per member (x %d "
+                  "members, each rounded to 64 bytes) is above space '%s''s limit of %zu bytes "
+                  "per team",
+                  caller, l->label, p->scratch_per_team, p->scratch_per_thread, ts, s->ops->name,
+                  lim.max_scratch);
+        return PX_EINVAL;
+    }
+    int n = s->ops->concurrency ? s->ops->concurrency() : 1;
+    l->team_plan = pxi_plan_team(p, l->kind, n, &lim,
+                                 s->ops->host_accessible ? PXI_PLAN_POOL : PXI_PLAN_DEVICE);
+    return PX_OK;
 }
 
 /* The body's own checks, before the runtime is consulted (a NULL function is PX_EFAULT even
  * before px_initialize). */
 static int check_body(const pxi_launch *l, const char *caller)
 {
+    if (l->policy_kind == PXI_POLICY_TEAM && l->body == PXI_BODY_KERNEL)
+        return check_team_kernel(l, caller);
     if (l->body == PXI_BODY_FN) {
         if (!has_host_entry(l)) {
             PXI_ERROR("%s(\"%s\"): fn is NULL", caller, l->label ? l->label : "");
@@ -100,6 +202,8 @@ static int check_policy(const pxi_launch *l, const char *caller)
     switch (l->policy_kind) {
     case PXI_POLICY_RANGE:
         return pxi_range_check(&l->range, l->label);
+    case PXI_POLICY_TEAM:
+        return check_team_policy(&l->team, caller, l->label);
     }
     PXI_ERROR("%s(\"%s\"): unknown policy kind %d", caller, l->label, (int)l->policy_kind);
     return PX_EINVAL;
@@ -109,6 +213,26 @@ static int check_policy(const pxi_launch *l, const char *caller)
 static int check_placement(const pxi_launch *l, const px_space *s, const char *caller)
 {
     const px_kernel *k = l->kernel;
+    if (l->policy_kind == PXI_POLICY_TEAM && l->body == PXI_BODY_KERNEL) {
+        const px_team_kernel *tk = l->team_kernel;
+        const char *name = tk->name ? tk->name : "(unnamed)";
+        if (s->ops->host_accessible && !has_host_entry(l)) {
+            PXI_ERROR("%s(\"%s\"): kernel '%s' has no host entry for space '%s'", caller, l->label,
+                      name, s->ops->name);
+            return PX_EINVAL;
+        }
+        if (!s->ops->team_limits) {
+            PXI_ERROR("%s(\"%s\"): space '%s' does not run team launches", caller, l->label,
+                      s->ops->name);
+            return PX_EINVAL;
+        }
+        if (!s->ops->host_accessible && !tk->device) {
+            PXI_ERROR("%s(\"%s\"): kernel '%s' was not compiled for space '%s'", caller, l->label,
+                      name, s->ops->name);
+            return PX_EINVAL;
+        }
+        return PX_OK;
+    }
     if (l->body == PXI_BODY_FN) {
         if (!s->ops->host_accessible) {
             PXI_ERROR("%s(\"%s\"): host function kernels cannot run on space '%s'; use a "
@@ -138,7 +262,10 @@ int pxi_launch_prepare(pxi_launch *l, const char *caller)
     if (rc != PX_OK)
         return rc;
     if (!l->label || !l->label[0])
-        l->label = l->body == PXI_BODY_KERNEL ? kname(l->kernel) : caller;
+        l->label = l->body == PXI_BODY_FN ? caller
+                   : l->policy_kind == PXI_POLICY_TEAM
+                       ? (l->team_kernel->name ? l->team_kernel->name : "(unnamed)")
+                       : kname(l->kernel);
     px_space *s = pxi_space_resolve(l->space, caller, &rc);
     if (!s)
         return rc;
@@ -148,7 +275,16 @@ int pxi_launch_prepare(pxi_launch *l, const char *caller)
         rc = check_reducer(l->reducer, l->result, l->kind == PX_KERNEL_REDUCE, caller, l->label);
         if (rc != PX_OK)
             return rc;
-        if (l->body == PXI_BODY_KERNEL && l->kernel->value_size != l->reducer->value_size) {
+        if (l->body == PXI_BODY_KERNEL && l->policy_kind == PXI_POLICY_TEAM &&
+            l->team_kernel->value_size != l->reducer->value_size) {
+            PXI_ERROR("%s(\"%s\"): team kernel folds %zu-byte values but reducer '%s' has "
+                      "%zu-byte values",
+                      caller, l->label, l->team_kernel->value_size,
+                      l->reducer->name ? l->reducer->name : "(unnamed)", l->reducer->value_size);
+            return PX_EINVAL;
+        }
+        if (l->body == PXI_BODY_KERNEL && l->policy_kind != PXI_POLICY_TEAM &&
+            l->kernel->value_size != l->reducer->value_size) {
             PXI_ERROR("%s(\"%s\"): kernel '%s' folds %zu-byte values but reducer '%s' has "
                       "%zu-byte values",
                       caller, l->label, kname(l->kernel), l->kernel->value_size,
@@ -156,13 +292,18 @@ int pxi_launch_prepare(pxi_launch *l, const char *caller)
             return PX_EINVAL;
         }
     }
-    if (l->body == PXI_BODY_KERNEL) {
+    if (l->body == PXI_BODY_KERNEL && l->policy_kind == PXI_POLICY_TEAM) {
+        l->host_team_for = l->team_kernel->host_for;
+        l->host_team_reduce = l->team_kernel->host_reduce;
+    } else if (l->body == PXI_BODY_KERNEL) {
         /* The kernel's generated host entries (NULL where it has none). */
         l->host_for = l->kernel->host_for;
         l->host_reduce = l->kernel->host_reduce;
         l->host_scan = l->kernel->host_scan;
     }
     if ((rc = check_placement(l, s, caller)) != PX_OK)
+        return rc;
+    if (l->policy_kind == PXI_POLICY_TEAM && (rc = check_team_limits(l, s, caller)) != PX_OK)
         return rc;
     l->space = s;
     l->stream = NULL;
@@ -175,6 +316,8 @@ static int launch_empty(const pxi_launch *l)
     switch (l->policy_kind) {
     case PXI_POLICY_RANGE:
         return l->range.begin == l->range.end;
+    case PXI_POLICY_TEAM:
+        return l->team.league_size == 0;
     }
     return 1;
 }
@@ -300,4 +443,69 @@ int px_parallel_scan(px_space *s, const char *label, px_range_policy p, const px
                     .reducer = r,
                     .result = total};
     return launch(&l, "px_parallel_scan");
+}
+
+/* ---- team launches (parex/team.h) ------------------------------------------------------- */
+
+int px_parallel_for_team_fn(px_space *s, const char *label, px_team_policy p, px_team_fn fn,
+                            void *ctx)
+{
+    pxi_launch l = {.kind = PX_KERNEL_FOR,
+                    .policy_kind = PXI_POLICY_TEAM,
+                    .body = PXI_BODY_FN,
+                    .label = label,
+                    .space = s,
+                    .team = p,
+                    .host_team_for = fn,
+                    .ctx = ctx};
+    return launch(&l, "px_parallel_for_team_fn");
+}
+
+int px_parallel_reduce_team_fn(px_space *s, const char *label, px_team_policy p,
+                               px_team_reduce_fn fn, void *ctx, const px_reducer *r, void *result)
+{
+    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
+                    .policy_kind = PXI_POLICY_TEAM,
+                    .body = PXI_BODY_FN,
+                    .label = label,
+                    .space = s,
+                    .team = p,
+                    .host_team_reduce = fn,
+                    .ctx = ctx,
+                    .reducer = r,
+                    .result = result};
+    return launch(&l, "px_parallel_reduce_team_fn");
+}
+
+int px_parallel_for_team(px_space *s, const char *label, px_team_policy p, const px_team_kernel *k,
+                         const void *args, size_t args_size)
+{
+    pxi_launch l = {.kind = PX_KERNEL_FOR,
+                    .policy_kind = PXI_POLICY_TEAM,
+                    .body = PXI_BODY_KERNEL,
+                    .label = label,
+                    .space = s,
+                    .team = p,
+                    .ctx = (void *)(uintptr_t)args,
+                    .team_kernel = k,
+                    .args_size = args_size};
+    return launch(&l, "px_parallel_for_team");
+}
+
+int px_parallel_reduce_team(px_space *s, const char *label, px_team_policy p,
+                            const px_team_kernel *k, const void *args, size_t args_size,
+                            const px_reducer *r, void *result)
+{
+    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
+                    .policy_kind = PXI_POLICY_TEAM,
+                    .body = PXI_BODY_KERNEL,
+                    .label = label,
+                    .space = s,
+                    .team = p,
+                    .ctx = (void *)(uintptr_t)args,
+                    .team_kernel = k,
+                    .args_size = args_size,
+                    .reducer = r,
+                    .result = result};
+    return launch(&l, "px_parallel_reduce_team");
 }

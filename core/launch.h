@@ -29,7 +29,13 @@
  *   PX_EINVAL   invalid reducer (px_reducer_validate);
  *   PX_EINVAL   kernel value size differs from the reducer's;
  *   PX_EINVAL   a kernel without host entry on a host space;
- *   PX_EINVAL   a kernel not compiled for a device space, or a host function on one.
+ *   PX_EINVAL   a kernel not compiled for a device space, or a host function on one;
+ *   PX_EINVAL   (teams) a space without the team_limits op, a team size, vector length or
+ *               scratch above the space's pxi_team_limits (the message names the limit).
+ * Team launches (PXI_POLICY_TEAM) set team_kernel instead of kernel for PXI_BODY_KERNEL; their
+ * policy checks are league_size >= 0, team_size >= 0, 0 <= vector_length <=
+ * PX_TEAM_MAX_VECTOR_LENGTH and a known schedule (in the "bad policy" step), and on PX_OK
+ * team_plan holds the plan resolved for the space (pxi_plan_team). A league of 0 is empty.
  * Thread-safe. */
 PX_NODISCARD int pxi_launch_prepare(pxi_launch *l, const char *caller);
 

@@ -26,6 +26,7 @@
 #include "parex/policy.h"
 #include "parex/reducer.h"
 #include "parex/space.h"
+#include "parex/team.h"
 #include "policy/plan.h"
 
 /* Where a launch's body comes from: a host function (px_parallel_*_fn) or a px_kernel. */
@@ -43,6 +44,7 @@ typedef struct pxi_launch {
     px_space *space;             /* resolved and available once prepared */
     union {
         px_range_policy range; /* PXI_POLICY_RANGE: begin <= end, chunk >= 0, known schedule */
+        px_team_policy team;   /* PXI_POLICY_TEAM: within the space's pxi_team_limits */
     };
     /* Host body: the one matching kind is set (from the kernel for PXI_BODY_KERNEL; may then be
      * NULL on a device space). ctx is the _fn ctx or the kernel args. */
@@ -53,6 +55,13 @@ typedef struct pxi_launch {
     /* The single-source kernel, or NULL for a _fn launch (device backends need it). */
     const px_kernel *kernel;
     size_t args_size;
+    /* PXI_POLICY_TEAM: the team body (from team_kernel for PXI_BODY_KERNEL), the single-source
+     * team kernel or NULL (kernel is then NULL), and the plan pxi_launch_prepare resolved from
+     * the space's team limits (team_size, vector_length, groups, scratch). */
+    px_team_fn host_team_for;
+    px_team_reduce_fn host_team_reduce;
+    const px_team_kernel *team_kernel;
+    pxi_team_plan team_plan;
     /* reduce/scan: validated reducer and host result (may be NULL for scan's total). */
     const px_reducer *reducer;
     void *result;
@@ -115,6 +124,11 @@ typedef struct pxi_space_ops {
     /* Asynchronous copy on stream (host pointers should be pinned for overlap). */
     int (*copy_async)(void *dst, int dst_host, const void *src, int src_host, size_t bytes,
                       void *stream);
+
+    /* Team launches (PXI_POLICY_TEAM): fill *out with the space's limits now (policy/plan.h)
+     * and return PX_OK. NULL: the space runs no team launch. A launch that passed these limits
+     * reaches launch() with team_plan resolved (pool spaces: ngroups from concurrency()). */
+    int (*team_limits)(pxi_team_limits *out);
 } pxi_space_ops;
 
 /* The internal layout behind the public px_space handle. Owned by registry.c. */

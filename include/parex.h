@@ -22,6 +22,7 @@
 #include "parex/rng.h"
 #include "parex/scatter.h"
 #include "parex/space.h"
+#include "parex/team.h"
 #include "parex/trace.h"
 #include "parex/view.h"
 

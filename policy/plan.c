@@ -79,3 +79,49 @@ void pxi_plan_claim_bounds(const pxi_range_plan *pl, int64_t u, int64_t *b, int6
 {
     pxi_range_chunk_bounds(pl->begin, pl->end, pl->claim, u, b, e);
 }
+
+pxi_team_plan pxi_plan_team(const px_team_policy *p, px_kernel_kind kind, int nranks,
+                            const pxi_team_limits *lim, pxi_plan_space space)
+{
+    pxi_team_plan pl = {.league_size = p->league_size};
+    int n = nranks < 1 ? 1 : nranks;
+    pl.team_size = p->team_size > 0 ? p->team_size : lim->default_team_size;
+    if (pl.team_size < 1)
+        pl.team_size = 1;
+    pl.vector_length = p->vector_length > 0 ? p->vector_length : lim->default_vector_length;
+    if (pl.vector_length < 1)
+        pl.vector_length = 1;
+    pl.scratch_team = p->scratch_per_team ? (p->scratch_per_team + 63) & ~(size_t)63 : 0;
+    pl.scratch_thread = p->scratch_per_thread ? (p->scratch_per_thread + 63) & ~(size_t)63 : 0;
+    /* Validated: scratch_group fits max_scratch, so no overflow here. */
+    pl.scratch_group = pl.scratch_team + (size_t)pl.team_size * pl.scratch_thread;
+    if (space != PXI_PLAN_POOL) {
+        pl.ngroups = 1;
+        return pl;
+    }
+    pl.ngroups = n / pl.team_size;
+    if (pl.ngroups < 1)
+        pl.ngroups = 1;
+    pl.dynamic = p->schedule == PX_SCHEDULE_DYNAMIC && pl.ngroups > 1 && pl.league_size > 0;
+    if (!pl.dynamic)
+        return pl;
+    int64_t c = pl.league_size / (8 * (int64_t)pl.ngroups);
+    if (c < 1)
+        c = 1;
+    int64_t runs = pxi_range_num_chunks(pl.league_size, c);
+    if (kind == PX_KERNEL_REDUCE && runs > PXI_PLAN_MAX_UNITS)
+        c = pl.league_size / PXI_PLAN_MAX_UNITS + (pl.league_size % PXI_PLAN_MAX_UNITS != 0);
+    pl.claim = c;
+    pl.nclaims = pxi_range_num_chunks(pl.league_size, c);
+    return pl;
+}
+
+void pxi_plan_team_block(const pxi_team_plan *pl, int g, int64_t *b, int64_t *e)
+{
+    pxi_range_static_block(0, pl->league_size, 1, g, pl->ngroups, b, e);
+}
+
+void pxi_plan_team_claim_bounds(const pxi_team_plan *pl, int64_t u, int64_t *b, int64_t *e)
+{
+    pxi_range_chunk_bounds(0, pl->league_size, pl->claim, u, b, e);
+}

@@ -20,7 +20,8 @@
  *     chunk size and schedule do not apply (the grid covers [begin, end) once).
  *
  * Room for the next policies: pxi_plan carries a kind tag and a union with one member per
- * policy kind (mdrange tiles, team leagues), each with its own pure plan function here. */
+ * policy kind (mdrange tiles, team leagues), each with its own pure plan function here. Team
+ * leagues: pxi_plan_team below (static blocks of teams per group, or dynamic runs of teams). */
 #ifndef PXI_PLAN_H
 #define PXI_PLAN_H
 
@@ -28,12 +29,13 @@
 
 #include "parex/kernel.h"
 #include "parex/policy.h"
+#include "parex/team.h"
 
 /* The policy kinds a launch carries. Adding a kind: a value here, a plan struct and function
  * below, a member in pxi_plan's and pxi_launch's unions (core/registry.h), and one case in each
  * of core/launch.c's check_policy, has_host_entry and launch_empty.
- * Next: PXI_POLICY_MDRANGE (issue 13), PXI_POLICY_TEAM (issue 14). */
-typedef enum { PXI_POLICY_RANGE = 1 } pxi_policy_kind;
+ * Next: PXI_POLICY_MDRANGE (issue 13). PXI_POLICY_TEAM is 3 (issue 14; 2 is left to mdrange). */
+typedef enum { PXI_POLICY_RANGE = 1, PXI_POLICY_TEAM = 3 } pxi_policy_kind;
 
 /* What kind of space runs the plan. */
 typedef enum {
@@ -59,11 +61,57 @@ typedef struct pxi_range_plan {
     int64_t nclaims;    /* dynamic: number of units; else 0 */
 } pxi_range_plan;
 
+/* ---- team leagues (PXI_POLICY_TEAM) --------------------------------------------------------
+ * A team launch runs league_size teams of team_size members. A pool space forms
+ * ngroups = floor(nranks / team_size) groups of consecutive ranks; groups take teams in
+ * contiguous blocks in league order (static: pxi_plan_team_block) or claim runs of `claim`
+ * consecutive teams (dynamic: run u is teams [u claim, min(league, (u + 1) claim)), at most
+ * PXI_PLAN_MAX_UNITS runs for a reduce, each with its own value slot joined in run order).
+ * Serial and device plans have one group per team (ngroups 1 on serial) and are static. */
+
+/* The limits a space puts on team launches (pxi_space_ops.team_limits, core/registry.h). */
+typedef struct pxi_team_limits {
+    int max_team_size;          /* largest team the space can run */
+    int default_team_size;      /* team_size 0 becomes this (<= max_team_size) */
+    int max_vector_length;      /* largest vector_length */
+    int default_vector_length;  /* vector_length 0 becomes this */
+    size_t max_scratch;         /* most scratch bytes per team (team + every member's) */
+    const char *team_limit_why; /* what bounds max_team_size, for messages */
+} pxi_team_limits;
+
+/* A team launch, resolved. All fields are set by pxi_plan_team. */
+typedef struct pxi_team_plan {
+    int64_t league_size;   /* teams, >= 0 */
+    int team_size;         /* members per team, >= 1 */
+    int vector_length;     /* lanes per member, >= 1 */
+    int ngroups;           /* groups running teams at once, >= 1 */
+    int dynamic;           /* 1: groups claim runs of teams; 0: static blocks */
+    int64_t claim;         /* dynamic: teams per run; else 0 */
+    int64_t nclaims;       /* dynamic: number of runs; else 0 */
+    size_t scratch_team;   /* team scratch bytes, rounded up to 64 */
+    size_t scratch_thread; /* each member's scratch bytes, rounded up to 64 */
+    size_t scratch_group;  /* scratch_team + team_size * scratch_thread */
+} pxi_team_plan;
+
+/* Resolve a validated team policy (within @lim) for a launch of @kind on a space of @space
+ * kind with @nranks ranks (< 1 taken as 1). team_size 0 and vector_length 0 take the limits'
+ * defaults. Pure. */
+pxi_team_plan pxi_plan_team(const px_team_policy *p, px_kernel_kind kind, int nranks,
+                            const pxi_team_limits *lim, pxi_plan_space space);
+
+/* Group @g's static block of teams [*b, *e) (possibly empty), 0 <= g < ngroups: contiguous, in
+ * group order, sizes within one team. */
+void pxi_plan_team_block(const pxi_team_plan *pl, int g, int64_t *b, int64_t *e);
+
+/* Run @u's teams [*b, *e) in a dynamic plan, 0 <= u < nclaims. */
+void pxi_plan_team_claim_bounds(const pxi_team_plan *pl, int64_t u, int64_t *b, int64_t *e);
+
 /* The plan of any launch: one member per policy kind. */
 typedef struct pxi_plan {
     pxi_policy_kind kind;
     union {
         pxi_range_plan range; /* PXI_POLICY_RANGE */
+        pxi_team_plan team;   /* PXI_POLICY_TEAM */
         /* PXI_POLICY_MDRANGE: tile extents and counts (issue 13); PXI_POLICY_TEAM: league size,
          * team size, scratch bytes (issue 14). */
     };

@@ -566,6 +566,288 @@ START_TEST(test_spaces_get_their_settings_at_initialize_and_report_their_device)
 }
 END_TEST
 
+/* --- team launches (PXI_POLICY_TEAM): the same two paths, their own table ------------------- */
+
+typedef enum { TB_FN, TB_KERNEL } team_body_sel;
+typedef enum { TK_GOOD, TK_NULL, TK_BAD_MAGIC, TK_WRONG_KIND, TK_ARGS_SIZE } team_kernel_sel;
+
+typedef struct {
+    const char *name;
+    px_kernel_kind kind; /* for / reduce */
+    team_body_sel body;
+    space_sel space;
+    px_team_policy policy;
+    int fn_null;
+    team_kernel_sel kernel;
+    reducer_sel reducer;
+    int result_null;
+    int expect;
+} team_case;
+
+#define TP(league, team)                                                                           \
+    {                                                                                              \
+        (league), (team), 0, 0, 0, PX_SCHEDULE_STATIC                                              \
+    }
+
+/* Member 0 of team lr adds 1 to out[lr] (for) or lr to acc (reduce). */
+static void team_fill_fn(const px_team *t, void *ctx)
+{
+    int64_t *out = ctx;
+    if (px_team_rank(t) == 0)
+        out[px_team_league_rank(t)] += 1;
+}
+static void team_sum_fn(const px_team *t, void *ctx, void *acc)
+{
+    (void)ctx;
+    if (px_team_rank(t) == 0)
+        *(int64_t *)acc += px_team_league_rank(t);
+}
+PX_TEAM_FOR(lt_team_fill, lt_args, t, a)
+{
+    if (px_team_rank(t) == 0)
+        a->out[px_team_league_rank(t)] += 1;
+}
+PX_TEAM_REDUCE(lt_team_sum, lt_args, int64_t, t, a, acc)
+{
+    (void)a;
+    if (px_team_rank(t) == 0)
+        *acc += px_team_league_rank(t);
+}
+
+static const team_case team_cases[] = {
+    {"team for fn", PX_KERNEL_FOR, TB_FN, SP_DEFAULT, TP(N, 0), 0, TK_GOOD, R_GOOD, 0, PX_OK},
+    {"team for kernel", PX_KERNEL_FOR, TB_KERNEL, SP_DEFAULT, TP(N, 1), 0, TK_GOOD, R_GOOD, 0,
+     PX_OK},
+    {"team reduce fn", PX_KERNEL_REDUCE, TB_FN, SP_DEFAULT, TP(N, 0), 0, TK_GOOD, R_GOOD, 0, PX_OK},
+    {"team reduce kernel", PX_KERNEL_REDUCE, TB_KERNEL, SP_DEFAULT, TP(N, 0), 0, TK_GOOD, R_GOOD, 0,
+     PX_OK},
+    {"team reduce, league 0", PX_KERNEL_REDUCE, TB_KERNEL, SP_DEFAULT, TP(0, 0), 0, TK_GOOD, R_GOOD,
+     0, PX_OK},
+    {"team, negative league", PX_KERNEL_FOR, TB_FN, SP_DEFAULT, TP(-1, 0), 0, TK_GOOD, R_GOOD, 0,
+     PX_EINVAL},
+    {"team, negative team size", PX_KERNEL_REDUCE, TB_KERNEL, SP_DEFAULT, TP(N, -1), 0, TK_GOOD,
+     R_GOOD, 0, PX_EINVAL},
+    {"team, team size above every limit", PX_KERNEL_FOR, TB_KERNEL, SP_DEFAULT, TP(N, 5000), 0,
+     TK_GOOD, R_GOOD, 0, PX_EINVAL},
+    {"team, vector length 33",
+     PX_KERNEL_FOR,
+     TB_FN,
+     SP_DEFAULT,
+     {N, 0, 33, 0, 0, 0},
+     0,
+     TK_GOOD,
+     R_GOOD,
+     0,
+     PX_EINVAL},
+    {"team, scratch above the limit",
+     PX_KERNEL_REDUCE,
+     TB_FN,
+     SP_DEFAULT,
+     {N, 1, 0, PX_TEAM_HOST_MAX_SCRATCH + 1, 0, 0},
+     0,
+     TK_GOOD,
+     R_GOOD,
+     0,
+     PX_EINVAL},
+    {"team, unknown schedule",
+     PX_KERNEL_FOR,
+     TB_FN,
+     SP_DEFAULT,
+     {N, 0, 0, 0, 0, (px_schedule)9},
+     0,
+     TK_GOOD,
+     R_GOOD,
+     0,
+     PX_EINVAL},
+    {"team, NULL for fn", PX_KERNEL_FOR, TB_FN, SP_DEFAULT, TP(N, 0), 1, TK_GOOD, R_GOOD, 0,
+     PX_EFAULT},
+    {"team, NULL reduce fn", PX_KERNEL_REDUCE, TB_FN, SP_DEFAULT, TP(N, 0), 1, TK_GOOD, R_GOOD, 0,
+     PX_EFAULT},
+    {"team, NULL kernel", PX_KERNEL_FOR, TB_KERNEL, SP_DEFAULT, TP(N, 0), 0, TK_NULL, R_GOOD, 0,
+     PX_EFAULT},
+    {"team, bad magic", PX_KERNEL_FOR, TB_KERNEL, SP_DEFAULT, TP(N, 0), 0, TK_BAD_MAGIC, R_GOOD, 0,
+     PX_EINVAL},
+    {"team, reduce kernel launched as for", PX_KERNEL_FOR, TB_KERNEL, SP_DEFAULT, TP(N, 0), 0,
+     TK_WRONG_KIND, R_GOOD, 0, PX_EINVAL},
+    {"team, args size mismatch", PX_KERNEL_REDUCE, TB_KERNEL, SP_DEFAULT, TP(N, 0), 0, TK_ARGS_SIZE,
+     R_GOOD, 0, PX_EINVAL},
+    {"team, NULL reducer", PX_KERNEL_REDUCE, TB_FN, SP_DEFAULT, TP(N, 0), 0, TK_GOOD, R_NULL, 0,
+     PX_EFAULT},
+    {"team, NULL result", PX_KERNEL_REDUCE, TB_KERNEL, SP_DEFAULT, TP(N, 0), 0, TK_GOOD, R_GOOD, 1,
+     PX_EFAULT},
+    {"team, invalid reducer", PX_KERNEL_REDUCE, TB_FN, SP_DEFAULT, TP(N, 0), 0, TK_GOOD, R_INVALID,
+     0, PX_EINVAL},
+    {"team, reducer of another size", PX_KERNEL_REDUCE, TB_KERNEL, SP_DEFAULT, TP(N, 0), 0, TK_GOOD,
+     R_WRONG_SIZE, 0, PX_EINVAL},
+    {"team, space without teams", PX_KERNEL_FOR, TB_KERNEL, SP_DEV, TP(N, 0), 0, TK_GOOD, R_GOOD, 0,
+     PX_EINVAL},
+    {"team, absent space", PX_KERNEL_FOR, TB_FN, SP_ABSENT, TP(N, 0), 0, TK_GOOD, R_GOOD, 0,
+     PX_ENODEV},
+    {"team fn on cuda", PX_KERNEL_FOR, TB_FN, SP_CUDA, TP(N, 0), 0, TK_GOOD, R_GOOD, 0, PX_EINVAL},
+};
+#define N_TEAM_CASES ((int)(sizeof team_cases / sizeof team_cases[0]))
+
+typedef struct {
+    px_space *space;
+    int64_t out[N];
+    int64_t result;
+    const px_team_kernel *kernel;
+    px_team_kernel bad_kernel;
+    lt_args args;
+    size_t args_size;
+    const px_reducer *reducer;
+    px_reducer bad_r;
+} team_input;
+
+/* Build a row's arguments; 0 when the row does not apply here (cuda without a GPU). */
+static int team_build(const team_case *c, team_input *in)
+{
+    memset(in, 0, sizeof *in);
+    in->result = -12345;
+    switch (c->space) {
+    case SP_DEFAULT:
+        in->space = NULL;
+        break;
+    case SP_DEV:
+        in->space = px_space_by_name("lt_dev");
+        break;
+    case SP_ABSENT:
+        in->space = registered("lt_absent");
+        break;
+    case SP_CUDA:
+        in->space = px_space_by_name("cuda");
+        if (!in->space)
+            return 0;
+        break;
+    }
+    in->args.out = in->out;
+    in->args_size = sizeof in->args;
+    const px_team_kernel *k = c->kind == PX_KERNEL_FOR ? &lt_team_fill : &lt_team_sum;
+    switch (c->kernel) {
+    case TK_GOOD:
+        in->kernel = k;
+        break;
+    case TK_NULL:
+        in->kernel = NULL;
+        break;
+    case TK_BAD_MAGIC:
+        in->bad_kernel = *k;
+        in->bad_kernel.magic = 0;
+        in->kernel = &in->bad_kernel;
+        break;
+    case TK_WRONG_KIND:
+        in->kernel = c->kind == PX_KERNEL_FOR ? &lt_team_sum : &lt_team_fill;
+        break;
+    case TK_ARGS_SIZE:
+        in->kernel = k;
+        in->args_size = sizeof in->args + 8;
+        break;
+    }
+    switch (c->reducer) {
+    case R_GOOD:
+        in->reducer = &px_sum_i64;
+        break;
+    case R_NULL:
+        in->reducer = NULL;
+        break;
+    case R_INVALID:
+        in->bad_r = px_sum_i64;
+        in->bad_r.join = NULL;
+        in->reducer = &in->bad_r;
+        break;
+    case R_WRONG_SIZE:
+        in->reducer = &px_sum_f32;
+        break;
+    }
+    return 1;
+}
+
+static int team_direct(const team_case *c, team_input *in)
+{
+    void *res = c->result_null ? NULL : &in->result;
+    if (c->body == TB_FN)
+        return c->kind == PX_KERNEL_FOR
+                   ? px_parallel_for_team_fn(in->space, c->name, c->policy,
+                                             c->fn_null ? NULL : team_fill_fn, in->out)
+                   : px_parallel_reduce_team_fn(in->space, c->name, c->policy,
+                                                c->fn_null ? NULL : team_sum_fn, in->out,
+                                                in->reducer, res);
+    return c->kind == PX_KERNEL_FOR
+               ? px_parallel_for_team(in->space, c->name, c->policy, in->kernel, &in->args,
+                                      in->args_size)
+               : px_parallel_reduce_team(in->space, c->name, c->policy, in->kernel, &in->args,
+                                         in->args_size, in->reducer, res);
+}
+
+static int team_push(px_engine *e, px_var *v, const team_case *c, team_input *in)
+{
+    void *res = c->result_null ? NULL : &in->result;
+    px_var *w[1] = {v};
+    if (c->body == TB_FN)
+        return c->kind == PX_KERNEL_FOR
+                   ? px_engine_push_parallel_for_team_fn(e, in->space, c->name, c->policy,
+                                                         c->fn_null ? NULL : team_fill_fn, in->out,
+                                                         NULL, 0, w, 1)
+                   : px_engine_push_parallel_reduce_team_fn(
+                         e, in->space, c->name, c->policy, c->fn_null ? NULL : team_sum_fn, in->out,
+                         in->reducer, res, NULL, 0, w, 1);
+    return c->kind == PX_KERNEL_FOR
+               ? px_engine_push_parallel_for_team(e, in->space, c->name, c->policy, in->kernel,
+                                                  &in->args, in->args_size, NULL, 0, w, 1)
+               : px_engine_push_parallel_reduce_team(e, in->space, c->name, c->policy, in->kernel,
+                                                     &in->args, in->args_size, in->reducer, res,
+                                                     NULL, 0, w, 1);
+}
+
+static void team_check_result(const team_case *c, const team_input *in, const char *path)
+{
+    int64_t L = c->policy.league_size;
+    for (int64_t i = 0; i < N; ++i) {
+        int64_t want = c->kind == PX_KERNEL_FOR && i < L ? 1 : 0;
+        ck_assert_msg(in->out[i] == want, "%s, %s: out[%lld] = %lld, expected %lld", c->name, path,
+                      (long long)i, (long long)in->out[i], (long long)want);
+    }
+    if (c->kind == PX_KERNEL_REDUCE)
+        ck_assert_msg(in->result == L * (L - 1) / 2, "%s, %s: result %lld, expected %lld", c->name,
+                      path, (long long)in->result, (long long)(L * (L - 1) / 2));
+}
+
+START_TEST(test_every_team_launch_status_is_the_same_from_a_direct_launch_and_an_engine_push)
+{
+    const team_case *c = &team_cases[_i];
+    /* team_input holds N results: keep it off the stack of small-stack runners. */
+    static team_input in;
+    if (!team_build(c, &in))
+        return;
+    px_test_log_clear();
+    int rc = team_direct(c, &in);
+    ck_assert_msg(rc == c->expect, "%s, direct: %s, expected %s", c->name, px_strerror(rc),
+                  px_strerror(c->expect));
+    if (rc != PX_OK)
+        ck_assert_msg(px_test_log_text()[0] != '\0', "%s, direct: %s without a message", c->name,
+                      px_strerror(rc));
+    else
+        team_check_result(c, &in, "direct");
+
+    ck_assert_int_eq(team_build(c, &in), 1);
+    px_engine *e = px_engine_default();
+    px_var *v = px_var_new(e);
+    ck_assert_ptr_nonnull(v);
+    px_test_log_clear();
+    rc = team_push(e, v, c, &in);
+    ck_assert_msg(rc == c->expect, "%s, engine push: %s, expected %s", c->name, px_strerror(rc),
+                  px_strerror(c->expect));
+    if (rc != PX_OK)
+        ck_assert_msg(px_test_log_text()[0] != '\0', "%s, engine push: %s without a message",
+                      c->name, px_strerror(rc));
+    ck_assert_msg(px_engine_wait_for_var(e, v) == PX_OK, "%s: the op failed on a worker", c->name);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    if (rc == PX_OK)
+        team_check_result(c, &in, "engine");
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+}
+END_TEST
+
 static void setup(void)
 {
     px_test_log_capture();
@@ -580,6 +862,9 @@ static Suite *launch_suite(void)
     tcase_add_loop_test(
         tc, test_every_launch_status_is_the_same_from_a_direct_launch_and_an_engine_push, 0,
         N_CASES);
+    tcase_add_loop_test(
+        tc, test_every_team_launch_status_is_the_same_from_a_direct_launch_and_an_engine_push, 0,
+        N_TEAM_CASES);
     tcase_add_test(tc, test_an_engine_kernel_push_runs_on_the_arguments_given_at_push);
     tcase_add_test(tc, test_spaces_get_their_settings_at_initialize_and_report_their_device);
     suite_add_tcase(s, tc);

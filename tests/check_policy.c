@@ -410,6 +410,69 @@ START_TEST(test_range_check_message_names_label_and_value)
 }
 END_TEST
 
+/* Team leagues (pxi_plan_team): static blocks and dynamic runs cover every team once, in league
+ * order; team size and vector length 0 take the limits' defaults; scratch rounds to 64 bytes. */
+START_TEST(test_plan_team_covers_the_league_once_for_every_size_and_schedule)
+{
+    static const int64_t leagues[] = {0, 1, 7, 1000, 12345, 1000003};
+    const pxi_team_limits lim = {8, 2, 32, 1, (size_t)1 << 30, "test"};
+    for (size_t li = 0; li < sizeof leagues / sizeof leagues[0]; ++li) {
+        for (int nranks = 1; nranks <= 9; ++nranks) {
+            for (int ts = 0; ts <= nranks; ++ts) {
+                for (int sched = 0; sched < 2; ++sched) {
+                    for (int kind = PX_KERNEL_FOR; kind <= PX_KERNEL_REDUCE; ++kind) {
+                        px_team_policy p = px_team_policy_make(leagues[li], ts, 0);
+                        p.schedule = (px_schedule)sched;
+                        pxi_team_plan pl =
+                            pxi_plan_team(&p, (px_kernel_kind)kind, nranks, &lim, PXI_PLAN_POOL);
+                        int want_ts = ts ? ts : lim.default_team_size;
+                        ck_assert_int_eq(pl.team_size, want_ts);
+                        ck_assert_int_eq(pl.vector_length, 1);
+                        ck_assert_int_eq(pl.ngroups, nranks / want_ts > 0 ? nranks / want_ts : 1);
+                        int64_t next = 0;
+                        if (pl.dynamic) {
+                            ck_assert_int_eq(sched, 1);
+                            ck_assert_int_ge(pl.claim, 1);
+                            if (kind == PX_KERNEL_REDUCE)
+                                ck_assert_int_le(pl.nclaims, PXI_PLAN_MAX_UNITS);
+                            for (int64_t u = 0; u < pl.nclaims; ++u) {
+                                int64_t b, e;
+                                pxi_plan_team_claim_bounds(&pl, u, &b, &e);
+                                ck_assert_int_eq(b, next);
+                                ck_assert_int_gt(e, b);
+                                next = e;
+                            }
+                        } else {
+                            int64_t lo = INT64_MAX, hi = 0;
+                            for (int g = 0; g < pl.ngroups; ++g) {
+                                int64_t b, e;
+                                pxi_plan_team_block(&pl, g, &b, &e);
+                                ck_assert_int_eq(b, next);
+                                ck_assert_int_ge(e, b);
+                                lo = e - b < lo ? e - b : lo;
+                                hi = e - b > hi ? e - b : hi;
+                                next = e;
+                            }
+                            ck_assert_int_le(hi - lo, 1);
+                        }
+                        ck_assert_int_eq(next, leagues[li]);
+                    }
+                }
+            }
+        }
+    }
+    /* Serial and device plans: one group, static, whatever the schedule. */
+    px_team_policy p = px_team_policy_schedule(px_team_policy_make(100, 0, 0), PX_SCHEDULE_DYNAMIC);
+    p = px_team_policy_scratch(p, 1, 65);
+    pxi_team_plan pl = pxi_plan_team(&p, PX_KERNEL_FOR, 4, &lim, PXI_PLAN_SERIAL);
+    ck_assert_int_eq(pl.ngroups, 1);
+    ck_assert_int_eq(pl.dynamic, 0);
+    ck_assert_uint_eq(pl.scratch_team, 64);
+    ck_assert_uint_eq(pl.scratch_thread, 128);
+    ck_assert_uint_eq(pl.scratch_group, 64 + 2 * 128);
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
     Suite *s = suite_create("policy");
@@ -433,6 +496,7 @@ static Suite *policy_suite(void)
     tcase_add_test(tc, test_range_chunked_keeps_fields);
     tcase_add_test(tc, test_auto_chunk_odd_inputs);
     tcase_add_test(tc, test_range_check_message_names_label_and_value);
+    tcase_add_test(tc, test_plan_team_covers_the_league_once_for_every_size_and_schedule);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -103,6 +103,64 @@ static int timer_row(const char *table, const char *kind, const char *name,
 
 /* ---- kernels, fences, memory ------------------------------------------------------------ */
 
+/* Team launches report like any launch: begin/end_parallel_for and _reduce with their label,
+ * on every host space, through the direct call and an engine push. */
+static void kt_team_for(const px_team *t, void *ctx)
+{
+    (void)t;
+    (void)ctx;
+}
+static void kt_team_reduce(const px_team *t, void *ctx, void *acc)
+{
+    (void)ctx;
+    if (px_team_rank(t) == 0)
+        *(double *)acc += 1.0;
+}
+
+START_TEST(test_team_launches_report_begin_and_end_events)
+{
+    init_with(KPTEST_TOOL_PATH);
+    const char *spaces[] = {"serial", "threads"};
+    uint64_t fors = 0;
+    for (int k = 0; k < 2; ++k) {
+        px_space *s = px_space_by_name(spaces[k]);
+        if (!s)
+            continue;
+        ck_assert_int_eq(
+            px_parallel_for_team_fn(s, "team-for", px_team_policy_make(5, 0, 0), kt_team_for, NULL),
+            PX_OK);
+        double d = 0;
+        ck_assert_int_eq(px_parallel_reduce_team_fn(s, "team-reduce", px_team_policy_make(5, 0, 0),
+                                                    kt_team_reduce, NULL, &px_sum_f64, &d),
+                         PX_OK);
+        ck_assert_double_eq(d, 5.0);
+        fors += 1;
+    }
+    px_engine *e = px_engine_default();
+    px_var *v = px_var_new(e);
+    px_var *w[1] = {v};
+    ck_assert_int_eq(px_engine_push_parallel_for_team_fn(e, NULL, "team-push",
+                                                         px_team_policy_make(3, 0, 0), kt_team_for,
+                                                         NULL, NULL, 0, w, 1),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    ck_assert_uint_ge(st->count[KPT_BEGIN_FOR], fors + 1);
+    ck_assert_uint_eq(st->count[KPT_BEGIN_FOR], st->count[KPT_END_FOR]);
+    ck_assert_uint_ge(st->count[KPT_BEGIN_REDUCE], fors);
+    ck_assert_uint_eq(st->count[KPT_BEGIN_REDUCE], st->count[KPT_END_REDUCE]);
+    const kpt_event *ev = last_event(st, KPT_BEGIN_REDUCE);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(ev->name, "team-reduce");
+    ev = last_event(st, KPT_BEGIN_FOR);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(ev->name, "team-push");
+    ck_assert_int_eq(st->errors, 0);
+    finalize();
+}
+END_TEST
+
 START_TEST(test_launches_pair_begin_end_with_ids_labels_and_device_ids)
 {
     init_with(KPTEST_TOOL_PATH);
@@ -791,6 +849,7 @@ static Suite *tools_suite(void)
 {
     Suite *s = suite_create("tools");
     TCase *tc = tcase_create("events");
+    tcase_add_test(tc, test_team_launches_report_begin_and_end_events);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_launches_pair_begin_end_with_ids_labels_and_device_ids);
     tcase_add_test(tc, test_empty_or_null_label_never_reaches_a_tool);

@@ -238,3 +238,80 @@ int px_engine_push_parallel_scan_fn(px_engine *e, px_space *s, const char *label
     return kernel_op_push(e, &l, "px_engine_push_parallel_scan_fn", reads, n_reads, writes,
                           n_writes);
 }
+
+/* ---- team launches (parex/team.h) ------------------------------------------------------- */
+
+int px_engine_push_parallel_for_team(px_engine *e, px_space *s, const char *label, px_team_policy p,
+                                     const px_team_kernel *k, const void *args, size_t args_size,
+                                     px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                     size_t n_writes)
+{
+    pxi_launch l = {.kind = PX_KERNEL_FOR,
+                    .policy_kind = PXI_POLICY_TEAM,
+                    .body = PXI_BODY_KERNEL,
+                    .label = label,
+                    .space = s,
+                    .team = p,
+                    .ctx = (void *)(uintptr_t)args,
+                    .team_kernel = k,
+                    .args_size = args_size};
+    return kernel_op_push(e, &l, "px_engine_push_parallel_for_team", reads, n_reads, writes,
+                          n_writes);
+}
+
+int px_engine_push_parallel_for_team_fn(px_engine *e, px_space *s, const char *label,
+                                        px_team_policy p, px_team_fn fn, void *ctx,
+                                        px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                        size_t n_writes)
+{
+    pxi_launch l = {.kind = PX_KERNEL_FOR,
+                    .policy_kind = PXI_POLICY_TEAM,
+                    .body = PXI_BODY_FN,
+                    .label = label,
+                    .space = s,
+                    .team = p,
+                    .host_team_for = fn,
+                    .ctx = ctx};
+    return kernel_op_push(e, &l, "px_engine_push_parallel_for_team_fn", reads, n_reads, writes,
+                          n_writes);
+}
+
+int px_engine_push_parallel_reduce_team(px_engine *e, px_space *s, const char *label,
+                                        px_team_policy p, const px_team_kernel *k, const void *args,
+                                        size_t args_size, const px_reducer *r, void *result,
+                                        px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                        size_t n_writes)
+{
+    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
+                    .policy_kind = PXI_POLICY_TEAM,
+                    .body = PXI_BODY_KERNEL,
+                    .label = label,
+                    .space = s,
+                    .team = p,
+                    .ctx = (void *)(uintptr_t)args,
+                    .team_kernel = k,
+                    .args_size = args_size,
+                    .reducer = r,
+                    .result = result};
+    return kernel_op_push(e, &l, "px_engine_push_parallel_reduce_team", reads, n_reads, writes,
+                          n_writes);
+}
+
+int px_engine_push_parallel_reduce_team_fn(px_engine *e, px_space *s, const char *label,
+                                           px_team_policy p, px_team_reduce_fn fn, void *ctx,
+                                           const px_reducer *r, void *result, px_var *const *reads,
+                                           size_t n_reads, px_var *const *writes, size_t n_writes)
+{
+    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
+                    .policy_kind = PXI_POLICY_TEAM,
+                    .body = PXI_BODY_FN,
+                    .label = label,
+                    .space = s,
+                    .team = p,
+                    .host_team_reduce = fn,
+                    .ctx = ctx,
+                    .reducer = r,
+                    .result = result};
+    return kernel_op_push(e, &l, "px_engine_push_parallel_reduce_team_fn", reads, n_reads, writes,
+                          n_writes);
+}

@@ -71,6 +71,7 @@
 #include "parex/policy.h"
 #include "parex/reducer.h"
 #include "parex/space.h"
+#include "parex/team.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -342,6 +343,41 @@ PX_API int px_engine_push_parallel_scan_fn(px_engine *e, px_space *s, const char
                                            px_range_policy p, px_scan_fn fn, void *ctx,
                                            const px_reducer *r, void *total, px_var *const *reads,
                                            size_t n_reads, px_var *const *writes, size_t n_writes);
+/** @} */
+
+/** @name Team launches as ops (parex/team.h)
+ * Pushes of px_parallel_for_team / px_parallel_reduce_team and their _fn variants: the launch
+ * is checked at push by the same path as the direct call (a bad policy, team size or scratch
+ * is reported here, with the direct call's status and message) and runs on a worker when its
+ * Vars allow. Kernel arguments are copied at push; a _fn ctx must stay valid until the op has
+ * run; *result is written when the op runs. Statuses: those of the direct call, plus those of
+ * px_engine_push_parallel_for for the engine and the Var lists. Thread-safe.
+ * @{ */
+/** Push px_parallel_for_team (a PX_TEAM_FOR kernel) as an op reading @p reads and writing
+ * @p writes. */
+PX_API int px_engine_push_parallel_for_team(px_engine *e, px_space *s, const char *label,
+                                            px_team_policy p, const px_team_kernel *k,
+                                            const void *args, size_t args_size,
+                                            px_var *const *reads, size_t n_reads,
+                                            px_var *const *writes, size_t n_writes);
+/** Push px_parallel_for_team_fn as an op. */
+PX_API int px_engine_push_parallel_for_team_fn(px_engine *e, px_space *s, const char *label,
+                                               px_team_policy p, px_team_fn fn, void *ctx,
+                                               px_var *const *reads, size_t n_reads,
+                                               px_var *const *writes, size_t n_writes);
+/** Push px_parallel_reduce_team (a PX_TEAM_REDUCE kernel) as an op. */
+PX_API int px_engine_push_parallel_reduce_team(px_engine *e, px_space *s, const char *label,
+                                               px_team_policy p, const px_team_kernel *k,
+                                               const void *args, size_t args_size,
+                                               const px_reducer *r, void *result,
+                                               px_var *const *reads, size_t n_reads,
+                                               px_var *const *writes, size_t n_writes);
+/** Push px_parallel_reduce_team_fn as an op. */
+PX_API int px_engine_push_parallel_reduce_team_fn(px_engine *e, px_space *s, const char *label,
+                                                  px_team_policy p, px_team_reduce_fn fn, void *ctx,
+                                                  const px_reducer *r, void *result,
+                                                  px_var *const *reads, size_t n_reads,
+                                                  px_var *const *writes, size_t n_writes);
 /** @} */
 
 #ifdef __cplusplus

@@ -621,6 +621,7 @@ static const pxi_space_ops cuda_ops = {
     cuda_stream_then,         /* stream_then */
     cuda_stream_synchronize,  /* stream_synchronize */
     cuda_copy_async,          /* copy_async */
+    NULL,                     /* team_limits: no team launches on cuda yet */
 };
 
 PX_REGISTER_SPACE(cuda_ops, pxi_space_anchor_cuda)

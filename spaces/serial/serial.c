@@ -5,6 +5,7 @@
 #include <stdalign.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "core/registry.h"
 #include "policy/plan.h"
@@ -38,8 +39,68 @@ static int serial_in_kernel(void)
     return in_kernel_depth > 0;
 }
 
+/* Team launches (parex/team.h): teams of one member in league order on the calling thread.
+ * Scratch: one block for the launch, from a stack buffer when it is small, else from the heap
+ * (launches from several threads and nested launches each get their own). */
+enum { SERIAL_STACK_SCRATCH = 4096 };
+
+static int serial_team_limits(pxi_team_limits *out)
+{
+    *out = (pxi_team_limits){.max_team_size = 1,
+                             .default_team_size = 1,
+                             .max_vector_length = PX_TEAM_MAX_VECTOR_LENGTH,
+                             .default_vector_length = 1,
+                             .max_scratch = PX_TEAM_HOST_MAX_SCRATCH,
+                             .team_limit_why = "serial teams have one member"};
+    return PX_OK;
+}
+
+static int serial_team_launch(const pxi_launch *l)
+{
+    const pxi_team_plan *pl = &l->team_plan;
+    alignas(64) unsigned char stack_scratch[SERIAL_STACK_SCRATCH];
+    unsigned char *buf = stack_scratch, *heap = NULL;
+    if (pl->scratch_group > sizeof stack_scratch) {
+        buf = heap = pxi_malloc_aligned(pl->scratch_group, 64);
+        if (!heap) {
+            PXI_ERROR("serial: team launch '%s': out of memory for %zu bytes of scratch", l->label,
+                      pl->scratch_group);
+            return PX_ENOMEM;
+        }
+    }
+    px_team t = {.pxi_league_size = pl->league_size,
+                 .pxi_team_rank = 0,
+                 .pxi_team_size = 1,
+                 .pxi_vector_length = 1,
+                 .pxi_scratch = pl->scratch_team ? buf : NULL,
+                 .pxi_thread_scratch = pl->scratch_thread ? buf + pl->scratch_team : NULL,
+                 .pxi_sync = NULL};
+    alignas(64) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES], mine[PX_REDUCER_MAX_VALUE_BYTES];
+    if (l->kind == PX_KERNEL_REDUCE)
+        l->reducer->identity(acc);
+    ++in_kernel_depth;
+    for (int64_t lr = 0; lr < pl->league_size; ++lr) {
+        t.pxi_league_rank = lr;
+        if (l->kind == PX_KERNEL_FOR) {
+            l->host_team_for(&t, l->ctx);
+        } else {
+            /* The team's value (one member) joined in league order. */
+            l->reducer->identity(mine);
+            l->host_team_reduce(&t, l->ctx, mine);
+            l->reducer->join(acc, mine);
+        }
+    }
+    --in_kernel_depth;
+    if (l->kind == PX_KERNEL_REDUCE)
+        memcpy(l->result, acc, l->reducer->value_size);
+    pxi_free_aligned(heap);
+    return PX_OK;
+}
+
 static int serial_launch(const pxi_launch *l)
 {
+    if (l->policy_kind == PXI_POLICY_TEAM)
+        return serial_team_launch(l);
     /* core/launch.c hands backends prepared, non-empty ranges only (it answers empty ones
      * itself). */
     if (!PX_ALWAYS(l->policy_kind == PXI_POLICY_RANGE && l->range.begin < l->range.end))
@@ -85,6 +146,7 @@ static const pxi_space_ops serial_ops = {
     .free = pxi_host_free,
     .deep_copy = pxi_host_deep_copy,
     .in_kernel = serial_in_kernel,
+    .team_limits = serial_team_limits,
 };
 
 PX_REGISTER_SPACE(serial_ops, pxi_space_anchor_serial)

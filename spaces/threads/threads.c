@@ -24,6 +24,7 @@
 #include "policy/plan.h"
 #include "spaces/threads/fanin.h"
 #include "spaces/threads/pool.h"
+#include "spaces/threads/team.h"
 #include "spaces/threads/topo.h"
 
 /* One launch as the ranks see it. Lives on the launcher's stack; written before dispatch and
@@ -326,6 +327,8 @@ static int check_after(const job *j)
 
 static int threads_launch(const pxi_launch *l)
 {
+    if (l->policy_kind == PXI_POLICY_TEAM)
+        return pxi_threads_team_launch(l); /* spaces/threads/team.c */
     if (l->kind != PX_KERNEL_FOR && l->kind != PX_KERNEL_REDUCE && l->kind != PX_KERNEL_SCAN) {
         PXI_ERROR("threads: launch '%s' of unknown kind %d", l->label, (int)l->kind);
         return PX_EINVAL;
@@ -391,6 +394,7 @@ static int threads_launch(const pxi_launch *l)
 
 static void release_all(void)
 {
+    pxi_threads_team_fini();
     pxi_tpool_destroy(st.pool);
     pxi_topo_restore(st.topo, st.caller_binding);
     pxi_free(st.pu_of_rank);
@@ -433,6 +437,8 @@ static int threads_initialize(const pxi_space_config *c)
     st.debug_check = c->debug_check;
     rc = pxi_tpool_create(&st.pool, n, st.topo, st.pu_of_rank, st.spin_us * 1000);
     if (rc != PX_OK)
+        goto fail;
+    if ((rc = pxi_threads_team_init(st.pool, st.topo, st.pu_of_rank, n)) != PX_OK)
         goto fail;
     /* The initializing thread works as rank 0 (it is the usual launcher), so it is bound to
      * rank 0's PU like OpenMP's master thread; otherwise the OS may run it beside worker 1 on
@@ -499,6 +505,7 @@ static const pxi_space_ops threads_ops = {
     .free = pxi_host_free,
     .deep_copy = pxi_host_deep_copy,
     .in_kernel = threads_in_kernel,
+    .team_limits = pxi_threads_team_limits,
 };
 
 PX_REGISTER_SPACE(threads_ops, pxi_space_anchor_threads)

@@ -144,4 +144,11 @@ void pxi_topo_restore(const pxi_topo *t, pxi_topo_binding *b);
  * nothing. Thread-safe for distinct @p out streams. */
 void pxi_topo_print(const pxi_topo *t, FILE *out, const int *pu_of_rank, int nranks);
 
+/* How many consecutive ranks from rank 0 (0..k-1, by @p pu_of_rank of @p nranks ranks) are
+ * bound to PUs under one cache of rank 0's PU: L2 when it holds at least two of them, else L3;
+ * 1 when neither does, rank 0 is unbound, the topology is synthetic, or hwloc is absent. The
+ * Threads space's team size when a team policy leaves it to the space (spaces/threads/team.c).
+ * Thread-safe. */
+int pxi_topo_cache_group(const pxi_topo *t, const int *pu_of_rank, int nranks);
+
 #endif

@@ -485,3 +485,27 @@ void pxi_topo_restore(const pxi_topo *t, pxi_topo_binding *b)
     hwloc_bitmap_free(b->set);
     pxi_free(b);
 }
+
+/* Ranks 0..k-1 whose PUs lie under one cache of rank 0's PU: the deepest of L2 and L3 that
+ * holds more than one of them; 1 when neither does or rank 0 is unbound. */
+int pxi_topo_cache_group(const pxi_topo *t, const int *pu_of_rank, int nranks)
+{
+    if (t == NULL || pu_of_rank == NULL || nranks < 2 || pu_of_rank[0] < 0 || t->synthetic)
+        return 1;
+    hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(t->topo, (unsigned)pu_of_rank[0]);
+    if (pu == NULL)
+        return 1;
+    static const hwloc_obj_type_t levels[2] = {HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE};
+    for (int l = 0; l < 2; l++) {
+        hwloc_obj_t c = hwloc_get_ancestor_obj_by_type(t->topo, levels[l], pu);
+        if (c == NULL || c->cpuset == NULL)
+            continue;
+        int k = 1;
+        while (k < nranks && pu_of_rank[k] >= 0 &&
+               hwloc_bitmap_isset(c->cpuset, (unsigned)pu_of_rank[k]))
+            k++;
+        if (k > 1)
+            return k;
+    }
+    return 1;
+}
