@@ -9,6 +9,7 @@
  * Modes: no argument runs the suite; `--level` checks that pushes fail with PX_EMPI before
  * MPI is initialized and when it was initialized below MPI_THREAD_MULTIPLE.
  */
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +17,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "kptest.h"
 #include "parex.h"
 
 static int rank, nranks, failures;
@@ -151,6 +154,77 @@ static void test_ring_ordered_by_vars(px_engine *e)
     CHECK(bad == 0);
     CHECK_RC(px_var_delete(e, vs), PX_OK);
     CHECK_RC(px_var_delete(e, vr), PX_OK);
+}
+
+/* ---- trace spans and Kokkos Tools sections --------------------------------------------------- */
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = buf ? fread(buf, 1, (size_t)n, f) : 0;
+    fclose(f);
+    if (buf)
+        buf[got] = 0;
+    return buf;
+}
+
+/* The ring under the trace recorder: each message is an "mpi" span named with its bytes, peer
+ * and tag. With the kptest tool loaded (check_mpi_tools), also a profile section each. */
+static void test_messages_traced_with_bytes_peer_tag(px_engine *e)
+{
+    CHECK_RC(px_trace_start(), PX_OK);
+    test_ring_ordered_by_vars(e);
+    CHECK_RC(px_trace_stop(), PX_OK);
+    char path[256], want_send[64], want_recv[64];
+    snprintf(path, sizeof path, "check_mpi_trace_%d_%d.json", (int)getpid(), rank);
+    CHECK_RC(px_trace_dump(path), PX_OK);
+    snprintf(want_send, sizeof want_send, "\"mpi_isend %dB to %d tag 7\"",
+             (int)(RING_N * sizeof(int)), right());
+    snprintf(want_recv, sizeof want_recv, "\"mpi_irecv %dB from %d tag 7\"",
+             (int)(RING_N * sizeof(int)), left());
+    char *text = read_file(path);
+    CHECK(text != NULL);
+    if (text) {
+        CHECK(strstr(text, want_send) != NULL);
+        CHECK(strstr(text, want_recv) != NULL);
+        CHECK(strstr(text, "\"cat\":\"mpi\"") != NULL || strstr(text, "\"cat\": \"mpi\"") != NULL);
+        CHECK(strstr(text, "px-mpi-progress") != NULL);
+    }
+    free(text);
+    remove(path);
+    CHECK_RC(px_trace_clear(), PX_OK);
+
+    const char *tool = getenv("PX_TOOLS_LIBS");
+    if (!tool || !tool[0])
+        return;
+    void *h = dlopen(tool, RTLD_NOW | RTLD_NOLOAD);
+    CHECK(h != NULL);
+    if (!h)
+        return;
+    void *sym = dlsym(h, "kptest_state");
+    CHECK(sym != NULL);
+    if (!sym)
+        return;
+    kpt_state_fn get;
+    memcpy(&get, &sym, sizeof get);
+    const kpt_state *st = get();
+    int created = 0, sends = 0;
+    for (int i = 0; i < st->n_events; ++i)
+        if (st->events[i].kind == KPT_CREATE_SECTION) {
+            ++created;
+            sends += strncmp(st->events[i].name, want_send + 1, strlen(want_send) - 2) == 0;
+        }
+    CHECK(created >= 2 * RING_ROUNDS);
+    CHECK(sends >= RING_ROUNDS);
+    CHECK(st->count[KPT_START_SECTION] == st->count[KPT_STOP_SECTION]);
+    CHECK(st->errors == 0);
+    dlclose(h);
 }
 
 /* ---- a received Var read by a kernel op -------------------------------------------------- */
@@ -469,6 +543,7 @@ int main(int argc, char **argv)
         void (*fn)(px_engine *);
     } tests[] = {
         {"ring_ordered_by_vars", test_ring_ordered_by_vars},
+        {"messages_traced_with_bytes_peer_tag", test_messages_traced_with_bytes_peer_tag},
         {"kernel_op_reads_received_var", test_kernel_op_reads_received_var},
         {"many_outstanding", test_many_outstanding},
         {"allreduce_depends_on_rank_count", test_allreduce_depends_on_rank_count},

@@ -8,6 +8,9 @@ endif()
 add_executable(check_mpi check_mpi.c)
 target_link_libraries(check_mpi PRIVATE parex MPI::MPI_C)
 target_compile_options(check_mpi PRIVATE ${PX_C_WARNINGS})
+target_compile_definitions(check_mpi PRIVATE _DEFAULT_SOURCE)
+target_include_directories(check_mpi PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tools)
+target_link_libraries(check_mpi PRIVATE ${CMAKE_DL_LIBS})
 # mpirun refuses root without --allow-run-as-root; CI runs as root on 2 cores.
 set(_px_mpirun ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe ${MPIEXEC_NUMPROC_FLAG})
 foreach(np 1 2 3 4)
@@ -21,6 +24,14 @@ foreach(kind naive pooled)
   set_tests_properties(check_mpi_np2_${kind} PROPERTIES LABELS "mpi;concurrency" TIMEOUT 120
                        ENVIRONMENT "PX_NUM_THREADS=2;PX_ENGINE=${kind};OMPI_MCA_rmaps_base_oversubscribe=1")
 endforeach()
+# Kokkos Tools: each message is a profile section (the recording tool of tests/tools.cmake).
+# (tests/tools.cmake defines kptest_tool; it is included after this file.)
+if(PX_TEST_MODULES STREQUAL "" OR "tools" IN_LIST PX_TEST_MODULES)
+  add_test(NAME check_mpi_tools_np2 COMMAND ${_px_mpirun} 2 $<TARGET_FILE:check_mpi>)
+  set_tests_properties(check_mpi_tools_np2 PROPERTIES LABELS "mpi;concurrency" TIMEOUT 120
+    ENVIRONMENT "PX_NUM_THREADS=1;PX_TOOLS_LIBS=$<TARGET_FILE:kptest_tool>;OMPI_MCA_rmaps_base_oversubscribe=1")
+  add_dependencies(check_mpi kptest_tool)
+endif()
 # Thread level: pushes fail with PX_EMPI before MPI_Init and below MPI_THREAD_MULTIPLE.
 add_test(NAME check_mpi_thread_level COMMAND ${_px_mpirun} 1 $<TARGET_FILE:check_mpi> --level)
 set_tests_properties(check_mpi_thread_level PROPERTIES LABELS mpi TIMEOUT 60)
