@@ -18,6 +18,7 @@
  * drains; past it, the thread cancels that engine's messages (parex/mpi.h, Shutdown).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -302,17 +303,18 @@ static int request_status(msg *m, int err, MPI_Status *st)
     return PX_OK;
 }
 
-/* Move hand-offs into the active set (as many as fit). */
-static void take_incoming(active_set *a)
+/* Move hand-offs into the active set. Returns 0 when the set cannot grow (logged; the
+ * hand-offs stay queued and the caller backs off before retrying). */
+static int take_incoming(active_set *a)
 {
     if (atomic_load_explicit(&g.n_in, memory_order_acquire) == 0)
-        return;
+        return 1;
     pthread_mutex_lock(&g.lock);
     int n_in = atomic_load_explicit(&g.n_in, memory_order_relaxed);
     if (!active_grow(a, a->n + n_in)) {
         pthread_mutex_unlock(&g.lock);
         PXI_ERROR("px-mpi-progress: out of memory growing the request set; retrying");
-        return;
+        return 0;
     }
     for (msg *m = g.in_head; m; m = m->next) {
         a->m[a->n] = m;
@@ -322,6 +324,7 @@ static void take_incoming(active_set *a)
     g.in_head = g.in_tail = NULL;
     atomic_store_explicit(&g.n_in, 0, memory_order_relaxed);
     pthread_mutex_unlock(&g.lock);
+    return 1;
 }
 
 /* Drop the entries whose request is MPI_REQUEST_NULL and whose op was completed (m NULL). */
@@ -439,7 +442,8 @@ static void *progress_main(void *arg)
     int64_t budget_ns = pxi_wait_spin_ns(1, 0);
     int64_t last_ns = pxi_os_now_ns(), step_ns = SLEEP_MIN_NS;
     for (;;) {
-        take_incoming(&a);
+        if (!take_incoming(&a))
+            sleep_ns(SLEEP_MAX_NS);
         if (a.n == 0) {
             if (atomic_load_explicit(&g.stop, memory_order_acquire) &&
                 atomic_load_explicit(&g.n_in, memory_order_acquire) == 0)
@@ -467,6 +471,10 @@ static void *progress_main(void *arg)
             sleep_ns(step_ns);
             if (step_ns < SLEEP_MAX_NS)
                 step_ns *= 2;
+        } else {
+            /* Polling: leave the core to a runnable thread (the peer rank on an
+             * oversubscribed node, an engine worker) between polls. */
+            sched_yield();
         }
     }
     pxi_free(a.m);
@@ -628,8 +636,12 @@ static int push_msg(px_engine *e, msg *m, px_var *reads, px_var *writes, const c
     px_context ctx = {PX_DEV_CPU, 0};
     px_var *r[1] = {reads}, *w[1] = {writes};
     size_t n_reads = reads && reads != writes ? 1 : 0, n_writes = writes ? 1 : 0;
-    pxi_push_describe(&p, PXI_OP_ASYNC, m, ctx, r, n_reads, w, n_writes, PX_FN_ASYNC, 0, m->name,
-                      caller);
+    /* The op's name is static: the engine reads it after the async function returned, when the
+     * message (and m->name) may already be complete and freed. The detailed name goes to the
+     * message's own span and section. */
+    static const char *const op_names[] = {"mpi_isend", "mpi_irecv", "mpi_allreduce"};
+    pxi_push_describe(&p, PXI_OP_ASYNC, m, ctx, r, n_reads, w, n_writes, PX_FN_ASYNC, 0,
+                      op_names[m->kind], caller);
     p.afn = post_msg;
     p.cleanup = free_msg;
     int rc = pxi_engine_push(e, &p);

@@ -16,9 +16,10 @@
  * Progress. One progress thread per process ("px-mpi-progress", started at the first MPI op)
  * tests every outstanding request with MPI_Testsome. While requests are outstanding it polls
  * for the wait budget (PX_WAIT_POLICY / PX_SPIN_US, core/wait.h) after its last completion,
- * then sleeps in steps of 50 us doubling to 1 ms between polls, so a slow peer costs at most a
- * few thousand cheap polls a second; with nothing outstanding it sleeps on a futex and uses no
- * CPU at all. No user thread ever has to call MPI to complete a parex message.
+ * yielding the processor between polls, then sleeps in steps of 50 us doubling to 1 ms between
+ * polls, so a slow peer costs at most a few thousand cheap polls a second; with nothing outstanding
+ * it sleeps on a futex and uses no CPU at all. No user thread ever has to call MPI to complete a
+ * parex message.
  *
  * Thread level: MPI_THREAD_MULTIPLE. Ops post their request on the engine thread that runs
  * them (a worker, or the pusher when the op is ready at push) while the progress thread calls
@@ -51,9 +52,10 @@
  *
  * Profiling. Each message is a trace span (category "mpi", core/trace) from post to
  * completion on the progress thread, and, with a Kokkos Tools library loaded, a profile
- * section started at post and stopped at completion; the op's own region (the post) has the
- * same name. Names carry the kind, bytes, peer and tag: "mpi_isend 8192B to 1 tag 3",
- * "mpi_irecv 8192B from 0 tag 3", "mpi_allreduce 8B".
+ * section started at post and stopped at completion. Their names carry the kind, bytes, peer
+ * and tag: "mpi_isend 8192B to 1 tag 3", "mpi_irecv 8192B from 0 tag 3", "mpi_allreduce 8B".
+ * The op itself (the post, on an engine thread) is an "op" span and a tools region named
+ * "mpi_isend", "mpi_irecv" or "mpi_allreduce".
  */
 #ifndef PAREX_MPI_H
 #define PAREX_MPI_H
