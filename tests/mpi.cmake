@@ -32,6 +32,13 @@ if(PX_TEST_MODULES STREQUAL "" OR "tools" IN_LIST PX_TEST_MODULES)
     ENVIRONMENT "PX_NUM_THREADS=1;PX_TOOLS_LIBS=$<TARGET_FILE:kptest_tool>;OMPI_MCA_rmaps_base_oversubscribe=1")
   add_dependencies(check_mpi kptest_tool)
 endif()
+# px_finalize with messages outstanding: waits for the one that matches, cancels the other.
+foreach(np 1 3)
+  add_test(NAME check_mpi_finalize_np${np}
+           COMMAND ${_px_mpirun} ${np} $<TARGET_FILE:check_mpi> --finalize)
+  set_tests_properties(check_mpi_finalize_np${np} PROPERTIES LABELS mpi TIMEOUT 60
+                       ENVIRONMENT "PX_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+endforeach()
 # Thread level: pushes fail with PX_EMPI before MPI_Init and below MPI_THREAD_MULTIPLE.
 add_test(NAME check_mpi_thread_level COMMAND ${_px_mpirun} 1 $<TARGET_FILE:check_mpi> --level)
 set_tests_properties(check_mpi_thread_level PROPERTIES LABELS mpi TIMEOUT 60)
