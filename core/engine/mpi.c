@@ -10,7 +10,7 @@
  * (its cleanup, free_msg, may run at once), so the progress thread touches it no more.
  *
  * Waiting: with requests outstanding the thread polls for the wait budget after its last
- * completion, then sleeps 50 us, doubling to 1 ms, between polls (a completion resets both);
+ * completion, then sleeps 50 us, doubling to 250 us, between polls (a completion resets both);
  * with none it sleeps on the wake event (a futex) until a hand-off, a closing engine or the
  * stop flag. MPI_THREAD_MULTIPLE is required (parex/mpi.h says why).
  *
@@ -35,7 +35,7 @@
 #include "parex/profiling.h"
 
 #define SLEEP_MIN_NS     50000LL       /* first sleep between polls once the budget is spent */
-#define SLEEP_MAX_NS     1000000LL     /* the doubling stops here */
+#define SLEEP_MAX_NS     250000LL      /* the doubling stops here */
 #define CANCEL_GRACE_NS  100000000LL   /* a cancelled request gets this long to complete */
 #define DRAIN_DEFAULT_NS 10000000000LL /* px_mpi_set_drain_timeout_ms default: 10 s */
 #define MAX_CLOSING      64            /* engines closing at the same time */

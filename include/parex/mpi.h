@@ -16,10 +16,14 @@
  * Progress. One progress thread per process ("px-mpi-progress", started at the first MPI op)
  * tests every outstanding request with MPI_Testsome. While requests are outstanding it polls
  * for the wait budget (PX_WAIT_POLICY / PX_SPIN_US, core/wait.h) after its last completion,
- * yielding the processor between polls, then sleeps in steps of 50 us doubling to 1 ms between
+ * yielding the processor between polls, then sleeps in steps of 50 us doubling to 250 us between
  * polls, so a slow peer costs at most a few thousand cheap polls a second; with nothing outstanding
  * it sleeps on a futex and uses no CPU at all. No user thread ever has to call MPI to complete a
  * parex message.
+ *
+ * Completion runs the engine's usual hand-off on the progress thread: ops a message makes
+ * ready go to their lanes, except on the naive engine, which runs every op on the thread that
+ * makes it ready, so there they run on the progress thread (no message completes meanwhile).
  *
  * Thread level: MPI_THREAD_MULTIPLE. Ops post their request on the engine thread that runs
  * them (a worker, or the pusher when the op is ready at push) while the progress thread calls
