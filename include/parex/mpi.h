@@ -68,6 +68,15 @@
 
 #if PX_HAVE_MPI
 
+/* C++ translation units (nvcc's .cu files among them) would otherwise pull in the MPI-2 C++
+ * bindings, deprecated and removed in MPI-3, with their warnings: parex is a C API. A program
+ * that wants those bindings includes <mpi.h> itself before parex.h. */
+#if defined(__cplusplus) && !defined(OMPI_SKIP_MPICXX)
+#define OMPI_SKIP_MPICXX 1
+#endif
+#if defined(__cplusplus) && !defined(MPICH_SKIP_MPICXX)
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 #include <stdint.h>
 
