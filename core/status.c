@@ -30,6 +30,8 @@ const char *px_strerror(int status)
         return "PX_ECANCELED: operation cancelled";
     case PX_EFAULT:
         return "PX_EFAULT: NULL pointer where an object is required";
+    case PX_EMPI:
+        return "PX_EMPI: MPI error or MPI not usable";
     default:
         return status < 0 ? "user or unknown parex status" : "unknown parex status";
     }

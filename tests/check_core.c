@@ -164,7 +164,7 @@ START_TEST(test_strerror_names_every_code)
 {
     const int codes[] = {PX_OK,     PX_EINVAL,    PX_ENOMEM,   PX_ENOSYS, PX_EDEADLK,
                          PX_ENODEV, PX_ENOTINIT,  PX_EALREADY, PX_EBUSY,  PX_ECUDA,
-                         PX_EIO,    PX_ECANCELED, PX_EFAULT};
+                         PX_EIO,    PX_ECANCELED, PX_EFAULT, PX_EMPI};
     for (size_t i = 0; i < sizeof codes / sizeof *codes; ++i) {
         const char *s = px_strerror(codes[i]);
         ck_assert_ptr_nonnull(s);

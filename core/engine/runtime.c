@@ -15,6 +15,7 @@
 
 #include "core/alloc.h"
 #include "core/engine/engine_impl.h"
+#include "core/engine/mpi_hooks.h"
 #include "core/log.h"
 #include "core/os.h"
 #include "core/runtime.h"
@@ -174,7 +175,9 @@ px_engine *px_engine_create(px_engine_kind kind, int cpu_workers)
 
 static void engine_teardown(pxi_engine *e)
 {
+    pxi_mpi_engine_closing(e);
     pxi_engine_drain(e);
+    pxi_mpi_engine_closed(e);
     pxi_engine_list_remove(e);
     engine_free(e);
 }
@@ -248,15 +251,19 @@ int pxi_engine_runtime_finalize(void)
         if (!found)
             break;
         PXI_WARN("px_finalize: engine %p was not destroyed; waiting for its ops", (void *)found);
+        pxi_mpi_engine_closing(found);
         pxi_engine_drain(found);
+        pxi_mpi_engine_closed(found);
     }
     int first = PX_OK;
     if (def) {
+        pxi_mpi_engine_closing(def);
         pxi_engine_drain(def);
         first = atomic_exchange_explicit(&def->first_failure, PX_OK, memory_order_relaxed);
         atomic_store_explicit(&default_engine, NULL, memory_order_relaxed);
         engine_teardown(def);
     }
+    pxi_mpi_shutdown();
     return first;
 }
 

@@ -61,7 +61,8 @@ extern "C" {
 #define PX_EIO       -10 /**< An I/O operation failed (EIO), e.g. writing a trace file. */
 #define PX_ECANCELED -11 /**< The op was cancelled (ECANCELED): an engine was destroyed first. */
 #define PX_EFAULT    -12 /**< A NULL pointer where an object is required (EFAULT). */
-#define PX_EUSER     -13 /**< First code free for user ops; any negative value is accepted. */
+#define PX_EMPI      -13 /**< An MPI call failed or MPI is not usable; the log names it. */
+#define PX_EUSER     -14 /**< First code free for user ops; any negative value is accepted. */
 /** @} */
 
 /**

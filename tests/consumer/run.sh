@@ -97,7 +97,11 @@ if pkg-config --exists hwloc && pkg-config --static --libs parex | grep -q -- -l
     echo "      consumer_pc_static uses parex's own static line and the shared hwloc"
     own=$(pkg-config --static --libs --maximum-traverse-depth=2 parex) ||
         fail "pkg-config lacks --maximum-traverse-depth (pkgconf has it)"
-    static_libs="$own $(pkg-config --libs hwloc)"
+    # Public Requires (mpi-c when parex is built with MPI) are beyond that depth too: add their
+    # shared Libs.
+    reqs=$(pkg-config --print-requires parex | awk '{print $1}' | tr '\n' ' ')
+    # shellcheck disable=SC2086 # one word per module
+    static_libs="$own $(pkg-config --libs hwloc) ${reqs:+$(pkg-config --libs $reqs)}"
 fi
 make -s -C "$here" OUT="$work" PAREX_STATIC_LIBS="$static_libs"
 "$work/consumer_pc"

@@ -1,0 +1,179 @@
+/*
+ * parex/mpi.h - MPI messages as engine ops (StarPU-MPI's model; DESIGN.md section 6).
+ *
+ * Declared when the library was built with MPI (PX_HAVE_MPI is 1 in parex/config.h: CMake
+ * option PX_ENABLE_MPI=ON and an MPI implementation found); parex.h includes this header only
+ * then, and it needs <mpi.h> (link MPI::MPI_C, or use the flags `pkg-config parex` gives).
+ *
+ * Model. A send is an engine op that reads its Var, a receive one that writes its Var, an
+ * allreduce one that reads one Var and writes another. Each posts its nonblocking MPI call
+ * (MPI_Isend, MPI_Irecv, MPI_Iallreduce) when its dependencies are met, as an asynchronous op
+ * (px_engine_push_async), and completes when the request does: an op that reads a received
+ * Var (a kernel op, a copy) starts only after the message arrived, and an op that writes a
+ * sent buffer waits until MPI no longer reads it. Kokkos leaves this to user code; StarPU-MPI's
+ * starpu_mpi_isend_detached / irecv_detached are the model.
+ *
+ * Progress. One progress thread per process ("px-mpi-progress", started at the first MPI op)
+ * tests every outstanding request with MPI_Testsome. While requests are outstanding it polls
+ * for the wait budget (PX_WAIT_POLICY / PX_SPIN_US, core/wait.h) after its last completion,
+ * yielding the processor between polls, then sleeps in steps of 50 us doubling to 250 us between
+ * polls, so a slow peer costs at most a few thousand cheap polls a second; with nothing outstanding
+ * it sleeps on a futex and uses no CPU at all. No user thread ever has to call MPI to complete a
+ * parex message.
+ *
+ * Completion runs the engine's usual hand-off on the progress thread: ops a message makes
+ * ready go to their lanes, except on the naive engine, which runs every op on the thread that
+ * makes it ready, so there they run on the progress thread (no message completes meanwhile).
+ *
+ * Thread level: MPI_THREAD_MULTIPLE. Ops post their request on the engine thread that runs
+ * them (a worker, or the pusher when the op is ready at push) while the progress thread calls
+ * MPI_Testsome, and the application keeps calling MPI from its own threads; funnelling every
+ * call through the progress thread under a lock (MPI_THREAD_SERIALIZED) would still race with
+ * the application's own calls, which parex cannot lock. parex does not initialize MPI in
+ * px_initialize: the application calls MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...) or
+ * px_mpi_init, before the first MPI op. Every MPI push checks MPI_Initialized, MPI_Finalized
+ * and MPI_Query_thread and fails with PX_EMPI (and a log message naming the level) when MPI is
+ * not usable or the level is below MPI_THREAD_MULTIPLE.
+ *
+ * Errors. The first MPI op on a communicator sets its error handler to MPI_ERRORS_RETURN
+ * (MPI_Comm_set_errhandler, a local call; no duplicate is made, because MPI_Comm_dup is
+ * collective and a dup's messages would not match the peer's on the original communicator), so
+ * a failed MPI call fails its op instead of aborting the job: the op completes with PX_EMPI,
+ * the log carries MPI_Error_string's text, its written Vars carry PX_EMPI and later ops on
+ * them are skipped (parex/engine.h, failures). A receive whose message is longer than its
+ * buffer (MPI_ERR_TRUNCATE) is such a failure. The application's own calls on that
+ * communicator return error codes from then on as well; set MPI_ERRORS_ARE_FATAL back if
+ * wanted (parex ops then abort the job on an error, as MPI would).
+ *
+ * Shutdown. px_engine_destroy and px_finalize wait for the engine's outstanding messages
+ * (their peers may still be posting the matching calls) for the drain timeout
+ * (px_mpi_set_drain_timeout_ms, default 10 s). After it, receives are cancelled (MPI_Cancel)
+ * and complete with PX_ECANCELED; sends that MPI cannot cancel within a further 100 ms are
+ * released (MPI_Request_free: MPI may still read their buffer until the peer receives it or
+ * MPI_Finalize) and nonblocking allreduces are abandoned (MPI cannot cancel or free them),
+ * both completing with PX_ECANCELED and a warning. So a destroy never hangs on a message that
+ * never matches. Call px_finalize before MPI_Finalize: px_finalize stops the progress thread.
+ *
+ * Profiling. Each message is a trace span (category "mpi", core/trace) from post to
+ * completion on the progress thread, and, with a Kokkos Tools library loaded, a profile
+ * section started at post and stopped at completion. Their names carry the kind, bytes, peer
+ * and tag: "mpi_isend 8192B to 1 tag 3", "mpi_irecv 8192B from 0 tag 3", "mpi_allreduce 8B".
+ * The op itself (the post, on an engine thread) is an "op" span and a tools region named
+ * "mpi_isend", "mpi_irecv" or "mpi_allreduce".
+ */
+#ifndef PAREX_MPI_H
+#define PAREX_MPI_H
+
+#include "parex/config.h"
+
+#if PX_HAVE_MPI
+
+/* C++ translation units (nvcc's .cu files among them) would otherwise pull in the MPI-2 C++
+ * bindings, deprecated and removed in MPI-3, with their warnings: parex is a C API. A program
+ * that wants those bindings includes <mpi.h> itself before parex.h. */
+#if defined(__cplusplus) && !defined(OMPI_SKIP_MPICXX)
+#define OMPI_SKIP_MPICXX 1
+#endif
+#if defined(__cplusplus) && !defined(MPICH_SKIP_MPICXX)
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+#include <stdint.h>
+
+#include "parex/core.h"
+#include "parex/engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Initialize MPI at MPI_THREAD_MULTIPLE for parex's MPI ops (MPI_Init_thread), unless the
+ * application already did; then check the level. Optional: an application may call
+ * MPI_Init_thread itself. May be called before or after px_initialize.
+ *
+ * @param[in,out] argc, argv  as MPI_Init_thread (may be NULL).
+ * @return PX_OK when MPI is initialized at MPI_THREAD_MULTIPLE;
+ *         PX_EMPI     MPI_Init_thread failed, MPI was already finalized, or the level provided
+ *                     (or the one the application asked for earlier) is below
+ *                     MPI_THREAD_MULTIPLE (logged with the level).
+ * Not thread-safe against other MPI initialization; call from the main thread.
+ */
+PX_API int px_mpi_init(int *argc, char ***argv);
+
+/**
+ * Finalize MPI (MPI_Finalize) if px_mpi_init initialized it; otherwise do nothing (the
+ * application that initialized MPI finalizes it). Call after px_finalize.
+ * @return PX_OK; PX_EMPI when MPI_Finalize fails (logged).
+ */
+PX_API int px_mpi_finalize(void);
+
+/**
+ * Set how long px_engine_destroy and px_finalize wait for an engine's outstanding messages
+ * before cancelling them (see Shutdown above).
+ * @param ms  milliseconds, 0 .. 3,600,000 (0: cancel at once).
+ * @return PX_OK; PX_EINVAL for a value outside that range (logged). Thread-safe; applies to
+ *         destroys that start afterwards.
+ */
+PX_API int px_mpi_set_drain_timeout_ms(int64_t ms);
+
+/**
+ * Push a send of @p count elements of @p type from @p buf to rank @p dest with @p tag on
+ * @p comm (MPI_Isend), as an op that reads @p reads: it is posted once every earlier writer
+ * of @p reads has finished, and completes when MPI is done with @p buf (so a later writer of
+ * @p reads waits for it). StarPU-MPI's starpu_mpi_isend_detached.
+ *
+ * @param e       engine; @param buf the data (host-accessible, unless the MPI library is
+ *                device-aware), must stay valid until the op has finished;
+ * @param count   elements, >= 0; @param type a committed MPI datatype;
+ * @param dest    rank in @p comm, or MPI_PROC_NULL; @param tag 0 .. MPI_TAG_UB;
+ * @param reads   the Var that guards @p buf, or NULL for no ordering.
+ * @return PX_OK (the op is queued; its own failure shows on px_engine_wait_for_all);
+ *         PX_EFAULT   e NULL, or buf NULL with count > 0;
+ *         PX_EINVAL   count < 0, type MPI_DATATYPE_NULL, comm MPI_COMM_NULL, dest or tag out of
+ *                     range, a stale Var or engine;
+ *         PX_EMPI     MPI not initialized, already finalized, or below MPI_THREAD_MULTIPLE;
+ *         PX_ENOMEM.
+ * Thread-safe; blocks under backpressure like px_engine_push_sync.
+ */
+PX_API int px_engine_push_mpi_isend(px_engine *e, const void *buf, int count, MPI_Datatype type,
+                                    int dest, int tag, MPI_Comm comm, px_var *reads);
+
+/**
+ * Push a receive of at most @p count elements of @p type into @p buf from rank @p source with
+ * @p tag on @p comm (MPI_Irecv), as an op that writes @p writes: posted once earlier users of
+ * @p writes have finished, complete (and @p writes readable) when the message has arrived.
+ * A longer message fails the op and @p writes with PX_EMPI (MPI_ERR_TRUNCATE, logged).
+ * StarPU-MPI's starpu_mpi_irecv_detached.
+ *
+ * @param source  rank in @p comm, MPI_ANY_SOURCE or MPI_PROC_NULL;
+ * @param tag     0 .. MPI_TAG_UB or MPI_ANY_TAG; other arguments as px_engine_push_mpi_isend.
+ * @return as px_engine_push_mpi_isend.
+ */
+PX_API int px_engine_push_mpi_irecv(px_engine *e, void *buf, int count, MPI_Datatype type,
+                                    int source, int tag, MPI_Comm comm, px_var *writes);
+
+/**
+ * Push an allreduce (MPI_Iallreduce) of @p count elements of @p type from @p send into
+ * @p recv with @p op over @p comm, as an op that reads @p reads and writes @p writes. Every
+ * rank of @p comm must push its allreduces on @p comm in the same order (MPI's rule for
+ * collectives); the engine posts them in push order only when their Vars order them, so give
+ * successive allreduces on one communicator a common Var (e.g. the same @p writes).
+ *
+ * @param send    the contribution, or MPI_IN_PLACE (then @p recv holds it);
+ * @param recv    the result, valid on every rank once @p writes is;
+ * @param reads   Var guarding @p send (may be NULL or equal @p writes);
+ * @param writes  Var guarding @p recv (may be NULL).
+ * @return as px_engine_push_mpi_isend (PX_EINVAL also for op MPI_OP_NULL; PX_EFAULT for
+ *         send or recv NULL with count > 0).
+ */
+PX_API int px_engine_push_mpi_allreduce(px_engine *e, const void *send, void *recv, int count,
+                                        MPI_Datatype type, MPI_Op op, MPI_Comm comm, px_var *reads,
+                                        px_var *writes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PX_HAVE_MPI */
+#endif /* PAREX_MPI_H */

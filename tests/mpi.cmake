@@ -1,0 +1,44 @@
+# MPI messages as engine ops (parex/mpi.h, core/engine/mpi.c): tests/check_mpi.c is a plain MPI
+# program (Check's fork per test does not mix with MPI) run under mpirun with 1-4 ranks; ranks
+# beyond the 2 cores of CI are oversubscribed on purpose. Built when the library has MPI
+# (PX_HAVE_MPI); not under sanitizers (Open MPI's own leaks and races would drown the report).
+if(NOT PX_HAVE_MPI OR NOT PX_SANITIZE STREQUAL "none")
+  return()
+endif()
+add_executable(check_mpi check_mpi.c)
+target_link_libraries(check_mpi PRIVATE parex MPI::MPI_C)
+target_compile_options(check_mpi PRIVATE ${PX_C_WARNINGS})
+target_compile_definitions(check_mpi PRIVATE _DEFAULT_SOURCE)
+target_include_directories(check_mpi PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tools)
+target_link_libraries(check_mpi PRIVATE ${CMAKE_DL_LIBS})
+# mpirun refuses root without --allow-run-as-root; CI runs as root on 2 cores.
+set(_px_mpirun ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe ${MPIEXEC_NUMPROC_FLAG})
+foreach(np 1 2 3 4)
+  add_test(NAME check_mpi_np${np} COMMAND ${_px_mpirun} ${np} $<TARGET_FILE:check_mpi>)
+  set_tests_properties(check_mpi_np${np} PROPERTIES LABELS "mpi;concurrency" TIMEOUT 120
+                       ENVIRONMENT "PX_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+endforeach()
+# The other engine kinds (naive: ops post on their pusher; pooled: on any worker).
+foreach(kind naive pooled)
+  add_test(NAME check_mpi_np2_${kind} COMMAND ${_px_mpirun} 2 $<TARGET_FILE:check_mpi>)
+  set_tests_properties(check_mpi_np2_${kind} PROPERTIES LABELS "mpi;concurrency" TIMEOUT 120
+                       ENVIRONMENT "PX_NUM_THREADS=2;PX_ENGINE=${kind};OMPI_MCA_rmaps_base_oversubscribe=1")
+endforeach()
+# Kokkos Tools: each message is a profile section (the recording tool of tests/tools.cmake).
+# (tests/tools.cmake defines kptest_tool; it is included after this file.)
+if(PX_TEST_MODULES STREQUAL "" OR "tools" IN_LIST PX_TEST_MODULES)
+  add_test(NAME check_mpi_tools_np2 COMMAND ${_px_mpirun} 2 $<TARGET_FILE:check_mpi>)
+  set_tests_properties(check_mpi_tools_np2 PROPERTIES LABELS "mpi;concurrency" TIMEOUT 120
+    ENVIRONMENT "PX_NUM_THREADS=1;PX_TOOLS_LIBS=$<TARGET_FILE:kptest_tool>;OMPI_MCA_rmaps_base_oversubscribe=1")
+  add_dependencies(check_mpi kptest_tool)
+endif()
+# px_finalize with messages outstanding: waits for the one that matches, cancels the other.
+foreach(np 1 3)
+  add_test(NAME check_mpi_finalize_np${np}
+           COMMAND ${_px_mpirun} ${np} $<TARGET_FILE:check_mpi> --finalize)
+  set_tests_properties(check_mpi_finalize_np${np} PROPERTIES LABELS mpi TIMEOUT 60
+                       ENVIRONMENT "PX_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+endforeach()
+# Thread level: pushes fail with PX_EMPI before MPI_Init and below MPI_THREAD_MULTIPLE.
+add_test(NAME check_mpi_thread_level COMMAND ${_px_mpirun} 1 $<TARGET_FILE:check_mpi> --level)
+set_tests_properties(check_mpi_thread_level PROPERTIES LABELS mpi TIMEOUT 60)
