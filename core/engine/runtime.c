@@ -142,6 +142,7 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     pxi_wait_event_init(&e->idle);
     atomic_init(&e->n_finishing, 0);
     atomic_init(&e->first_failure, PX_OK);
+    atomic_init(&e->fail_epoch, 0u);
     for (int i = 0; i < PXI_MAX_CPU_DEVS; ++i)
         atomic_init(&e->cpu_lanes[i], NULL);
     for (int i = 0; i < PXI_MAX_GPU_DEVS; ++i) {
