@@ -508,22 +508,32 @@ START_TEST(test_events_and_metadata_reach_the_tool)
 END_TEST
 
 #ifdef PX_TEST_ENGINE_REGIONS
-/* Ops that overlap on purpose: each waits (up to 200 ms) until another op runs too. */
-static atomic_int ops_running, ops_overlapped;
+/* Ops that overlap on purpose, and end in the order they started (which breaks LIFO for
+ * regions pushed per op on workers): op 2k waits (up to 200 ms) until op 2k+1 has started,
+ * and op 2k+1 until op 2k has finished. */
+static atomic_int ops_started, ops_finished, ops_overlapped;
+static void wait_until(atomic_int *counter, int goal)
+{
+    for (int k = 0; k < 2000 && atomic_load(counter) < goal; ++k) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
 static int engine_op(const px_run_context *rc, void *arg)
 {
     (void)rc;
-    int now = atomic_fetch_add(&ops_running, 1) + 1;
-    for (int k = 0; k < 2000 && now < 2; ++k) {
-        struct timespec ts = {0, 100000};
-        nanosleep(&ts, NULL);
-        now = atomic_load(&ops_running);
+    int t = atomic_fetch_add(&ops_started, 1);
+    if (t % 2 == 0) {
+        wait_until(&ops_started, t + 2);
+        if (atomic_load(&ops_started) >= t + 2)
+            atomic_store(&ops_overlapped, 1);
+    } else {
+        wait_until(&ops_finished, t / 2 + 1);
     }
-    if (now >= 2)
-        atomic_store(&ops_overlapped, 1);
     int rcode = px_parallel_for_fn(px_space_by_name("serial"), "inside_op", px_range(0, 4),
                                    noop_for, arg);
-    atomic_fetch_sub(&ops_running, 1);
+    if (t % 2 == 0)
+        atomic_fetch_add(&ops_finished, 1);
     return rcode;
 }
 static void on_pusher_op(const px_run_context *rc, px_on_complete *done, void *arg)
@@ -546,7 +556,7 @@ START_TEST(test_engine_ops_on_workers_are_sections_and_regions_stay_lifo)
     for (int i = 0; i < 8; ++i)
         ck_assert_ptr_nonnull(v[i] = px_var_new(e));
     px_profile_push_region("main_region");
-    for (int i = 0; i < 48; ++i)
+    for (int i = 0; i < 24; ++i)
         ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = engine_op,
                                                      .writes = PX_VARS(v[i % 8]),
                                                      .name = "tools_test_op"}),
@@ -572,13 +582,13 @@ START_TEST(test_engine_ops_on_workers_are_sections_and_regions_stay_lifo)
     }
     /* Every op once: a section from a worker, or a region when the pusher ran it itself
      * (the work-first throttle, engine.h), which the LIFO check above covers. */
-    ck_assert_int_eq(op_regions + op_sections, 48);
+    ck_assert_int_eq(op_regions + op_sections, 24);
     ck_assert_int_gt(op_sections, 0);
     ck_assert_int_eq(pusher_regions, 1);
     ck_assert_uint_eq(st->count[KPT_START_SECTION], st->count[KPT_STOP_SECTION]);
     ck_assert_uint_eq(st->count[KPT_CREATE_SECTION], st->count[KPT_DESTROY_SECTION]);
     ck_assert_uint_eq(st->count[KPT_PUSH_REGION], st->count[KPT_POP_REGION]);
-    ck_assert_uint_ge(st->count[KPT_BEGIN_FOR], 48);
+    ck_assert_uint_ge(st->count[KPT_BEGIN_FOR], 24);
     /* The ops did overlap (they wait for each other), and the tool saw sections overlap. */
     if (atomic_load(&ops_overlapped))
         ck_assert_int_ge(st->max_running_sections, 2);

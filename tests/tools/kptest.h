@@ -65,7 +65,7 @@ typedef struct kpt_state {
     int open_ids;   /* kernels/fences begun and not yet ended */
     int max_inside; /* most callbacks running at once (1: serialized) */
     /* Per-process region stack, as Kokkos tools keep it (space-time-stack): pops that closed
-     * a region another thread had pushed (each also counts in errors). */
+     * a region another thread had pushed (not counted in errors: user threads may do it). */
     int cross_thread_pops;
     /* Sections: starts of a section already running or stops of one not running (each also
      * counts in errors), and the most sections running at once. */
