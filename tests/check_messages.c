@@ -221,6 +221,47 @@ START_TEST(test_an_oversize_reducer_names_the_limit_and_the_scatter_api)
 }
 END_TEST
 
+static int fails(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    return PX_EUSER;
+}
+static int runs(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    return PX_OK;
+}
+
+START_TEST(test_an_engine_failure_warns_and_a_skip_is_debug)
+{
+    px_engine *e = px_engine_default();
+    px_var *x = px_var_new(e), *y = px_var_new(e);
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = fails, .writes = PX_VARS(x), .name = "lvl"}),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = runs, .reads = PX_VARS(x),
+                                                 .writes = PX_VARS(y), .name = "after"}),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
+    ck_assert_msg(logged_at("warn", "engine: op 'lvl' failed with"), "%s", g_log);
+    ck_assert_msg(logged_at("debug", "engine: op 'after' skipped"), "%s", g_log);
+    /* At the default level (warn) the skip is quiet, the failure is not. */
+    log_keep();
+    px_log_set_level(PX_LOG_WARN);
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = fails, .writes = PX_VARS(x), .name = "lvl"}),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = runs, .reads = PX_VARS(x),
+                                                 .writes = PX_VARS(y), .name = "after"}),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
+    ck_assert_msg(logged_at("warn", "engine: op 'lvl' failed with"), "%s", g_log);
+    ck_assert_ptr_null(strstr(g_log, "op 'after' skipped"));
+    ck_assert_int_eq(px_var_delete(e, x), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, y), PX_OK);
+}
+END_TEST
+
 static Suite *messages_suite(void)
 {
     Suite *s = suite_create("messages");
@@ -231,6 +272,7 @@ static Suite *messages_suite(void)
     tcase_add_test(tc, test_a_builtin_reducer_of_another_type_is_rejected_naming_both);
     tcase_add_test(tc, test_custom_reducers_and_struct_values_are_not_type_checked);
     tcase_add_test(tc, test_an_oversize_reducer_names_the_limit_and_the_scatter_api);
+    tcase_add_test(tc, test_an_engine_failure_warns_and_a_skip_is_debug);
     suite_add_tcase(s, tc);
     return s;
 }
