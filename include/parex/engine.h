@@ -17,8 +17,8 @@
  *                         for a single pusher): for debugging, like MXNet's NaiveEngine.
  *   PX_ENGINE_POOLED      one shared pool of CPU workers plus one IO worker for copy ops
  *                         (ThreadedEnginePooled). Default workers: one per core.
- *   PX_ENGINE_PER_DEVICE  per CPU-device worker queues (default one worker each, see
- *                         PX_CPU_WORKER_NTHREADS), a CPU priority queue with its own workers
+ *   PX_ENGINE_PER_DEVICE  per CPU-device worker queues (default two workers each, see
+ *                         px_engine_create and PX_CPU_WORKER_NTHREADS), a CPU priority queue with its own workers
  *                         (half the CPU workers, at least one) for PX_FN_CPU_PRIORITIZED ops,
  *                         an IO worker for CPU copy ops, and per GPU a compute worker and a
  *                         copy worker (one IO thread), each owning a stream of the cuda space
@@ -166,8 +166,17 @@ PX_API px_engine *px_engine_default(void);
  *
  * @param kind         naive, pooled or per_device.
  * @param cpu_workers  CPU worker threads (per CPU device for per_device); 0: the default
- *                     (PX_CPU_WORKER_NTHREADS, else 1 for per_device and one per core for
- *                     pooled); at most 4096.
+ *                     (PX_CPU_WORKER_NTHREADS, else 2 for per_device (1 on a single core)
+ *                     and one per core for pooled); at most 4096.
+ *
+ * Why 2 for per_device: with one worker (MXNet's default) independent CPU ops of a pipeline
+ * never overlap. Kernel ops on the threads space take their parallelism from the Threads pool
+ * and launches on one space serialize on its launch lock (a queued launcher sleeps), so a
+ * second worker adds at most one thread beyond the pool while letting plain ops overlap with
+ * each other and with kernels. bench/bench_pipeline (pipelines of sync ops, of kernel ops and
+ * mixed, 1/2/4 workers) found 2 workers never slower than 1 and 4 slower than 2 on 2 cores
+ * (bench/RESULTS.md, ## Engine workers). Set PX_CPU_WORKER_NTHREADS=1 for strictly serial CPU
+ * ops, or more for many independent CPU-bound ops on a larger machine.
  * @return the engine, or NULL (logged) when the runtime is not initialized, @p kind is
  *         unknown, @p cpu_workers is out of range, or memory or threads ran out.
  * Thread-safe. Destroy it with px_engine_destroy; px_finalize waits for (with a warning)
