@@ -72,8 +72,10 @@ static double run_once(int workload, int workers, int pipelines, int stages, int
                 rc = px_engine_push_parallel_for_fn(e, threads, "stage", px_range(0, n), scale_fn,
                                                     data[p], NULL, 0, &v[p], 1);
             else
-                rc = px_engine_push(e, &(px_op){.fn = spin_stage, .arg = &sinks[p],
-                                                .writes = PX_VARS(v[p]), .name = "stage"});
+                rc = px_engine_push(e, &(px_op){.fn = spin_stage,
+                                                .arg = &sinks[p],
+                                                .writes = PX_VARS(v[p]),
+                                                .name = "stage"});
             if (rc != PX_OK) {
                 fprintf(stderr, "bench_pipeline: push failed: %s\n", px_strerror(rc));
                 exit(1);

@@ -80,15 +80,21 @@ START_TEST(test_a_failed_op_is_logged_once_with_its_name_status_and_vars)
     px_var *a = px_var_new(e), *b = px_var_new(e), *c = px_var_new(e);
     px_test_log_capture();
     px_test_log_clear();
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = fail_fn, .arg = (void *)(intptr_t)PX_EUSER,
-                                                 .writes = PX_VARS(a), .name = "stage1"}),
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = fail_fn,
+                                                .arg = (void *)(intptr_t)PX_EUSER,
+                                                .writes = PX_VARS(a),
+                                                .name = "stage1"}),
                      PX_OK);
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn, .reads = PX_VARS(a),
-                                                 .writes = PX_VARS(b), .name = "stage2"}),
-                     PX_OK);
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn, .reads = PX_VARS(b),
-                                                 .writes = PX_VARS(c), .name = "stage3"}),
-                     PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(
+            e,
+            &(px_op){.fn = count_fn, .reads = PX_VARS(a), .writes = PX_VARS(b), .name = "stage2"}),
+        PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(
+            e,
+            &(px_op){.fn = count_fn, .reads = PX_VARS(b), .writes = PX_VARS(c), .name = "stage3"}),
+        PX_OK);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
     const char *log = px_test_log_text();
     char want[160];
@@ -128,11 +134,15 @@ START_TEST(test_a_corrected_rerun_after_a_reported_failure_succeeds)
             ck_assert_int_eq(
                 px_engine_push(e, &(px_op){.fn = load_fn, .writes = PX_VARS(x), .name = "load"}),
                 PX_OK);
-            ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn, .reads = PX_VARS(x),
-                                                         .writes = PX_VARS(y), .name = "a"}),
+            ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn,
+                                                        .reads = PX_VARS(x),
+                                                        .writes = PX_VARS(y),
+                                                        .name = "a"}),
                              PX_OK);
-            ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn, .reads = PX_VARS(y),
-                                                         .writes = PX_VARS(z, x), .name = "b"}),
+            ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn,
+                                                        .reads = PX_VARS(y),
+                                                        .writes = PX_VARS(z, x),
+                                                        .name = "b"}),
                              PX_OK);
             if (run == 0) {
                 /* Either wait reports the failure and clears it: wait_for_all for every
@@ -163,9 +173,10 @@ START_TEST(test_a_failure_no_wait_has_reported_keeps_skipping)
     px_engine *e = px_engine_create(kind_under_test(), 2);
     px_var *x = px_var_new(e);
     atomic_store(&ran_count, 0);
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = fail_fn, .arg = (void *)(intptr_t)PX_EUSER,
-                                                 .writes = PX_VARS(x)}),
-                     PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(
+            e, &(px_op){.fn = fail_fn, .arg = (void *)(intptr_t)PX_EUSER, .writes = PX_VARS(x)}),
+        PX_OK);
     for (int i = 0; i < 3; ++i)
         ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn, .writes = PX_VARS(x)}), PX_OK);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
@@ -202,17 +213,21 @@ START_TEST(test_the_descriptor_form_pushes_like_the_positional_calls)
     int v = 0;
     /* Defaults: CPU 0, normal, priority 0; reads and writes order like positional pushes. */
     for (int i = 0; i < 10; ++i)
-        ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = incr_fn, .arg = &v,
-                                                     .reads = PX_VARS(x, y), .writes = PX_VARS(z),
-                                                     .name = "stage"}),
+        ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = incr_fn,
+                                                    .arg = &v,
+                                                    .reads = PX_VARS(x, y),
+                                                    .writes = PX_VARS(z),
+                                                    .name = "stage"}),
                          PX_OK);
     ck_assert_int_eq(px_engine_wait_for_var(e, z), PX_OK);
     ck_assert_int_eq(v, 10);
     /* An async op with ctx and property set. */
     atomic_int n = 0;
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.async_fn = async_ok, .arg = &n,
-                                                 .writes = PX_VARS(x), .ctx = {PX_DEV_CPU, 1},
-                                                 .property = PX_FN_ASYNC}),
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.async_fn = async_ok,
+                                                .arg = &n,
+                                                .writes = PX_VARS(x),
+                                                .ctx = {PX_DEV_CPU, 1},
+                                                .property = PX_FN_ASYNC}),
                      PX_OK);
     ck_assert_int_eq(px_engine_wait_for_var(e, x), PX_OK);
     ck_assert_int_eq(atomic_load(&n), 1);
@@ -222,17 +237,17 @@ START_TEST(test_the_descriptor_form_pushes_like_the_positional_calls)
         atomic_store(&gate_started, 0);
         atomic_store(&prio_n, 0);
         px_engine *e1 = px_engine_create(PX_ENGINE_PER_DEVICE, 2); /* one priority worker */
-        ck_assert_int_eq(px_engine_push(e1, &(px_op){.fn = gate_fn,
-                                                      .property = PX_FN_CPU_PRIORITIZED,
-                                                      .priority = 100}),
-                         PX_OK);
+        ck_assert_int_eq(
+            px_engine_push(
+                e1, &(px_op){.fn = gate_fn, .property = PX_FN_CPU_PRIORITIZED, .priority = 100}),
+            PX_OK);
         while (!atomic_load(&gate_started))
             sleep_ms(1);
         for (int p = 1; p <= 3; ++p)
             ck_assert_int_eq(px_engine_push(e1, &(px_op){.fn = record_prio,
-                                                          .arg = (void *)(intptr_t)p,
-                                                          .property = PX_FN_CPU_PRIORITIZED,
-                                                          .priority = p}),
+                                                         .arg = (void *)(intptr_t)p,
+                                                         .property = PX_FN_CPU_PRIORITIZED,
+                                                         .priority = p}),
                              PX_OK);
         atomic_store(&gate_open, 1);
         ck_assert_int_eq(px_engine_wait_for_all(e1), PX_OK);
@@ -256,7 +271,8 @@ START_TEST(test_the_descriptor_form_rejects_bad_descriptors)
     ck_assert_int_eq(px_engine_push(e, &(px_op){.name = "nothing"}), PX_EFAULT);
     ck_assert(px_test_log_contains("px_engine_push('nothing'): neither fn nor async_fn is set"));
     ck_assert_int_eq(
-        px_engine_push(e, &(px_op){.fn = count_fn, .async_fn = async_ok, .arg = &n, .name = "both"}),
+        px_engine_push(e,
+                       &(px_op){.fn = count_fn, .async_fn = async_ok, .arg = &n, .name = "both"}),
         PX_EINVAL);
     ck_assert(px_test_log_contains("px_engine_push('both'): both fn and async_fn are set"));
     ck_assert_int_eq(

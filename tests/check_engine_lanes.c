@@ -408,12 +408,12 @@ START_TEST(test_the_default_per_device_engine_overlaps_independent_cpu_ops)
     atomic_int met = 0;
     atomic_store(&pair_started, 0);
     /* PX_ENGINE_INLINE_NS cannot move these to the pusher: they are never measured cheap. */
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = wait_for_partner, .arg = &met,
-                                                 .writes = PX_VARS(x)}),
-                     PX_OK);
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = wait_for_partner, .arg = &met,
-                                                 .writes = PX_VARS(y)}),
-                     PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(e, &(px_op){.fn = wait_for_partner, .arg = &met, .writes = PX_VARS(x)}),
+        PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(e, &(px_op){.fn = wait_for_partner, .arg = &met, .writes = PX_VARS(y)}),
+        PX_OK);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
     ck_assert_int_eq(atomic_load(&met), 2);
     ck_assert_int_eq(px_engine_destroy(e), PX_OK);

@@ -306,18 +306,21 @@ START_TEST(test_trace_marks_the_failed_op_and_every_op_it_skipped)
     px_engine *e = px_engine_default();
     px_var *a = px_var_new(e), *b = px_var_new(e), *c = px_var_new(e);
     ck_assert_int_eq(px_trace_start(), PX_OK);
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = fail_fn, .arg = (void *)(intptr_t)PX_EUSER,
-                                                 .writes = PX_VARS(a), .name = "origin"}),
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = fail_fn,
+                                                .arg = (void *)(intptr_t)PX_EUSER,
+                                                .writes = PX_VARS(a),
+                                                .name = "origin"}),
                      PX_OK);
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn, .reads = PX_VARS(a),
-                                                 .writes = PX_VARS(b), .name = "spread1"}),
-                     PX_OK);
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn, .reads = PX_VARS(b),
-                                                 .name = "spread2"}),
-                     PX_OK);
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn, .writes = PX_VARS(c),
-                                                 .name = "healthy"}),
-                     PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(
+            e,
+            &(px_op){.fn = count_fn, .reads = PX_VARS(a), .writes = PX_VARS(b), .name = "spread1"}),
+        PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(e, &(px_op){.fn = count_fn, .reads = PX_VARS(b), .name = "spread2"}), PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(e, &(px_op){.fn = count_fn, .writes = PX_VARS(c), .name = "healthy"}),
+        PX_OK);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
     ck_assert_int_eq(px_trace_stop(), PX_OK);
     ck_assert_int_eq(px_trace_dump(path), PX_OK);
@@ -343,8 +346,7 @@ START_TEST(test_trace_marks_the_failed_op_and_every_op_it_skipped)
         }
         json_t *args = json_object_get(ev, "args");
         ck_assert_int_eq(json_integer_value(json_object_get(args, "status")), PX_EUSER);
-        ck_assert_str_eq(json_string_value(json_object_get(args, "error")),
-                         px_strerror(PX_EUSER));
+        ck_assert_str_eq(json_string_value(json_object_get(args, "error")), px_strerror(PX_EUSER));
         healthy_marked += strcmp(name, "healthy") == 0;
         if (is_failed) {
             ck_assert_str_eq(name, "origin");

@@ -129,9 +129,9 @@ START_TEST(test_a_builtin_reducer_of_another_type_is_rejected_naming_both)
         x[i] = 0.5 * i;
     dsum_args a = {x};
     int64_t bad = 42;
-    ck_assert_int_eq(px_parallel_reduce(NULL, "dot", px_range(0, 16), &dsum, &a, sizeof a,
-                                        &px_sum_i64, &bad),
-                     PX_EINVAL);
+    ck_assert_int_eq(
+        px_parallel_reduce(NULL, "dot", px_range(0, 16), &dsum, &a, sizeof a, &px_sum_i64, &bad),
+        PX_EINVAL);
     ck_assert_int_eq(bad, 42); /* untouched */
     ck_assert_msg(logged_at("error", "kernel 'dsum' folds double values but reducer 'sum_i64' "
                                      "joins int64_t values"),
@@ -139,9 +139,9 @@ START_TEST(test_a_builtin_reducer_of_another_type_is_rejected_naming_both)
     /* Scans and engine pushes take the same check, at push. */
     log_keep();
     double tot = 0;
-    ck_assert_int_eq(px_parallel_scan(NULL, NULL, px_range(0, 16), &dscan, &a, sizeof a,
-                                      &px_sum_i64, &tot),
-                     PX_EINVAL);
+    ck_assert_int_eq(
+        px_parallel_scan(NULL, NULL, px_range(0, 16), &dscan, &a, sizeof a, &px_sum_i64, &tot),
+        PX_EINVAL);
     ck_assert_msg(strstr(g_log, "double") && strstr(g_log, "int64_t"), "%s", g_log);
     log_keep();
     px_engine *e = px_engine_default();
@@ -154,14 +154,14 @@ START_TEST(test_a_builtin_reducer_of_another_type_is_rejected_naming_both)
     /* An int64_t kernel with an int64_t reducer, and a double kernel with a double one. */
     int64_t is = 0;
     isum_args ia = {2};
-    ck_assert_int_eq(px_parallel_reduce(NULL, NULL, px_range(0, 10), &isum, &ia, sizeof ia,
-                                        &px_sum_i64, &is),
-                     PX_OK);
+    ck_assert_int_eq(
+        px_parallel_reduce(NULL, NULL, px_range(0, 10), &isum, &ia, sizeof ia, &px_sum_i64, &is),
+        PX_OK);
     ck_assert_int_eq(is, 90);
     double ds = 0;
-    ck_assert_int_eq(px_parallel_reduce(NULL, NULL, px_range(0, 16), &dsum, &a, sizeof a,
-                                        &px_sum_f64, &ds),
-                     PX_OK);
+    ck_assert_int_eq(
+        px_parallel_reduce(NULL, NULL, px_range(0, 16), &dsum, &a, sizeof a, &px_sum_f64, &ds),
+        PX_OK);
     ck_assert(ds == 60.0);
 }
 END_TEST
@@ -181,8 +181,8 @@ START_TEST(test_custom_reducers_and_struct_values_are_not_type_checked)
     /* A struct value with its own reducer. */
     static const px_reducer r2 = PX_REDUCER_INIT(range2, r2_identity, r2_join, "range2");
     range2 out = {0, 0};
-    ck_assert_int_eq(
-        px_parallel_reduce(NULL, NULL, px_range(0, 8), &rsum, &a, sizeof a, &r2, &out), PX_OK);
+    ck_assert_int_eq(px_parallel_reduce(NULL, NULL, px_range(0, 8), &rsum, &a, sizeof a, &r2, &out),
+                     PX_OK);
     ck_assert(out.lo == 28.0 && out.hi == 56.0);
 }
 END_TEST
@@ -240,9 +240,10 @@ START_TEST(test_an_engine_failure_warns_and_a_skip_is_debug)
     px_var *x = px_var_new(e), *y = px_var_new(e);
     ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = fails, .writes = PX_VARS(x), .name = "lvl"}),
                      PX_OK);
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = runs, .reads = PX_VARS(x),
-                                                 .writes = PX_VARS(y), .name = "after"}),
-                     PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(
+            e, &(px_op){.fn = runs, .reads = PX_VARS(x), .writes = PX_VARS(y), .name = "after"}),
+        PX_OK);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
     ck_assert_msg(logged_at("warn", "engine: op 'lvl' failed with"), "%s", g_log);
     ck_assert_msg(logged_at("debug", "engine: op 'after' skipped"), "%s", g_log);
@@ -251,9 +252,10 @@ START_TEST(test_an_engine_failure_warns_and_a_skip_is_debug)
     px_log_set_level(PX_LOG_WARN);
     ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = fails, .writes = PX_VARS(x), .name = "lvl"}),
                      PX_OK);
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = runs, .reads = PX_VARS(x),
-                                                 .writes = PX_VARS(y), .name = "after"}),
-                     PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(
+            e, &(px_op){.fn = runs, .reads = PX_VARS(x), .writes = PX_VARS(y), .name = "after"}),
+        PX_OK);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
     ck_assert_msg(logged_at("warn", "engine: op 'lvl' failed with"), "%s", g_log);
     ck_assert_ptr_null(strstr(g_log, "op 'after' skipped"));

@@ -202,12 +202,11 @@ START_TEST(test_device_space_id_and_memory_space_name_follow_kokkos)
     setenv("PX_DEVICE_ID", "3", 1);
     init_with(KPTEST_TOOL_PATH);
     const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
-    static const pxi_space_ops fake_ops = {
-        .name = "cuda",
-        .priority = 99,
-        .kokkos_device_type = 2,
-        .host_accessible = 0,
-        .device_id = fake_device_three};
+    static const pxi_space_ops fake_ops = {.name = "cuda",
+                                           .priority = 99,
+                                           .kokkos_device_type = 2,
+                                           .host_accessible = 0,
+                                           .device_id = fake_device_three};
     px_space fake = {.ops = &fake_ops, .available = 1, .instance_id = 0};
     ck_assert_uint_eq(pxi_tools_device_id(&fake), (2u << 24) | (3u << 17) | 1u);
     uint64_t k = pxi_tools_begin_parallel(PX_KERNEL_FOR, "on_device", &fake);
@@ -530,8 +529,8 @@ static int engine_op(const px_run_context *rc, void *arg)
     } else {
         wait_until(&ops_finished, t / 2 + 1);
     }
-    int rcode = px_parallel_for_fn(px_space_by_name("serial"), "inside_op", px_range(0, 4),
-                                   noop_for, arg);
+    int rcode =
+        px_parallel_for_fn(px_space_by_name("serial"), "inside_op", px_range(0, 4), noop_for, arg);
     if (t % 2 == 0)
         atomic_fetch_add(&ops_finished, 1);
     return rcode;
@@ -557,15 +556,15 @@ START_TEST(test_engine_ops_on_workers_are_sections_and_regions_stay_lifo)
         ck_assert_ptr_nonnull(v[i] = px_var_new(e));
     px_profile_push_region("main_region");
     for (int i = 0; i < 24; ++i)
-        ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = engine_op,
-                                                     .writes = PX_VARS(v[i % 8]),
-                                                     .name = "tools_test_op"}),
-                         PX_OK);
+        ck_assert_int_eq(
+            px_engine_push(
+                e, &(px_op){.fn = engine_op, .writes = PX_VARS(v[i % 8]), .name = "tools_test_op"}),
+            PX_OK);
     /* Ready at push and PX_FN_ASYNC: runs on this thread, inside the push. */
-    ck_assert_int_eq(px_engine_push(e, &(px_op){.async_fn = on_pusher_op,
-                                                 .property = PX_FN_ASYNC,
-                                                 .name = "on_pusher_op"}),
-                     PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(
+            e, &(px_op){.async_fn = on_pusher_op, .property = PX_FN_ASYNC, .name = "on_pusher_op"}),
+        PX_OK);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
     px_profile_pop_region();
     ck_assert_int_eq(px_engine_destroy(e), PX_OK);

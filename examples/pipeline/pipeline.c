@@ -87,17 +87,19 @@ static void on_log(px_log_level level, const char *msg, void *user)
 static int push_run(px_engine *e, px_space *threads, px_var *va, px_var *vb, px_var *vs,
                     load_arg *l, scale_args *sa, sum_arg *s)
 {
-    int rc = px_engine_push(e, &(px_op){.fn = load, .arg = l, .writes = PX_VARS(va),
-                                        .name = "load"});
+    int rc =
+        px_engine_push(e, &(px_op){.fn = load, .arg = l, .writes = PX_VARS(va), .name = "load"});
     if (rc == PX_OK)
         rc = px_engine_push_parallel_for(e, threads, "scale", px_range(0, l->n), &scale, sa,
                                          sizeof *sa, &va, 1, &vb, 1);
     if (rc == PX_OK)
-        rc = px_engine_push(e, &(px_op){.fn = sum, .arg = s, .reads = PX_VARS(vb),
-                                        .writes = PX_VARS(vs), .name = "sum"});
+        rc = px_engine_push(
+            e,
+            &(px_op){
+                .fn = sum, .arg = s, .reads = PX_VARS(vb), .writes = PX_VARS(vs), .name = "sum"});
     if (rc == PX_OK)
-        rc = px_engine_push(e, &(px_op){.fn = report, .arg = s, .reads = PX_VARS(vs),
-                                        .name = "report"});
+        rc = px_engine_push(
+            e, &(px_op){.fn = report, .arg = s, .reads = PX_VARS(vs), .name = "report"});
     return rc;
 }
 

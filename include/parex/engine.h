@@ -18,8 +18,9 @@
  *   PX_ENGINE_POOLED      one shared pool of CPU workers plus one IO worker for copy ops
  *                         (ThreadedEnginePooled). Default workers: one per core.
  *   PX_ENGINE_PER_DEVICE  per CPU-device worker queues (default two workers each, see
- *                         px_engine_create and PX_CPU_WORKER_NTHREADS), a CPU priority queue with its own workers
- *                         (half the CPU workers, at least one) for PX_FN_CPU_PRIORITIZED ops,
+ *                         px_engine_create and PX_CPU_WORKER_NTHREADS), a CPU priority queue
+ *                         with its own workers (half the CPU workers, at least one) for
+ *                         PX_FN_CPU_PRIORITIZED ops,
  *                         an IO worker for CPU copy ops, and per GPU a compute worker and a
  *                         copy worker (one IO thread), each owning a stream of the cuda space
  *                         (ThreadedEnginePerDevice). The default kind.
