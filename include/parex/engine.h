@@ -303,7 +303,8 @@ PX_API int px_engine_push_async(px_engine *e, px_async_fn fn, void *arg, px_cont
 /**
  * Wait until every op pushed on @p v before this call has finished (MXNet's WaitForVar).
  * @return PX_OK, or the status of the last failed op that wrote @p v, which is then cleared
- *         on @p v; PX_EFAULT for NULL; PX_EINVAL for a bad engine or a Var not live in it;
+ *         on @p v (a failure px_engine_wait_for_all already returned counts as cleared; see
+ *         "Recovery" in the file comment); PX_EFAULT for NULL; PX_EINVAL for a bad engine or a Var not live in it;
  *         PX_EDEADLK from inside an op; PX_ENOMEM.
  * Thread-safe.
  */
@@ -311,8 +312,10 @@ PX_API int px_engine_wait_for_var(px_engine *e, px_var *v);
 
 /**
  * Wait until the engine has no op in flight (MXNet's WaitForAll).
- * @return PX_OK, or the first failure of any op since the previous wait_for_all (then
- *         cleared); PX_EFAULT / PX_EINVAL for a bad engine; PX_EDEADLK from inside an op.
+ * @return PX_OK, or the first failure of any op since the previous wait_for_all, which is
+ *         then cleared together with every Var's failure, so the next pushes run on clean
+ *         Vars (see "Recovery" in the file comment); PX_EFAULT / PX_EINVAL for a bad engine;
+ *         PX_EDEADLK from inside an op.
  * Thread-safe. With other threads still pushing it returns at a moment nothing is in flight;
  * an op another thread's push is running on that thread (see "Where an op runs") is not in
  * flight, and is finished once that push has returned.
