@@ -304,8 +304,8 @@ PX_API int px_engine_push_async(px_engine *e, px_async_fn fn, void *arg, px_cont
  * Wait until every op pushed on @p v before this call has finished (MXNet's WaitForVar).
  * @return PX_OK, or the status of the last failed op that wrote @p v, which is then cleared
  *         on @p v (a failure px_engine_wait_for_all already returned counts as cleared; see
- *         "Recovery" in the file comment); PX_EFAULT for NULL; PX_EINVAL for a bad engine or a Var not live in it;
- *         PX_EDEADLK from inside an op; PX_ENOMEM.
+ *         "Recovery" in the file comment); PX_EFAULT for NULL; PX_EINVAL for a bad engine or
+ *         a Var not live in it; PX_EDEADLK from inside an op; PX_ENOMEM.
  * Thread-safe.
  */
 PX_API int px_engine_wait_for_var(px_engine *e, px_var *v);
