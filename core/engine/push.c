@@ -373,7 +373,7 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
      * push, a profile section of its own when a worker (or any other thread) does, since tools
      * keep one region stack per process and ops on several workers overlap (core/tools.h). */
     int tools = pxi_tools_active();
-    int on_pusher = tl_pushing > 0 && !tl_worker;
+    int on_pusher = tools && tl_pushing > 0 && !tl_worker;
     uint32_t section = 0;
     if (tools)
         pxi_tools_begin_engine_op(name && name[0] ? name : "px_engine_op", on_pusher, &section);
