@@ -20,6 +20,28 @@ static const char *kname(const px_kernel *k)
     return k->name ? k->name : "(unnamed)";
 }
 
+/* The C type a px_value_type stands for, for messages. */
+static const char *value_type_name(px_value_type t)
+{
+    switch (t) {
+    case PX_VALUE_F64:
+        return "double";
+    case PX_VALUE_F32:
+        return "float";
+    case PX_VALUE_I64:
+        return "int64_t";
+    case PX_VALUE_U64:
+        return "uint64_t";
+    case PX_VALUE_INT:
+        return "int";
+    case PX_VALUE_VALLOC_F64:
+        return "px_valloc_f64";
+    case PX_VALUE_CUSTOM:
+        break;
+    }
+    return "custom";
+}
+
 static int check_reducer(const px_reducer *r, void *result, int result_required, const char *caller,
                          const char *label)
 {
@@ -28,6 +50,15 @@ static int check_reducer(const px_reducer *r, void *result, int result_required,
         return PX_EFAULT;
     }
     int rc = px_reducer_validate(r);
+    if (rc != PX_OK && r->value_size > PX_REDUCER_MAX_VALUE_BYTES) {
+        /* The one limit a correct reducer can hit: say which, and what to use instead. */
+        PXI_ERROR("%s(\"%s\"): invalid reducer '%s': value_size %zu > "
+                  "PX_REDUCER_MAX_VALUE_BYTES (%d); to accumulate into an array, use the "
+                  "scatter-add API (parex/scatter.h: px_scatter_create, px_scatter_add)",
+                  caller, label, r->name ? r->name : "(unnamed)", r->value_size,
+                  PX_REDUCER_MAX_VALUE_BYTES);
+        return rc;
+    }
     if (rc != PX_OK) {
         PXI_ERROR("%s(\"%s\"): invalid reducer '%s' (value_size %zu, value_align %zu, "
                   "identity %s, join %s, op %d, type %d; see px_reducer_validate)",
@@ -289,6 +320,17 @@ int pxi_launch_prepare(pxi_launch *l, const char *caller)
                       "%zu-byte values",
                       caller, l->label, kname(l->kernel), l->kernel->value_size,
                       l->reducer->name ? l->reducer->name : "(unnamed)", l->reducer->value_size);
+            return PX_EINVAL;
+        }
+        /* Same size is not same type: a double kernel with px_sum_i64 would join bit
+         * patterns as integers. Custom types on either side are not checked. */
+        if (l->body == PXI_BODY_KERNEL && l->kernel->value_type != PX_VALUE_CUSTOM &&
+            l->reducer->type != PX_VALUE_CUSTOM && l->kernel->value_type != l->reducer->type) {
+            PXI_ERROR("%s(\"%s\"): kernel '%s' folds %s values but reducer '%s' joins %s "
+                      "values",
+                      caller, l->label, kname(l->kernel), value_type_name(l->kernel->value_type),
+                      l->reducer->name ? l->reducer->name : "(unnamed)",
+                      value_type_name(l->reducer->type));
             return PX_EINVAL;
         }
     }

@@ -6,9 +6,27 @@
 #include "core/runtime.h"
 #include "core/tools.h"
 
+/* Nonzero (logged, *rc = PX_ENOTINIT) before px_initialize or in a forked child: checked
+ * before the arguments, because before initialize no space pointer can be right, and "space
+ * is NULL" would send a user hunting for the wrong mistake. */
+static int runtime_missing(const char *caller, int *rc)
+{
+    *rc = PX_ENOTINIT;
+    if (pxi_runtime_lost_to_fork(caller))
+        return 1;
+    if (!pxi_runtime_ready()) {
+        PXI_ERROR("%s: the runtime is not initialized (call px_initialize first)", caller);
+        return 1;
+    }
+    *rc = PX_OK;
+    return 0;
+}
+
 void *px_malloc(px_space *s, size_t bytes)
 {
     int rc;
+    if (runtime_missing("px_malloc", &rc))
+        return NULL;
     if (!s) {
         PXI_ERROR("px_malloc(%zu bytes): space is NULL", bytes);
         return NULL;
@@ -29,6 +47,8 @@ void *px_malloc(px_space *s, size_t bytes)
 int px_free(px_space *s, void *p)
 {
     int rc;
+    if (runtime_missing("px_free", &rc))
+        return rc;
     if (!s) {
         PXI_ERROR("px_free(%p): space is NULL", p);
         return PX_EFAULT;
@@ -45,6 +65,8 @@ int px_free(px_space *s, void *p)
 int px_deep_copy(px_space *dst_s, void *dst, px_space *src_s, const void *src, size_t bytes)
 {
     int rc;
+    if (runtime_missing("px_deep_copy", &rc))
+        return rc;
     if (!dst_s || !src_s) {
         PXI_ERROR("px_deep_copy(%zu bytes): %s space is NULL", bytes,
                   dst_s ? "source" : "destination");

@@ -2,6 +2,7 @@
  * concurrency and accessibility queries, fences, and the resolution of a launch's space
  * argument (core/runtime.h). core/init.c chooses the default space at px_initialize and
  * clears it at px_finalize (core/space.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/log.h"
@@ -106,7 +107,22 @@ px_space *px_space_by_name(const char *name)
             return s->available ? s : NULL;
         }
     }
-    PXI_INFO("px_space_by_name(\"%s\"): no such space in this build", name);
+    /* A typo here is easy to miss: the NULL it returns means the default space to every call
+     * that takes a space, so say it at warn level with the names that would have worked. */
+    char known[256];
+    size_t used = 0;
+    known[0] = '\0';
+    for (int i = 0; i < pxi_registry_count() && used < sizeof known; ++i) {
+        const px_space *s = pxi_registry_at(i);
+        int n = snprintf(known + used, sizeof known - used, "%s\"%s\"%s", i ? ", " : "",
+                         s->ops->name, s->available ? "" : " (not available here)");
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    PXI_WARN("px_space_by_name(\"%s\"): unknown space name; known spaces: %s (NULL means the "
+             "default space to calls that take a space: check the name)",
+             name, known);
     return NULL;
 }
 

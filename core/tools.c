@@ -482,6 +482,44 @@ void pxi_tools_pop_region(void)
     call_libs_void_reverse(KP_POP_REGION);
 }
 
+#define NO_ENGINE_SECTION UINT32_MAX
+
+void pxi_tools_begin_engine_op(const char *name, int on_pusher, uint32_t *token)
+{
+    *token = NO_ENGINE_SECTION;
+    if (on_pusher) {
+        pxi_tools_push_region(name);
+        return;
+    }
+    /* A tool without section callbacks does not see worker ops at all: better than regions
+     * popped by threads that did not push them (its stack would nest unrelated ops). */
+    if (pxi_tool_lib_mask[KP_CREATE_SECTION] || pxi_tool_lib_mask[KP_START_SECTION]) {
+        uint32_t id;
+        if (px_profile_create_section(name, &id) == PX_OK) {
+            (void)px_profile_start_section(id);
+            *token = id;
+        }
+    }
+    for (int j = 0; j < n_listeners; ++j)
+        if (listeners[j].push_region)
+            listeners[j].push_region(name);
+}
+
+void pxi_tools_end_engine_op(int on_pusher, uint32_t token)
+{
+    if (on_pusher) {
+        pxi_tools_pop_region();
+        return;
+    }
+    for (int j = n_listeners - 1; j >= 0; --j)
+        if (listeners[j].pop_region)
+            listeners[j].pop_region();
+    if (token != NO_ENGINE_SECTION) {
+        (void)px_profile_stop_section(token);
+        (void)px_profile_destroy_section(token);
+    }
+}
+
 static void call_metadata(const char *key, const char *value)
 {
     if (!pxi_tool_lib_mask[KP_DECLARE_METADATA])

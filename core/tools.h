@@ -67,5 +67,14 @@ void pxi_tools_begin_deep_copy(const px_space *dst_s, const void *dst, const px_
 void pxi_tools_end_deep_copy(void);
 void pxi_tools_push_region(const char *name);
 void pxi_tools_pop_region(void);
+/* An engine op starts / ends on the calling thread (core/engine/push.c). Loaded tools keep one
+ * region stack per process, so only an op its pusher runs inside the push (@on_pusher) is a
+ * region (pushed and popped on that thread, nested in whatever the thread has open, as Kokkos
+ * pushes regions only from the launching thread); an op a worker runs is a profile section of
+ * its own (created and started at begin, stopped and destroyed at end: sections may overlap).
+ * Internal listeners keep per-thread stacks and see a region either way. @token carries the
+ * section from begin to end. */
+void pxi_tools_begin_engine_op(const char *name, int on_pusher, uint32_t *token);
+void pxi_tools_end_engine_op(int on_pusher, uint32_t token);
 
 #endif

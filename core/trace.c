@@ -36,6 +36,7 @@
 typedef struct ev {
     int64_t t0, t1;
     const char *cat;
+    int status; /* PX_OK, or the failure an "op_failed" / "op_skipped" event carries */
     char name[EV_NAME];
 } ev;
 
@@ -124,6 +125,12 @@ void pxi_trace_thread_name(const char *name)
 
 void pxi_trace_span(const char *cat, const char *name, int64_t t0_ns, int64_t t1_ns)
 {
+    pxi_trace_span_status(cat, name, t0_ns, t1_ns, PX_OK);
+}
+
+void pxi_trace_span_status(const char *cat, const char *name, int64_t t0_ns, int64_t t1_ns,
+                           int status)
+{
     if (!pxi_trace_active())
         return;
     tbuf *b = my_buf();
@@ -150,6 +157,7 @@ void pxi_trace_span(const char *cat, const char *name, int64_t t0_ns, int64_t t1
      * could have one only through a clock fault, so clamp it to empty. */
     e->t1 = t1_ns < t0_ns ? t0_ns : t1_ns;
     e->cat = cat;
+    e->status = status;
     copy_name(e->name, sizeof e->name, name ? name : "?");
     pthread_mutex_unlock(&b->lock);
 }
@@ -390,6 +398,12 @@ static void put_thread(FILE *f, tbuf *b, int64_t base, const ev **order, size_t 
         put_us(f, e->t0 - base);
         fputs(",\"dur\":", f);
         put_us(f, e->t1 - e->t0);
+        if (e->status != PX_OK) {
+            /* Perfetto shows args in the slice's details; the status as both code and text. */
+            fprintf(f, ",\"args\":{\"status\":%d,\"error\":", e->status);
+            put_json_string(f, px_strerror(e->status));
+            fputc('}', f);
+        }
         fputc('}', f);
     }
     pthread_mutex_unlock(&b->lock);

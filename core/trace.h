@@ -23,6 +23,12 @@ int64_t pxi_trace_now_ns(void);
 /* Record a span [t0_ns, t1_ns) named @name (copied, truncated to 47 bytes) in category @cat
  * ("op", "kernel", "wait"; a static string) on the calling thread. */
 void pxi_trace_span(const char *cat, const char *name, int64_t t0_ns, int64_t t1_ns);
+/* pxi_trace_span with a status: a failure (not PX_OK) is written into the event's args as
+ * {"status": code, "error": px_strerror(code)}. The engine marks a failed op with an
+ * "op_failed" event and each op skipped because of it with an "op_skipped" event, both empty
+ * spans at the moment the engine saw the failure (push.c). */
+void pxi_trace_span_status(const char *cat, const char *name, int64_t t0_ns, int64_t t1_ns,
+                           int status);
 /* Name the calling thread in traces (copied). */
 void pxi_trace_thread_name(const char *name);
 

@@ -64,8 +64,229 @@ START_TEST(test_wait_for_all_returns_first_failure)
                                          &a, 1, PX_FN_NORMAL, 0, "second"),
                      PX_OK);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER - 1);
-    ck_assert_int_eq(px_engine_wait_for_var(e, a), PX_EUSER - 2);
+    /* wait_for_all reports the first failure and clears every Var's (MXNet's WaitForAll):
+     * the second failure on a is gone with it. */
+    ck_assert_int_eq(px_engine_wait_for_var(e, a), PX_OK);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+/* The log names the failed op once at warn level with its status and poisoned Vars, and each
+ * op skipped because of it at debug level. */
+START_TEST(test_a_failed_op_is_logged_once_with_its_name_status_and_vars)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *a = px_var_new(e), *b = px_var_new(e), *c = px_var_new(e);
+    px_test_log_capture();
+    px_test_log_clear();
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = fail_fn,
+                                                .arg = (void *)(intptr_t)PX_EUSER,
+                                                .writes = PX_VARS(a),
+                                                .name = "stage1"}),
+                     PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(
+            e,
+            &(px_op){.fn = count_fn, .reads = PX_VARS(a), .writes = PX_VARS(b), .name = "stage2"}),
+        PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(
+            e,
+            &(px_op){.fn = count_fn, .reads = PX_VARS(b), .writes = PX_VARS(c), .name = "stage3"}),
+        PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
+    const char *log = px_test_log_text();
+    char want[160];
+    snprintf(want, sizeof want, "engine: op 'stage1' failed with %d (%s); Vars poisoned: Var %p",
+             PX_EUSER, px_strerror(PX_EUSER), (void *)a);
+    ck_assert_msg(px_test_log_contains(want), "no '%s' in: %s", want, log);
+    /* Once: the skipped ops are not reported as failed. */
+    const char *first = strstr(log, "Vars poisoned");
+    ck_assert_ptr_nonnull(first);
+    ck_assert_ptr_null(strstr(first + 1, "Vars poisoned"));
+    snprintf(want, sizeof want, "engine: op 'stage2' skipped: Var %p it reads failed with %d",
+             (void *)a, PX_EUSER);
+    ck_assert_msg(px_test_log_contains(want), "no '%s' in: %s", want, log);
+    snprintf(want, sizeof want, "engine: op 'stage3' skipped: Var %p it reads failed", (void *)b);
+    ck_assert_msg(px_test_log_contains(want), "no '%s' in: %s", want, log);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+/* Recovery: after a wait reported the failure, a corrected re-run of the same pushes runs
+ * every op, and the next wait_for_all is PX_OK (the issue's newcomer got -13 again). */
+static atomic_int input_ok;
+static int load_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    return atomic_load(&input_ok) ? PX_OK : PX_EUSER;
+}
+START_TEST(test_a_corrected_rerun_after_a_reported_failure_succeeds)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *x = px_var_new(e), *y = px_var_new(e), *z = px_var_new(e);
+    for (int wait_all = 0; wait_all < 2; ++wait_all) {
+        atomic_store(&input_ok, 0);
+        atomic_store(&ran_count, 0);
+        for (int run = 0; run < 2; ++run) {
+            ck_assert_int_eq(
+                px_engine_push(e, &(px_op){.fn = load_fn, .writes = PX_VARS(x), .name = "load"}),
+                PX_OK);
+            ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn,
+                                                        .reads = PX_VARS(x),
+                                                        .writes = PX_VARS(y),
+                                                        .name = "a"}),
+                             PX_OK);
+            ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn,
+                                                        .reads = PX_VARS(y),
+                                                        .writes = PX_VARS(z, x),
+                                                        .name = "b"}),
+                             PX_OK);
+            if (run == 0) {
+                /* Either wait reports the failure and clears it: wait_for_all for every
+                 * Var, wait_for_var for its Var (here every Var the failure reached). */
+                if (wait_all) {
+                    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
+                } else {
+                    ck_assert_int_eq(px_engine_wait_for_var(e, z), PX_EUSER);
+                    ck_assert_int_eq(px_engine_wait_for_var(e, x), PX_EUSER);
+                    ck_assert_int_eq(px_engine_wait_for_var(e, y), PX_EUSER);
+                    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
+                }
+                ck_assert_int_eq(atomic_load(&ran_count), 0);
+                atomic_store(&input_ok, 1); /* the correction */
+            }
+        }
+        ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+        ck_assert_int_eq(atomic_load(&ran_count), 2);
+        ck_assert_int_eq(px_engine_wait_for_var(e, z), PX_OK);
+    }
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+/* A failed Var keeps skipping its ops until a wait reports the failure. */
+START_TEST(test_a_failure_no_wait_has_reported_keeps_skipping)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *x = px_var_new(e);
+    atomic_store(&ran_count, 0);
+    ck_assert_int_eq(
+        px_engine_push(
+            e, &(px_op){.fn = fail_fn, .arg = (void *)(intptr_t)PX_EUSER, .writes = PX_VARS(x)}),
+        PX_OK);
+    for (int i = 0; i < 3; ++i)
+        ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn, .writes = PX_VARS(x)}), PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
+    ck_assert_int_eq(atomic_load(&ran_count), 0);
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn, .writes = PX_VARS(x)}), PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), 1);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+/* ---- the descriptor form -------------------------------------------------------------------- */
+
+static void async_ok(const px_run_context *rc, px_on_complete *done, void *arg)
+{
+    (void)rc;
+    atomic_fetch_add((atomic_int *)arg, 1);
+    px_on_complete_call(done, PX_OK);
+}
+static atomic_int prio_order[8], prio_n;
+static int record_prio(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    int k = atomic_fetch_add(&prio_n, 1);
+    if (k < 8)
+        atomic_store(&prio_order[k], (int)(intptr_t)arg);
+    return PX_OK;
+}
+
+START_TEST(test_the_descriptor_form_pushes_like_the_positional_calls)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *x = px_var_new(e), *y = px_var_new(e), *z = px_var_new(e);
+    int v = 0;
+    /* Defaults: CPU 0, normal, priority 0; reads and writes order like positional pushes. */
+    for (int i = 0; i < 10; ++i)
+        ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = incr_fn,
+                                                    .arg = &v,
+                                                    .reads = PX_VARS(x, y),
+                                                    .writes = PX_VARS(z),
+                                                    .name = "stage"}),
+                         PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, z), PX_OK);
+    ck_assert_int_eq(v, 10);
+    /* An async op with ctx and property set. */
+    atomic_int n = 0;
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.async_fn = async_ok,
+                                                .arg = &n,
+                                                .writes = PX_VARS(x),
+                                                .ctx = {PX_DEV_CPU, 1},
+                                                .property = PX_FN_ASYNC}),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, x), PX_OK);
+    ck_assert_int_eq(atomic_load(&n), 1);
+    /* Priorities: with the priority lane held by a gate op, later ops run highest first. */
+    if (kind_under_test() == PX_ENGINE_PER_DEVICE) {
+        atomic_store(&gate_open, 0);
+        atomic_store(&gate_started, 0);
+        atomic_store(&prio_n, 0);
+        px_engine *e1 = px_engine_create(PX_ENGINE_PER_DEVICE, 2); /* one priority worker */
+        ck_assert_int_eq(
+            px_engine_push(
+                e1, &(px_op){.fn = gate_fn, .property = PX_FN_CPU_PRIORITIZED, .priority = 100}),
+            PX_OK);
+        while (!atomic_load(&gate_started))
+            sleep_ms(1);
+        for (int p = 1; p <= 3; ++p)
+            ck_assert_int_eq(px_engine_push(e1, &(px_op){.fn = record_prio,
+                                                         .arg = (void *)(intptr_t)p,
+                                                         .property = PX_FN_CPU_PRIORITIZED,
+                                                         .priority = p}),
+                             PX_OK);
+        atomic_store(&gate_open, 1);
+        ck_assert_int_eq(px_engine_wait_for_all(e1), PX_OK);
+        ck_assert_int_eq(atomic_load(&prio_order[0]), 3);
+        ck_assert_int_eq(atomic_load(&prio_order[2]), 1);
+        ck_assert_int_eq(px_engine_destroy(e1), PX_OK);
+    }
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
+START_TEST(test_the_descriptor_form_rejects_bad_descriptors)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 1);
+    px_var *x = px_var_new(e);
+    atomic_int n = 0;
+    px_test_log_capture();
+    ck_assert_int_eq(px_engine_push(NULL, &(px_op){.fn = count_fn}), PX_EFAULT);
+    ck_assert_int_eq(px_engine_push(e, NULL), PX_EFAULT);
+    ck_assert(px_test_log_contains("px_engine_push: op is NULL"));
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.name = "nothing"}), PX_EFAULT);
+    ck_assert(px_test_log_contains("px_engine_push('nothing'): neither fn nor async_fn is set"));
+    ck_assert_int_eq(
+        px_engine_push(e,
+                       &(px_op){.fn = count_fn, .async_fn = async_ok, .arg = &n, .name = "both"}),
+        PX_EINVAL);
+    ck_assert(px_test_log_contains("px_engine_push('both'): both fn and async_fn are set"));
+    ck_assert_int_eq(
+        px_engine_push(e, &(px_op){.fn = count_fn, .reads = {NULL, 2}, .writes = PX_VARS(x)}),
+        PX_EFAULT);
+    ck_assert(px_test_log_contains("px_engine_push: reads is NULL with a count of 2"));
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn, .property = (px_fn_property)42}),
+                     PX_EINVAL);
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn, .ctx = {PX_DEV_CPU, 16}}),
+                     PX_EINVAL);
+    ck_assert_int_eq(px_var_delete(e, x), PX_OK);
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_fn, .writes = PX_VARS(x)}), PX_EINVAL);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&n), 0);
     ck_assert_int_eq(px_engine_destroy(e), PX_OK);
 }
 END_TEST
@@ -355,6 +576,11 @@ static Suite *engine_failure_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_failure_marks_writes_and_skips_dependents);
     tcase_add_test(tc, test_wait_for_all_returns_first_failure);
+    tcase_add_test(tc, test_a_failed_op_is_logged_once_with_its_name_status_and_vars);
+    tcase_add_test(tc, test_a_corrected_rerun_after_a_reported_failure_succeeds);
+    tcase_add_test(tc, test_a_failure_no_wait_has_reported_keeps_skipping);
+    tcase_add_test(tc, test_the_descriptor_form_pushes_like_the_positional_calls);
+    tcase_add_test(tc, test_the_descriptor_form_rejects_bad_descriptors);
     tcase_add_test(tc, test_async_op_completes_from_another_thread_with_failure);
     tcase_add_test(tc, test_async_ready_at_push_runs_on_pusher);
     tcase_add_test(tc, test_wait_inside_op_is_edeadlk);

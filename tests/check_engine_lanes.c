@@ -383,6 +383,43 @@ START_TEST(test_inline_ns_rejects_malformed_values)
 }
 END_TEST
 
+/* The default per_device engine has two CPU workers on a machine with 2+ cores: two
+ * independent ops that each wait for the other to start both finish. With one worker the
+ * first would wait its whole 5 s budget alone. */
+static atomic_int pair_started;
+static int wait_for_partner(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    atomic_int *met = arg;
+    atomic_fetch_add(&pair_started, 1);
+    for (int k = 0; k < 5000 && atomic_load(&pair_started) < 2; ++k)
+        sleep_ms(1);
+    if (atomic_load(&pair_started) >= 2)
+        atomic_fetch_add(met, 1);
+    return PX_OK;
+}
+START_TEST(test_the_default_per_device_engine_overlaps_independent_cpu_ops)
+{
+    if (getenv("PX_CPU_WORKER_NTHREADS") || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        return;
+    px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 0);
+    ck_assert_ptr_nonnull(e);
+    px_var *x = px_var_new(e), *y = px_var_new(e);
+    atomic_int met = 0;
+    atomic_store(&pair_started, 0);
+    /* PX_ENGINE_INLINE_NS cannot move these to the pusher: they are never measured cheap. */
+    ck_assert_int_eq(
+        px_engine_push(e, &(px_op){.fn = wait_for_partner, .arg = &met, .writes = PX_VARS(x)}),
+        PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(e, &(px_op){.fn = wait_for_partner, .arg = &met, .writes = PX_VARS(y)}),
+        PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&met), 2);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
 static Suite *engine_lanes_suite(void)
 {
     Suite *s = suite_create("engine_lanes");
@@ -390,6 +427,7 @@ static Suite *engine_lanes_suite(void)
     tcase_add_checked_fixture(tc, px_test_setup, px_test_teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_steady_state_pushes_do_not_malloc);
+    tcase_add_test(tc, test_the_default_per_device_engine_overlaps_independent_cpu_ops);
     suite_add_tcase(s, tc);
     TCase *life = tcase_create("lifecycle");
     tcase_set_timeout(life, 60);

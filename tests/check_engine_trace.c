@@ -294,6 +294,80 @@ START_TEST(test_trace_dump_without_memory_is_enomem_and_leaves_no_file)
 }
 END_TEST
 
+/* A failure and how far it spread: the failed op gets an "op_failed" event, each op skipped
+ * because of it an "op_skipped" event, both carrying the status in args; independent ops run
+ * as usual. The file still passes every importer rule. */
+START_TEST(test_trace_marks_the_failed_op_and_every_op_it_skipped)
+{
+    char path[] = "/tmp/px_trace_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    px_engine *e = px_engine_default();
+    px_var *a = px_var_new(e), *b = px_var_new(e), *c = px_var_new(e);
+    ck_assert_int_eq(px_trace_start(), PX_OK);
+    ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = fail_fn,
+                                                .arg = (void *)(intptr_t)PX_EUSER,
+                                                .writes = PX_VARS(a),
+                                                .name = "origin"}),
+                     PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(
+            e,
+            &(px_op){.fn = count_fn, .reads = PX_VARS(a), .writes = PX_VARS(b), .name = "spread1"}),
+        PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(e, &(px_op){.fn = count_fn, .reads = PX_VARS(b), .name = "spread2"}), PX_OK);
+    ck_assert_int_eq(
+        px_engine_push(e, &(px_op){.fn = count_fn, .writes = PX_VARS(c), .name = "healthy"}),
+        PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
+    ck_assert_int_eq(px_trace_stop(), PX_OK);
+    ck_assert_int_eq(px_trace_dump(path), PX_OK);
+    const char *const names[] = {"origin", "healthy", NULL};
+    check_trace_file(path, 0, names);
+
+    json_error_t err;
+    json_t *root = json_load_file(path, 0, &err);
+    ck_assert_ptr_nonnull(root);
+    size_t i;
+    json_t *ev;
+    int failed = 0, skipped = 0, healthy_marked = 0;
+    json_array_foreach(json_object_get(root, "traceEvents"), i, ev)
+    {
+        const char *cat = json_string_value(json_object_get(ev, "cat"));
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        if (!cat || !name)
+            continue;
+        int is_failed = strcmp(cat, "op_failed") == 0, is_skipped = strcmp(cat, "op_skipped") == 0;
+        if (!is_failed && !is_skipped) {
+            ck_assert_ptr_null(json_object_get(ev, "args")); /* clean ops carry no status */
+            continue;
+        }
+        json_t *args = json_object_get(ev, "args");
+        ck_assert_int_eq(json_integer_value(json_object_get(args, "status")), PX_EUSER);
+        ck_assert_str_eq(json_string_value(json_object_get(args, "error")), px_strerror(PX_EUSER));
+        healthy_marked += strcmp(name, "healthy") == 0;
+        if (is_failed) {
+            ck_assert_str_eq(name, "origin");
+            ++failed;
+        } else {
+            ck_assert(strcmp(name, "spread1") == 0 || strcmp(name, "spread2") == 0);
+            ++skipped;
+        }
+    }
+    ck_assert_int_eq(failed, 1);
+    ck_assert_int_eq(skipped, 2);
+    ck_assert_int_eq(healthy_marked, 0);
+    json_decref(root);
+    unlink(path);
+    ck_assert_int_eq(px_trace_clear(), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, a), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, b), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, c), PX_OK);
+}
+END_TEST
+
 /* Make @path (a mkstemp template) a fresh file and initialize with PX_PROFILE naming it. */
 static void init_with_profile(char *path)
 {
@@ -394,6 +468,7 @@ static Suite *engine_trace_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_trace_api_writes_valid_chrome_json);
     tcase_add_test(tc, test_trace_dump_without_memory_is_enomem_and_leaves_no_file);
+    tcase_add_test(tc, test_trace_marks_the_failed_op_and_every_op_it_skipped);
     suite_add_tcase(s, tc);
     TCase *life = tcase_create("lifecycle");
     tcase_set_timeout(life, 60);

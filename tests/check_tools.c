@@ -9,9 +9,11 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/alloc.h"
@@ -257,12 +259,11 @@ START_TEST(test_device_space_id_and_memory_space_name_follow_kokkos)
      * CudaSpace. */
     init_with(KPTEST_TOOL_PATH);
     const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
-    static const pxi_space_ops fake_ops = {
-        .name = "cuda",
-        .priority = 99,
-        .kokkos_device_type = 2,
-        .host_accessible = 0,
-        .device_id = fake_device_three};
+    static const pxi_space_ops fake_ops = {.name = "cuda",
+                                           .priority = 99,
+                                           .kokkos_device_type = 2,
+                                           .host_accessible = 0,
+                                           .device_id = fake_device_three};
     px_space fake = {.ops = &fake_ops, .available = 1, .instance_id = 0};
     ck_assert_uint_eq(pxi_tools_device_id(&fake), (2u << 24) | (3u << 17) | 1u);
     uint64_t k = pxi_tools_begin_parallel(PX_KERNEL_FOR, "on_device", &fake);
@@ -563,36 +564,90 @@ START_TEST(test_events_and_metadata_reach_the_tool)
 END_TEST
 
 #ifdef PX_TEST_ENGINE_REGIONS
+/* Ops that overlap on purpose, and end in the order they started (which breaks LIFO for
+ * regions pushed per op on workers): op 2k waits (up to 200 ms) until op 2k+1 has started,
+ * and op 2k+1 until op 2k has finished. */
+static atomic_int ops_started, ops_finished, ops_overlapped;
+static void wait_until(atomic_int *counter, int goal)
+{
+    for (int k = 0; k < 2000 && atomic_load(counter) < goal; ++k) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
 static int engine_op(const px_run_context *rc, void *arg)
 {
     (void)rc;
-    return px_parallel_for_fn(px_space_by_name("serial"), "inside_op", px_range(0, 4), noop_for,
-                              arg);
+    int t = atomic_fetch_add(&ops_started, 1);
+    if (t % 2 == 0) {
+        wait_until(&ops_started, t + 2);
+        if (atomic_load(&ops_started) >= t + 2)
+            atomic_store(&ops_overlapped, 1);
+    } else {
+        wait_until(&ops_finished, t / 2 + 1);
+    }
+    int rcode =
+        px_parallel_for_fn(px_space_by_name("serial"), "inside_op", px_range(0, 4), noop_for, arg);
+    if (t % 2 == 0)
+        atomic_fetch_add(&ops_finished, 1);
+    return rcode;
+}
+static void on_pusher_op(const px_run_context *rc, px_on_complete *done, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    px_on_complete_call(done, PX_OK);
 }
 
-START_TEST(test_engine_ops_appear_as_regions_named_after_the_op)
+/* Tools keep one region stack per process; engine workers run ops at the same time. Worker ops
+ * must come as sections (which may overlap), so the recording tool's stack sees every pop on
+ * the thread that pushed (LIFO per process), and an op its pusher runs is a region there. */
+START_TEST(test_engine_ops_on_workers_are_sections_and_regions_stay_lifo)
 {
     init_with(KPTEST_TOOL_PATH);
     const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
-    px_engine *e = px_engine_default();
+    px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 3);
     ck_assert_ptr_nonnull(e);
-    px_var *v = px_var_new(e);
-    ck_assert_ptr_nonnull(v);
-    px_context cpu = {PX_DEV_CPU, 0};
-    for (int i = 0; i < 3; ++i)
-        ck_assert_int_eq(px_engine_push_sync(e, engine_op, NULL, cpu, NULL, 0, &v, 1, PX_FN_NORMAL,
-                                             0, "tools_test_op"),
-                         PX_OK);
+    px_var *v[8];
+    for (int i = 0; i < 8; ++i)
+        ck_assert_ptr_nonnull(v[i] = px_var_new(e));
+    px_profile_push_region("main_region");
+    for (int i = 0; i < 24; ++i)
+        ck_assert_int_eq(
+            px_engine_push(
+                e, &(px_op){.fn = engine_op, .writes = PX_VARS(v[i % 8]), .name = "tools_test_op"}),
+            PX_OK);
+    /* Ready at push and PX_FN_ASYNC: runs on this thread, inside the push. */
+    ck_assert_int_eq(
+        px_engine_push(
+            e, &(px_op){.async_fn = on_pusher_op, .property = PX_FN_ASYNC, .name = "on_pusher_op"}),
+        PX_OK);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
-    int pushes = 0;
-    for (int i = 0; i < st->n_events; ++i)
-        pushes += st->events[i].kind == KPT_PUSH_REGION &&
-                  strcmp(st->events[i].name, "tools_test_op") == 0;
-    ck_assert_int_eq(pushes, 3);
+    px_profile_pop_region();
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+
+    ck_assert_msg(st->errors == 0, "tool saw %d errors, first: %s", st->errors, st->first_error);
+    ck_assert_int_eq(st->cross_thread_pops, 0);
+    ck_assert_int_eq(st->section_errors, 0);
+    int op_regions = 0, pusher_regions = 0, op_sections = 0;
+    for (int i = 0; i < st->n_events; ++i) {
+        const kpt_event *ev = &st->events[i];
+        op_regions += ev->kind == KPT_PUSH_REGION && strcmp(ev->name, "tools_test_op") == 0;
+        pusher_regions += ev->kind == KPT_PUSH_REGION && strcmp(ev->name, "on_pusher_op") == 0;
+        op_sections += ev->kind == KPT_CREATE_SECTION && strcmp(ev->name, "tools_test_op") == 0;
+    }
+    /* Every op once: a section from a worker, or a region when the pusher ran it itself
+     * (the work-first throttle, engine.h), which the LIFO check above covers. */
+    ck_assert_int_eq(op_regions + op_sections, 24);
+    ck_assert_int_gt(op_sections, 0);
+    ck_assert_int_eq(pusher_regions, 1);
+    ck_assert_uint_eq(st->count[KPT_START_SECTION], st->count[KPT_STOP_SECTION]);
+    ck_assert_uint_eq(st->count[KPT_CREATE_SECTION], st->count[KPT_DESTROY_SECTION]);
     ck_assert_uint_eq(st->count[KPT_PUSH_REGION], st->count[KPT_POP_REGION]);
-    ck_assert_uint_ge(st->count[KPT_BEGIN_FOR], 3);
-    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
-    ck_assert_int_eq(st->errors, 0);
+    ck_assert_uint_ge(st->count[KPT_BEGIN_FOR], 24);
+    /* The ops did overlap (they wait for each other), and the tool saw sections overlap. */
+    if (atomic_load(&ops_overlapped))
+        ck_assert_int_ge(st->max_running_sections, 2);
     finalize();
 }
 END_TEST
@@ -880,7 +935,7 @@ static Suite *tools_suite(void)
 #ifdef PX_TEST_ENGINE_REGIONS
     tc = tcase_create("engine");
     tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_engine_ops_appear_as_regions_named_after_the_op);
+    tcase_add_test(tc, test_engine_ops_on_workers_are_sections_and_regions_stay_lifo);
     suite_add_tcase(s, tc);
 #endif
 

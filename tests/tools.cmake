@@ -42,13 +42,12 @@ else()
                  "Kokkos' own header is skipped (set PX_KOKKOS_C_INTERFACE_DIR)")
 endif()
 
-# Engine ops appear as profile regions once the engine calls pxi_tools_push_region /
-# pxi_tools_pop_region around each op (core/engine/). The test is enabled as soon as the engine
-# sources do so.
+# Engine ops reach tools through pxi_tools_begin_engine_op (core/engine/push.c): sections from
+# workers, regions from the pusher. The engine test is built whenever the engine reports them.
 file(GLOB _px_engine_sources ${PROJECT_SOURCE_DIR}/core/engine/*.c)
 set(_px_engine_regions OFF)
 foreach(f IN LISTS _px_engine_sources)
-  file(STRINGS ${f} _hit REGEX "pxi_tools_push_region")
+  file(STRINGS ${f} _hit REGEX "pxi_tools_begin_engine_op")
   if(_hit)
     set(_px_engine_regions ON)
   endif()
@@ -56,6 +55,6 @@ endforeach()
 if(_px_engine_regions)
   target_compile_definitions(check_tools PRIVATE PX_TEST_ENGINE_REGIONS=1)
 else()
-  message(STATUS "parex: the engine does not emit op regions yet; "
-                 "test_engine_ops_appear_as_regions_named_after_the_op is not built")
+  message(STATUS "parex: the engine does not report ops to tools; "
+                 "test_engine_ops_on_workers_are_sections_and_regions_stay_lifo is not built")
 endif()

@@ -163,9 +163,12 @@ typedef struct pxi_var {
     /* Under lock: reads granted and not finished; PXI_HEAD_WRITE_GRANTED once the head write has
      * been granted (MXNet's kWriteTriggered marker). */
     int running_reads;
-    /* Status of the last failed writer, PX_OK when clean. Written by the completing writer
-     * (exclusive) or exchanged by a wait; relaxed: the Var lock orders it for the next op. */
-    atomic_int status;
+    /* The last failed writer's status with the engine's failure epoch at that moment:
+     * (epoch << 32) | (uint32_t)status, 0 when clean; a failure of an older epoch counts as
+     * clean (px_engine_wait_for_all advances the epoch: push.c, pxi_var_failure). Written by
+     * the completing writer (exclusive) or exchanged by a wait; relaxed: the Var lock orders
+     * it for the next op. */
+    _Atomic(uint64_t) failure;
 } pxi_var;
 
 typedef enum {
@@ -217,6 +220,9 @@ typedef struct pxi_opr {
     /* Written by the pusher before the op is published, then read-only: the op holds an
      * in-flight slot (all ops but those the pusher runs from push). */
     uint8_t counted;
+    /* Set by the thread that runs the op when it skips it (a Var it uses failed): finish then
+     * passes the failure on without reporting the op as failed itself. */
+    uint8_t skipped;
     uint32_t n_deps;
     uint32_t cap_deps;
     pxi_dep deps[];
@@ -345,6 +351,7 @@ struct px_engine {
     alignas(PXI_CACHE_LINE) pxi_wait_event idle;
     atomic_int n_finishing;      /* threads inside inflight_sub (see pxi_engine_drain) */
     atomic_int first_failure;    /* since the last wait_for_all */
+    atomic_uint fail_epoch;      /* bumped by wait_for_all: clears every Var's failure */
     struct px_engine *list_next; /* runtime.c's engine list, under its lock */
 };
 

@@ -48,6 +48,9 @@ const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES] = {4, 20, 64, 256};
 static PXI_ENGINE_TLS pxi_worker *tl_worker;
 static PXI_ENGINE_TLS int tl_in_op;
 static PXI_ENGINE_TLS pxi_opr *tl_local;
+/* Depth of pxi_engine_push calls on this thread: an op run while it is positive, off a worker,
+ * runs inside its pusher's call (Kokkos Tools regions, see execute). */
+static PXI_ENGINE_TLS int tl_pushing;
 void pxi_engine_worker_enter(pxi_worker *w)
 {
     tl_worker = w;
@@ -200,13 +203,96 @@ static void opr_free(pxi_engine *e, pxi_opr *o)
         pxi_free(o);
 }
 
+/* ---- failures ---------------------------------------------------------------------------- */
+
+/* A Var's failure: the status of its last failed writer, or PX_OK when it has none or when
+ * px_engine_wait_for_all has reported failures since (its epoch is older). An epoch wraps after
+ * 2^32 wait_for_all calls; a failure left that long would count again. */
+static int var_failure(const pxi_engine *e, pxi_var *v)
+{
+    uint64_t w = atomic_load_explicit(&v->failure, memory_order_relaxed);
+    if (w == 0 || (uint32_t)(w >> 32) != atomic_load_explicit(&e->fail_epoch, memory_order_relaxed))
+        return PX_OK;
+    return (int)(int32_t)(uint32_t)w;
+}
+
+static void var_fail(const pxi_engine *e, pxi_var *v, int status)
+{
+    uint64_t epoch = atomic_load_explicit(&e->fail_epoch, memory_order_relaxed);
+    atomic_store_explicit(&v->failure, (epoch << 32) | (uint32_t)status, memory_order_relaxed);
+}
+
+/* The handle a user holds for dep @d (its generation at push), for messages. */
+static const void *dep_handle(const pxi_dep *d)
+{
+    return (const void *)pxi_handle_make(d->gen, d->var->hdr.index);
+}
+
+/* "Var 0x..., Var 0x..." for the Vars @o writes (at most 8, then a count) into @buf. */
+static void written_vars(const pxi_opr *o, char *buf, size_t cap)
+{
+    size_t used = 0;
+    unsigned listed = 0, more = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < o->n_deps; ++i) {
+        if (!o->deps[i].write)
+            continue;
+        if (listed == 8) {
+            ++more;
+            continue;
+        }
+        int n = snprintf(buf + used, cap - used, "%sVar %p", listed ? ", " : "",
+                         dep_handle(&o->deps[i]));
+        if (n < 0 || (size_t)n >= cap - used)
+            break;
+        used += (size_t)n;
+        ++listed;
+    }
+    if (more && used < cap)
+        snprintf(buf + used, cap - used, " and %u more", more);
+    if (!listed)
+        snprintf(buf, cap, "none (it writes no Var)");
+}
+
+static const char *op_name(const pxi_opr *o)
+{
+    return o->name && o->name[0] ? o->name : "op";
+}
+
+/* An op failed (@skipped == 0: its function returned or completed with @status, or it could
+ * not be dispatched) or was skipped because a Var it uses failed: tell the log (a failure once
+ * at warn level, with the Vars it poisons; a skip at debug level) and the trace (an empty
+ * "op_failed" / "op_skipped" span carrying the status). Its write Vars are then marked. */
+static void report_failure(pxi_opr *o, int status, int skipped, const pxi_dep *cause)
+{
+    const char *name = op_name(o);
+    if (skipped) {
+        if (pxi_log_enabled(PX_LOG_DEBUG))
+            PXI_DEBUG("engine: op '%s' skipped: Var %p it %s failed with %d (%s)", name,
+                      dep_handle(cause), cause->write ? "writes" : "reads", status,
+                      px_strerror(status));
+    } else if (pxi_log_enabled(PX_LOG_WARN)) {
+        char vars[320];
+        written_vars(o, vars, sizeof vars);
+        PXI_WARN("engine: op '%s' failed with %d (%s); Vars poisoned: %s (later ops using them "
+                 "are skipped until a wait reports the failure)",
+                 name, status, px_strerror(status), vars);
+    }
+    if (pxi_trace_active()) {
+        int64_t t = pxi_trace_now_ns();
+        pxi_trace_span_status(skipped ? "op_skipped" : "op_failed", name, t, t, status);
+    }
+}
+
 static void finish(pxi_opr *o, int status)
 {
     pxi_engine *e = o->e;
     if (status != PX_OK && (o->kind == PXI_OP_SYNC || o->kind == PXI_OP_ASYNC)) {
+        if (!o->skipped)
+            report_failure(o, status, 0, NULL);
         for (uint32_t i = 0; i < o->n_deps; ++i)
             if (o->deps[i].write)
-                atomic_store_explicit(&o->deps[i].var->status, status, memory_order_relaxed);
+                var_fail(e, o->deps[i].var, status);
         int expect = PX_OK;
         atomic_compare_exchange_strong_explicit(&e->first_failure, &expect, status,
                                                 memory_order_relaxed, memory_order_relaxed);
@@ -253,7 +339,8 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
 {
     if (o->kind == PXI_OP_WAIT) {
         pxi_waiter *wt = o->waiter;
-        int st = atomic_exchange_explicit(&o->deps[0].var->status, PX_OK, memory_order_relaxed);
+        int st = var_failure(o->e, o->deps[0].var);
+        atomic_store_explicit(&o->deps[0].var->failure, 0, memory_order_relaxed);
         finish(o, PX_OK);
         wt->status = st;
         /* Release: the waiter reads status after acquiring done; the post is the last touch
@@ -267,8 +354,10 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
     }
     /* Skip ops whose inputs failed, passing the failure on. */
     for (uint32_t i = 0; i < o->n_deps; ++i) {
-        int s = atomic_load_explicit(&o->deps[i].var->status, memory_order_relaxed);
+        int s = var_failure(o->e, o->deps[i].var);
         if (s != PX_OK) {
+            report_failure(o, s, 1, &o->deps[i]);
+            o->skipped = 1;
             finish(o, s);
             return;
         }
@@ -280,11 +369,14 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
     int traced = pxi_trace_active();
     int64_t t0 = traced ? pxi_trace_now_ns() : 0;
     const char *name = o->name;
-    /* Tools see each op as a profile region named after the op (Kokkos Tools users get engine
-     * activity on their usual timelines). */
+    /* Tools see each op on their usual timelines: a region when its pusher runs it inside the
+     * push, a profile section of its own when a worker (or any other thread) does, since tools
+     * keep one region stack per process and ops on several workers overlap (core/tools.h). */
     int tools = pxi_tools_active();
+    int on_pusher = tools && tl_pushing > 0 && !tl_worker;
+    uint32_t section = 0;
     if (tools)
-        pxi_tools_push_region(name && name[0] ? name : "px_engine_op");
+        pxi_tools_begin_engine_op(name && name[0] ? name : "px_engine_op", on_pusher, &section);
     ++tl_in_op;
     if (o->kind == PXI_OP_SYNC) {
         int timed = o->inline_ok && pxi_cost_sample_this_run();
@@ -294,7 +386,7 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
             pxi_cost_record(o->e, o->sfn, pxi_os_now_ns() - c0);
         --tl_in_op;
         if (tools)
-            pxi_tools_pop_region();
+            pxi_tools_end_engine_op(on_pusher, section);
         if (traced)
             pxi_trace_span("op", name, t0, pxi_trace_now_ns());
         if (w && w->stream &&
@@ -314,7 +406,7 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
         o->afn(&rc, &o->done, o->arg);
         --tl_in_op;
         if (tools)
-            pxi_tools_pop_region();
+            pxi_tools_end_engine_op(on_pusher, section);
         if (traced)
             pxi_trace_span("op", name, t0, pxi_trace_now_ns());
     }
@@ -486,6 +578,7 @@ static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p)
     o->next = NULL;
     o->run_status = PX_OK;
     o->worker = NULL;
+    o->skipped = 0;
     atomic_init(&o->done.called, 0);
     for (uint32_t i = 0; i < o->n_deps; ++i)
         o->deps[i].opr = o;
@@ -498,7 +591,18 @@ static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p)
                    !p->no_inline && e->kind != PX_ENGINE_NAIVE && e->inline_ns > 0;
 }
 
+static int push_op(pxi_engine *e, const pxi_push *p);
+
 int pxi_engine_push(pxi_engine *e, const pxi_push *p)
+{
+    /* Ops this thread runs before the push returns are its pusher's (tools, execute). */
+    ++tl_pushing;
+    int rc = push_op(e, p);
+    --tl_pushing;
+    return rc;
+}
+
+static int push_op(pxi_engine *e, const pxi_push *p)
 {
     size_t n = p->n_reads + p->n_writes;
     if (n < p->n_reads || n > UINT32_MAX) {
@@ -620,6 +724,36 @@ int px_engine_push_async(px_engine *e, px_async_fn fn, void *arg, px_context ctx
     return push_checked(e, &p, fn != NULL);
 }
 
+int px_engine_push(px_engine *e, const px_op *op)
+{
+    static const char caller[] = "px_engine_push";
+    int rc = pxi_engine_validate(e, caller);
+    if (rc != PX_OK)
+        return rc;
+    if (!op) {
+        PXI_ERROR("%s: op is NULL", caller);
+        return PX_EFAULT;
+    }
+    const char *label = op->name ? op->name : "op";
+    if (op->fn && op->async_fn) {
+        PXI_ERROR("%s('%s'): both fn and async_fn are set (an op is either synchronous or "
+                  "asynchronous)",
+                  caller, label);
+        return PX_EINVAL;
+    }
+    if (!op->fn && !op->async_fn) {
+        PXI_ERROR("%s('%s'): neither fn nor async_fn is set", caller, label);
+        return PX_EFAULT;
+    }
+    pxi_push p;
+    pxi_push_describe(&p, op->fn ? PXI_OP_SYNC : PXI_OP_ASYNC, op->arg, op->ctx, op->reads.vars,
+                      op->reads.n, op->writes.vars, op->writes.n, op->property, op->priority,
+                      op->name, caller);
+    p.sfn = op->fn;
+    p.afn = op->async_fn;
+    return push_checked(e, &p, 1);
+}
+
 /* pxi_engine_validate, then PX_EFAULT (logged with @caller) when the handle @h the call needs,
  * named @what, is NULL. */
 int pxi_engine_validate_handle(const pxi_engine *e, const void *h, const char *what,
@@ -701,5 +835,11 @@ int px_engine_wait_for_all(px_engine *e)
     pxi_engine_drain(e);
     if (t0)
         pxi_trace_span("wait", "wait_for_all", t0, pxi_trace_now_ns());
-    return atomic_exchange_explicit(&e->first_failure, PX_OK, memory_order_relaxed);
+    /* Recovery (engine.h, "Failures"): reporting a failure clears it everywhere, as MXNet's
+     * WaitForAll clears the exceptions it rethrows from every Var that holds them. A new epoch
+     * makes every Var's recorded failure stale at once, without visiting the Vars. */
+    int first = atomic_exchange_explicit(&e->first_failure, PX_OK, memory_order_relaxed);
+    if (first != PX_OK)
+        atomic_fetch_add_explicit(&e->fail_epoch, 1u, memory_order_relaxed);
+    return first;
 }

@@ -3,13 +3,16 @@
  *
  * Sizing CPU workers against the Threads pool: kernels launched as engine ops on the threads
  * space run with the launching worker as rank 0 plus the pool's other ranks, and launches on
- * one space from several threads take the space's launch lock one at a time. So the per_device
- * engine defaults to one CPU worker per CPU device (MXNet's MXNET_CPU_WORKER_NTHREADS = 1):
- * its kernels get their parallelism from the pool and at most "pool ranks" threads compute at
- * once, the worker included. The pooled engine defaults to one worker per core for many small
- * ops; a threads-space kernel op there runs beside the other workers' ops, so a pooled engine
- * that mixes kernel ops with plain ops may use more threads than cores (documented in
- * parex/engine.h). PX_CPU_WORKER_NTHREADS overrides both defaults.
+ * one space from several threads take the space's launch lock one at a time (a queued
+ * launcher sleeps, pxi_tpool_lock). The per_device engine defaults to two CPU workers per CPU
+ * device (one on a single-core machine): with one (MXNet's MXNET_CPU_WORKER_NTHREADS = 1),
+ * independent CPU ops of a pipeline never overlap; a second worker lets them, while kernel ops
+ * still compute with at most the pool's ranks (the other worker waits on the launch lock or
+ * runs a plain op: one thread beyond the pool at most). bench/bench_pipeline measured it
+ * (bench/RESULTS.md, ## Engine workers). The pooled engine defaults to one worker per core for
+ * many small ops; a threads-space kernel op there runs beside the other workers' ops, so a
+ * pooled engine that mixes kernel ops with plain ops may use more threads than cores
+ * (documented in parex/engine.h). PX_CPU_WORKER_NTHREADS overrides both defaults.
  */
 #include <string.h>
 
@@ -24,6 +27,8 @@
 #include "core/wait.h"
 
 #define PXI_DEFAULT_MAX_PENDING (1 << 16)
+/* CPU workers per CPU device of a per_device engine on a machine with 2+ cores (see above). */
+#define PXI_DEFAULT_PER_DEVICE_WORKERS 2
 /* Work-first inlining threshold (cost.c): about what handing an op to a worker costs. */
 #define PXI_DEFAULT_INLINE_NS 50
 
@@ -103,7 +108,9 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     if (cpu_workers == 0)
         cpu_workers = cfg->cpu_worker_nthreads;
     if (cpu_workers <= 0)
-        cpu_workers = kind == PX_ENGINE_POOLED ? pxi_os_num_cpus() : 1;
+        cpu_workers = kind == PX_ENGINE_POOLED ? pxi_os_num_cpus()
+                      : pxi_os_num_cpus() >= 2 ? PXI_DEFAULT_PER_DEVICE_WORKERS
+                                               : 1;
     if (cpu_workers <= 0)
         cpu_workers = 1;
 
@@ -143,6 +150,7 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     pxi_wait_event_init(&e->idle);
     atomic_init(&e->n_finishing, 0);
     atomic_init(&e->first_failure, PX_OK);
+    atomic_init(&e->fail_epoch, 0u);
     for (int i = 0; i < PXI_MAX_CPU_DEVS; ++i)
         atomic_init(&e->cpu_lanes[i], NULL);
     for (int i = 0; i < PXI_MAX_GPU_DEVS; ++i) {

@@ -17,9 +17,10 @@
  *                         for a single pusher): for debugging, like MXNet's NaiveEngine.
  *   PX_ENGINE_POOLED      one shared pool of CPU workers plus one IO worker for copy ops
  *                         (ThreadedEnginePooled). Default workers: one per core.
- *   PX_ENGINE_PER_DEVICE  per CPU-device worker queues (default one worker each, see
- *                         PX_CPU_WORKER_NTHREADS), a CPU priority queue with its own workers
- *                         (half the CPU workers, at least one) for PX_FN_CPU_PRIORITIZED ops,
+ *   PX_ENGINE_PER_DEVICE  per CPU-device worker queues (default two workers each, see
+ *                         px_engine_create and PX_CPU_WORKER_NTHREADS), a CPU priority queue
+ *                         with its own workers (half the CPU workers, at least one) for
+ *                         PX_FN_CPU_PRIORITIZED ops,
  *                         an IO worker for CPU copy ops, and per GPU a compute worker and a
  *                         copy worker (one IO thread), each owning a stream of the cuda space
  *                         (ThreadedEnginePerDevice). The default kind.
@@ -39,15 +40,45 @@
  * runs; Caller must not write an op that waits for something its pusher does after the push
  * (any engine may run it on the pusher, the naive one always does).
  *
- * Sizing: per_device uses one CPU worker per CPU device by default because kernel ops on the
- * threads space take their parallelism from the Threads pool (the worker is rank 0 and
- * launches serialize on the space's launch lock), so threads never exceed the pool's ranks.
- * A pooled engine mixing kernel ops and plain ops can run more threads than cores.
+ * Sizing: see PX_CPU_WORKER_NTHREADS in px_engine_create.
+ *
+ * Kokkos Tools: loaded tools keep one region stack per process, while engine ops run on
+ * several workers at once. An op its pusher runs inside the push is a profile region on the
+ * pushing thread (nested in what that thread has open, as Kokkos pushes regions only from the
+ * launching thread); an op a worker runs is a profile section of its own, named after the op
+ * (kokkosp_create/start/stop/destroy_profile_section: sections may overlap), so region stacks
+ * stay LIFO per process. A tool without section callbacks does not see worker ops; kernels
+ * launched inside ops are reported as usual (see parex/profiling.h).
  *
  * Failures: an op returning (or completing with) a status other than PX_OK marks its write
  * Vars failed; later ops that read or write a failed Var are skipped and pass the failure
- * on. px_engine_wait_for_var returns and clears a Var's failure; px_engine_wait_for_all
- * returns the first failure since the previous px_engine_wait_for_all and clears it.
+ * on (they mark their own write Vars). Each failed op is logged once at warn level with its
+ * name, status and the Vars it poisoned ("engine: op 'stage2' failed with -13 (...); Vars
+ * poisoned: Var 0x..."), each skipped op at debug level with the Var that made it skip, and
+ * with PX_PROFILE on the trace gets an empty "op_failed" span where the failure happened and
+ * an "op_skipped" span per skipped op, each with args {"status": code, "error": text}, so the
+ * timeline shows where a failure started and how far it spread.
+ *
+ * Recovery: a wait that reports a failure also clears it (MXNet's semantics: WaitForVar and
+ * WaitForAll rethrow an op's exception and reset it on the Vars that carried it, so the next
+ * run of the graph starts clean). px_engine_wait_for_var returns the Var's failure and clears
+ * it on that Var; px_engine_wait_for_all returns the first failure since the previous
+ * px_engine_wait_for_all and clears every Var's failure. Either way the caller has seen the
+ * failure before anything runs again on clean Vars; until then a failed Var keeps skipping the
+ * ops that use it, so results computed from a failed input never look valid. Failures of ops
+ * running concurrently with the wait (other threads still pushing) may be cleared by it. The
+ * corrected re-run pattern:
+ *
+ *     px_engine_push(e, &(px_op){.fn = load, .arg = &in, .writes = PX_VARS(x), .name = "load"});
+ *     px_engine_push(e, &(px_op){.fn = stage, .arg = &st, .reads = PX_VARS(x),
+ *                                .writes = PX_VARS(y), .name = "stage"});
+ *     int rc = px_engine_wait_for_all(e);   // the failure of "load"; x and y are clean again
+ *     if (rc != PX_OK) {
+ *         fix_input(&in);                   // correct what made the op fail
+ *         px_engine_push(e, &(px_op){.fn = load, ...});    // the same pushes again
+ *         px_engine_push(e, &(px_op){.fn = stage, ...});
+ *         rc = px_engine_wait_for_all(e);   // PX_OK
+ *     }
  *
  * Handles: Vars and reusable operators are generation-checked handles. Passing a deleted
  * one (or one of another engine) is PX_EINVAL, never a crash. Engines are plain pointers:
@@ -137,8 +168,17 @@ PX_API px_engine *px_engine_default(void);
  *
  * @param kind         naive, pooled or per_device.
  * @param cpu_workers  CPU worker threads (per CPU device for per_device); 0: the default
- *                     (PX_CPU_WORKER_NTHREADS, else 1 for per_device and one per core for
- *                     pooled); at most 4096.
+ *                     (PX_CPU_WORKER_NTHREADS, else 2 for per_device (1 on a single core)
+ *                     and one per core for pooled); at most 4096.
+ *
+ * Why 2 for per_device: with one worker (MXNet's default) independent CPU ops of a pipeline
+ * never overlap. Kernel ops on the threads space take their parallelism from the Threads pool
+ * and launches on one space serialize on its launch lock (a queued launcher sleeps), so a
+ * second worker adds at most one thread beyond the pool while letting plain ops overlap with
+ * each other and with kernels. bench/bench_pipeline (pipelines of sync ops, of kernel ops and
+ * mixed, 1/2/4 workers) found 2 workers never slower than 1 and 4 slower than 2 on 2 cores
+ * (bench/RESULTS.md, ## Engine workers). Set PX_CPU_WORKER_NTHREADS=1 for strictly serial CPU
+ * ops, or more for many independent CPU-bound ops on a larger machine.
  * @return the engine, or NULL (logged) when the runtime is not initialized, @p kind is
  *         unknown, @p cpu_workers is out of range, or memory or threads ran out.
  * Thread-safe. Destroy it with px_engine_destroy; px_finalize waits for (with a warning)
@@ -200,6 +240,57 @@ PX_API int px_engine_push_sync(px_engine *e, px_sync_fn fn, void *arg, px_contex
                                size_t n_writes, px_fn_property prop, int priority,
                                const char *name);
 
+/** @name Op descriptors: px_engine_push
+ * The positional calls below take eleven arguments, and the read and write lists are easy to
+ * swap; a descriptor names every field, and whatever is left out takes its default:
+ *
+ *     px_engine_push(e, &(px_op){.fn = stage, .arg = &s, .reads = PX_VARS(x, y),
+ *                                .writes = PX_VARS(z), .name = "stage"});
+ *
+ * Defaults of unset (zero) fields: ctx CPU device 0, property PX_FN_NORMAL, priority 0, no
+ * reads, no writes, name "op". This is the task descriptor of StarPU (struct starpu_task with
+ * its handles and modes) and of Kokkos' named arguments, in C99 designated initializers.
+ * @{ */
+/** A list of Vars: @p n handles at @p vars (NULL when n is 0). PX_VARS builds one. */
+typedef struct px_var_list {
+    px_var *const *vars;
+    size_t n;
+} px_var_list;
+
+/** The Vars given as arguments as a px_var_list (a compound literal: it lives until the end
+ *  of the enclosing block, long enough for a push, which copies it). C only. */
+#define PX_VARS(...)                                                                               \
+    ((px_var_list){(px_var *const[]){__VA_ARGS__},                                                 \
+                   sizeof((px_var *const[]){__VA_ARGS__}) / sizeof(px_var *)})
+
+/** One op, as px_engine_push takes it. Set exactly one of fn and async_fn. */
+typedef struct px_op {
+    px_sync_fn fn;           /**< A synchronous op (as px_engine_push_sync), or NULL. */
+    px_async_fn async_fn;    /**< An asynchronous op (as px_engine_push_async), or NULL. */
+    void *arg;               /**< Passed to the function unchanged. */
+    px_var_list reads;       /**< Vars it reads (default none). */
+    px_var_list writes;      /**< Vars it writes (default none). */
+    const char *name;        /**< Label for logs, traces and tools; NULL: "op". Must stay
+                                  valid until the op finishes. */
+    px_context ctx;          /**< Where it runs (default {PX_DEV_CPU, 0}). */
+    px_fn_property property; /**< Queue selection (default PX_FN_NORMAL). */
+    int priority;            /**< For PX_FN_CPU_PRIORITIZED: higher first (default 0). */
+} px_op;
+
+/**
+ * Push the op @p op describes (MXNet's PushSync / PushAsync, with a descriptor): the same
+ * push as px_engine_push_sync or px_engine_push_async with op's fields as arguments. The
+ * descriptor is read during the call only (it may be a compound literal).
+ * @return PX_OK; PX_EFAULT for NULL e or op, neither fn nor async_fn set, or a Var list with
+ *         vars NULL and a nonzero n; PX_EINVAL for both fn and async_fn set, and everything
+ *         px_engine_push_sync rejects (bad engine, deleted or foreign Var, unknown property or
+ *         context type, device id outside [0, 16)); PX_ENODEV for a CUDA context without the
+ *         cuda space; PX_ENOMEM.
+ * Thread-safe as px_engine_push_sync; blocks under backpressure like it.
+ */
+PX_API int px_engine_push(px_engine *e, const px_op *op);
+/** @} */
+
 /**
  * Push an asynchronous op (MXNet's PushAsync): @p fn(rc, done, arg) starts the work and the
  * op completes when px_on_complete_call(done, status) is called, from any thread.
@@ -213,16 +304,19 @@ PX_API int px_engine_push_async(px_engine *e, px_async_fn fn, void *arg, px_cont
 /**
  * Wait until every op pushed on @p v before this call has finished (MXNet's WaitForVar).
  * @return PX_OK, or the status of the last failed op that wrote @p v, which is then cleared
- *         on @p v; PX_EFAULT for NULL; PX_EINVAL for a bad engine or a Var not live in it;
- *         PX_EDEADLK from inside an op; PX_ENOMEM.
+ *         on @p v (a failure px_engine_wait_for_all already returned counts as cleared; see
+ *         "Recovery" in the file comment); PX_EFAULT for NULL; PX_EINVAL for a bad engine or
+ *         a Var not live in it; PX_EDEADLK from inside an op; PX_ENOMEM.
  * Thread-safe.
  */
 PX_API int px_engine_wait_for_var(px_engine *e, px_var *v);
 
 /**
  * Wait until the engine has no op in flight (MXNet's WaitForAll).
- * @return PX_OK, or the first failure of any op since the previous wait_for_all (then
- *         cleared); PX_EFAULT / PX_EINVAL for a bad engine; PX_EDEADLK from inside an op.
+ * @return PX_OK, or the first failure of any op since the previous wait_for_all, which is
+ *         then cleared together with every Var's failure, so the next pushes run on clean
+ *         Vars (see "Recovery" in the file comment); PX_EFAULT / PX_EINVAL for a bad engine;
+ *         PX_EDEADLK from inside an op.
  * Thread-safe. With other threads still pushing it returns at a moment nothing is in flight;
  * an op another thread's push is running on that thread (see "Where an op runs") is not in
  * flight, and is finished once that push has returned.

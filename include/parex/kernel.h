@@ -126,6 +126,11 @@ typedef struct px_kernel {
     px_host_reduce_entry host_reduce; /**< Set for PX_KERNEL_REDUCE. */
     px_host_scan_entry host_scan;   /**< Set for PX_KERNEL_SCAN. */
     const px_kernel_device *device; /**< NULL unless the file was compiled by nvcc. */
+    /** VALUE's type for reduce/scan (PX_VALUE_F64 for double, ..., PX_VALUE_CUSTOM for any
+     *  other type, and for PX_FOR): a launch rejects a builtin reducer of another builtin
+     *  type (PX_EINVAL), since equal sizes do not make a double and an int64_t compatible.
+     *  Zero (custom) in a hand-made px_kernel: only value_size is checked then. */
+    px_value_type value_type;
 } px_kernel;
 /** @} */
 
@@ -298,6 +303,42 @@ PX_API int px_parallel_scan(px_space *s, const char *label, px_range_policy p, c
 #define PXI_BODY static inline PXI_HD
 #endif
 
+/* The px_value_type of a kernel's VALUE type: a builtin tag for the C types the builtin
+ * reducers take, PX_VALUE_CUSTOM for every other type (structs included). C uses _Generic on a
+ * null VALUE pointer (not evaluated); C++ (nvcc) a constexpr template. int64_t and uint64_t
+ * are long or long long depending on the platform: both map by size. */
+#ifdef __cplusplus
+template <typename T> struct pxi_value_type_of {
+    static constexpr px_value_type value = PX_VALUE_CUSTOM;
+};
+#define PXI_VALUE_TYPE_OF_(T, tag)                                                                 \
+    template <> struct pxi_value_type_of<T> {                                                      \
+        static constexpr px_value_type value = (tag);                                              \
+    };
+PXI_VALUE_TYPE_OF_(double, PX_VALUE_F64)
+PXI_VALUE_TYPE_OF_(float, PX_VALUE_F32)
+PXI_VALUE_TYPE_OF_(int, PX_VALUE_INT)
+PXI_VALUE_TYPE_OF_(long, sizeof(long) == 8 ? PX_VALUE_I64 : PX_VALUE_CUSTOM)
+PXI_VALUE_TYPE_OF_(long long, sizeof(long long) == 8 ? PX_VALUE_I64 : PX_VALUE_CUSTOM)
+PXI_VALUE_TYPE_OF_(unsigned long, sizeof(long) == 8 ? PX_VALUE_U64 : PX_VALUE_CUSTOM)
+PXI_VALUE_TYPE_OF_(unsigned long long, sizeof(long long) == 8 ? PX_VALUE_U64 : PX_VALUE_CUSTOM)
+PXI_VALUE_TYPE_OF_(px_valloc_f64, PX_VALUE_VALLOC_F64)
+#undef PXI_VALUE_TYPE_OF_
+#define PXI_VALUE_TYPE(Value) (pxi_value_type_of<Value>::value)
+#else
+#define PXI_VALUE_TYPE(Value)                                                                      \
+    _Generic((Value *)0,                                                                           \
+        double *: PX_VALUE_F64,                                                                    \
+        float *: PX_VALUE_F32,                                                                     \
+        int *: PX_VALUE_INT,                                                                       \
+        long *: (sizeof(long) == 8 ? PX_VALUE_I64 : PX_VALUE_CUSTOM),                             \
+        long long *: (sizeof(long long) == 8 ? PX_VALUE_I64 : PX_VALUE_CUSTOM),                   \
+        unsigned long *: (sizeof(long) == 8 ? PX_VALUE_U64 : PX_VALUE_CUSTOM),                    \
+        unsigned long long *: (sizeof(long long) == 8 ? PX_VALUE_U64 : PX_VALUE_CUSTOM),          \
+        px_valloc_f64 *: PX_VALUE_VALLOC_F64,                                                      \
+        default: PX_VALUE_CUSTOM)
+#endif
+
 /** Declare a kernel defined (with PX_FOR/PX_REDUCE/PX_SCAN) in another file. */
 #define PX_KERNEL_DECLARE(name) PXI_EXTERN_C extern const px_kernel name
 
@@ -316,7 +357,8 @@ PX_API int px_parallel_scan(px_space *s, const char *label, px_range_policy p, c
     }                                                                                              \
     PXI_DEVICE_FOR(name, Args)                                                                     \
     PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC, PX_KERNEL_FOR, #name, sizeof(Args), 0,   \
-                                         name##_pxhost, NULL, NULL, PXI_DEVICE_FOR_PTR(name)};    \
+                                         name##_pxhost, NULL, NULL, PXI_DEVICE_FOR_PTR(name),     \
+                                         PX_VALUE_CUSTOM};                                         \
     PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a)
 
 #define PX_REDUCE(name, Args, Value, i, a, acc)                                                    \
@@ -332,7 +374,8 @@ PX_API int px_parallel_scan(px_space *s, const char *label, px_range_policy p, c
     PXI_DEVICE_REDUCE(name, Args, Value)                                                           \
     PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC,   PX_KERNEL_REDUCE, #name,              \
                                          sizeof(Args),      sizeof(Value),    NULL,               \
-                                         name##_pxhost,     NULL,             PXI_DEVICE_REDUCE_PTR(name)}; \
+                                         name##_pxhost,     NULL,             PXI_DEVICE_REDUCE_PTR(name), \
+                                         PXI_VALUE_TYPE(Value)};                                   \
     PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a, Value *PXI_RESTRICT acc)
 
 #define PX_SCAN(name, Args, Value, i, a, partial, final_pass)                                      \
@@ -350,7 +393,7 @@ PX_API int px_parallel_scan(px_space *s, const char *label, px_range_policy p, c
     PXI_DEVICE_SCAN(name, Args, Value)                                                             \
     PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC, PX_KERNEL_SCAN, #name,   sizeof(Args),   \
                                          sizeof(Value),   NULL,           NULL,    name##_pxhost,  \
-                                         PXI_DEVICE_SCAN_PTR(name)};                               \
+                                         PXI_DEVICE_SCAN_PTR(name), PXI_VALUE_TYPE(Value)};        \
     PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a,                             \
                                 Value *PXI_RESTRICT partial, int final_pass)
 

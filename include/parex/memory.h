@@ -54,8 +54,9 @@ extern "C" {
  *
  * @param s      the space owning the memory (not NULL: there is no default here).
  * @param bytes  size in bytes.
- * @return the block, or NULL (no status code; the log says which) when s is NULL, the runtime
- *         is not initialized, s is not available, or memory ran out.
+ * @return the block, or NULL (no status code; the log says which) when the runtime is not
+ *         initialized (checked first: the log then says "not initialized" whatever s is), s is
+ *         NULL, s is not available, or memory ran out.
  * Thread-safe.
  */
 PX_API void *px_malloc(px_space *s, size_t bytes);
@@ -67,8 +68,8 @@ PX_API void *px_malloc(px_space *s, size_t bytes);
  * @param s  the space the block came from.
  * @param p  the block, or NULL (nothing to do).
  * @return PX_OK (also for p == NULL);
+ *         PX_ENOTINIT the runtime is not initialized (checked before s);
  *         PX_EFAULT   s is NULL;
- *         PX_ENOTINIT the runtime is not initialized;
  *         PX_ENODEV   s is not available in this runtime lifetime;
  *         PX_ECUDA    a device error (the log names it).
  * Caller must: pass a block of this space, once; not free while a kernel still uses it.
@@ -85,8 +86,8 @@ PX_API int px_free(px_space *s, void *p);
  *                      memory of any host space).
  * @param bytes         size in bytes; 0 copies nothing.
  * @return PX_OK;
+ *         PX_ENOTINIT the runtime is not initialized (checked before the arguments);
  *         PX_EFAULT   a NULL space, or a NULL pointer with bytes > 0;
- *         PX_ENOTINIT the runtime is not initialized;
  *         PX_ENODEV   a space is not available in this runtime lifetime;
  *         PX_ECUDA    a device error (the log names it).
  * Caller must: pass regions that do not overlap (host-to-host copies tolerate it) and that

@@ -15,7 +15,9 @@
  *   kokkosp_allocate_data / kokkosp_deallocate_data    in px_malloc / px_free
  *   kokkosp_begin/end_deep_copy                        around px_deep_copy
  *   kokkosp_push/pop_profile_region                    px_profile_push/pop_region, engine ops
- *   kokkosp_create/start/stop/destroy_profile_section  px_profile_*_section
+ *                                                      run by their pusher
+ *   kokkosp_create/start/stop/destroy_profile_section  px_profile_*_section, engine ops run
+ *                                                      by workers
  *   kokkosp_profile_event                              px_profile_mark_event
  *   kokkosp_declare_metadata                           px_profile_declare_metadata
  *
@@ -33,6 +35,17 @@
  * PX_KERNEL_TIMER=1 turns on a built-in kernel timer fed by the same events: at px_finalize it
  * prints to stdout a table of kernels, fences and regions by total time with calls, mean and
  * max, like the kernel-timer tool of Kokkos Tools.
+ *
+ * Engine ops. Tools keep one region stack per process (space-time-stack nests by it), while
+ * engine workers run ops at the same time; regions pushed and popped per op on workers would
+ * pop regions other threads opened (gemm nested under syrk). So, as Kokkos pushes regions
+ * only from the launching thread: an op its pusher runs inside the push is a region on that
+ * thread; an op a worker runs is a profile section of its own named after the op, created
+ * and started when it starts, stopped and destroyed when it ends (sections may overlap, each
+ * id is started once at a time). A tool with no section callbacks does not see worker ops;
+ * the kernels they launch are reported as usual. The built-in kernel timer keeps per-thread
+ * stacks and times every op as a region. Regions a program pushes from several threads at
+ * once are the program's choice and reach tools as pushed.
  *
  * Cost: with no library loaded and no internal listener active, every call below and every
  * launch pays one relaxed load and a predicted branch.
@@ -57,7 +70,7 @@ extern "C" {
  * Does nothing when no tool is active (also before px_initialize).
  * Thread-safe: regions are per thread for the kernel timer; loaded libraries see the calls of
  * all threads, serialized (see px_profile_tool_count). Engine ops appear as regions named
- * after the op.
+ * after the op when their pusher runs them, as sections when a worker does (file comment).
  */
 PX_API void px_profile_push_region(const char *name);
 

@@ -64,6 +64,13 @@ typedef struct kpt_state {
     int region_depth, max_region_depth;
     int open_ids;   /* kernels/fences begun and not yet ended */
     int max_inside; /* most callbacks running at once (1: serialized) */
+    /* Per-process region stack, as Kokkos tools keep it (space-time-stack): pops that closed
+     * a region another thread had pushed (not counted in errors: user threads may do it). */
+    int cross_thread_pops;
+    /* Sections: starts of a section already running or stops of one not running (each also
+     * counts in errors), and the most sections running at once. */
+    int section_errors;
+    int max_running_sections;
 } kpt_state;
 
 typedef const kpt_state *(*kpt_state_fn)(void);

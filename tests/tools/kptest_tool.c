@@ -26,6 +26,13 @@ EXPORT void kptest_reset(void);
 static kpt_state state;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t open_ids[KPT_MAX_OPEN];
+#ifndef KPT_EMPTY
+/* The thread that pushed each open region (per process, like the tools' own stacks). */
+static __attribute__((unused)) pthread_t region_owner[KPT_MAX_OPEN];
+/* Sections now between start and stop. */
+static __attribute__((unused)) uint32_t running_sections[KPT_MAX_OPEN];
+static int n_running_sections;
+#endif
 
 const kpt_state *kptest_state(void)
 {
@@ -37,6 +44,9 @@ void kptest_reset(void)
     pthread_mutex_lock(&lock);
     memset(&state, 0, sizeof state);
     memset(open_ids, 0, sizeof open_ids);
+#ifndef KPT_EMPTY
+    n_running_sections = 0;
+#endif
     pthread_mutex_unlock(&lock);
 }
 
@@ -268,6 +278,8 @@ void kokkosp_push_profile_region(const char *regionName)
     enter();
     if (!regionName || !regionName[0])
         tool_error("empty region name");
+    if (state.region_depth >= 0 && state.region_depth < KPT_MAX_OPEN)
+        region_owner[state.region_depth] = pthread_self();
     if (++state.region_depth > state.max_region_depth)
         state.max_region_depth = state.region_depth;
     record(KPT_PUSH_REGION, regionName);
@@ -277,6 +289,12 @@ void kokkosp_push_profile_region(const char *regionName)
 void kokkosp_pop_profile_region(void)
 {
     enter();
+    if (state.region_depth > 0 && state.region_depth <= KPT_MAX_OPEN &&
+        !pthread_equal(region_owner[state.region_depth - 1], pthread_self())) {
+        /* Counted apart from errors: user threads may push regions concurrently on purpose
+         * (that is the program's choice, as in Kokkos); parex itself must never do so. */
+        ++state.cross_thread_pops;
+    }
     if (state.region_depth-- <= 0)
         tool_error("pop_profile_region without a push");
     record(KPT_POP_REGION, NULL);
@@ -346,6 +364,27 @@ void kokkosp_create_profile_section(const char *name, uint32_t *sec_id)
 static void section_event(int kind, uint32_t sec_id)
 {
     enter();
+    int at = -1;
+    for (int i = 0; i < n_running_sections; ++i)
+        if (running_sections[i] == sec_id)
+            at = i;
+    if (kind == KPT_START_SECTION) {
+        if (at >= 0) {
+            ++state.section_errors;
+            tool_error("start_profile_section of a running section");
+        } else if (n_running_sections < KPT_MAX_OPEN) {
+            running_sections[n_running_sections++] = sec_id;
+            if (n_running_sections > state.max_running_sections)
+                state.max_running_sections = n_running_sections;
+        }
+    } else if (kind == KPT_STOP_SECTION) {
+        if (at < 0) {
+            ++state.section_errors;
+            tool_error("stop_profile_section of a section not running");
+        } else {
+            running_sections[at] = running_sections[--n_running_sections];
+        }
+    }
     kpt_event *e = record(kind, NULL);
     if (e)
         e->id = sec_id;
