@@ -324,11 +324,20 @@ int pxi_launch_prepare(pxi_launch *l, const char *caller)
         }
         /* Same size is not same type: a double kernel with px_sum_i64 would join bit
          * patterns as integers. Custom types on either side are not checked. */
-        if (l->body == PXI_BODY_KERNEL && l->kernel->value_type != PX_VALUE_CUSTOM &&
-            l->reducer->type != PX_VALUE_CUSTOM && l->kernel->value_type != l->reducer->type) {
+        px_value_type kt = PX_VALUE_CUSTOM;
+        const char *kn = "";
+        if (l->body == PXI_BODY_KERNEL && l->policy_kind == PXI_POLICY_TEAM) {
+            kt = l->team_kernel->value_type;
+            kn = l->team_kernel->name ? l->team_kernel->name : "(unnamed)";
+        } else if (l->body == PXI_BODY_KERNEL) {
+            kt = l->kernel->value_type;
+            kn = kname(l->kernel);
+        }
+        if (kt != PX_VALUE_CUSTOM && l->reducer->type != PX_VALUE_CUSTOM &&
+            kt != l->reducer->type) {
             PXI_ERROR("%s(\"%s\"): kernel '%s' folds %s values but reducer '%s' joins %s "
                       "values",
-                      caller, l->label, kname(l->kernel), value_type_name(l->kernel->value_type),
+                      caller, l->label, kn, value_type_name(kt),
                       l->reducer->name ? l->reducer->name : "(unnamed)",
                       value_type_name(l->reducer->type));
             return PX_EINVAL;

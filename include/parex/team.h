@@ -291,6 +291,7 @@ typedef struct px_team_kernel {
     px_team_fn host_for;            /**< Host entry of a PX_TEAM_FOR kernel. */
     px_team_reduce_fn host_reduce;  /**< Host entry of a PX_TEAM_REDUCE kernel. */
     const px_kernel_device *device; /**< Device half; NULL (device team bodies: not yet). */
+    px_value_type value_type;       /**< VALUE's type tag for reduce (as px_kernel's). */
 } px_team_kernel;
 
 /**
@@ -341,7 +342,8 @@ PX_API int px_parallel_reduce_team(px_space *s, const char *label, px_team_polic
         name##_pxtbody(pxt_, &pxa_);                                                               \
     }                                                                                              \
     PXI_EXTERN_C const px_team_kernel name = {                                                     \
-        PX_TEAM_KERNEL_MAGIC, PX_KERNEL_FOR, #name, sizeof(Args), 0, name##_pxthost, NULL, NULL};  \
+        PX_TEAM_KERNEL_MAGIC, PX_KERNEL_FOR, #name, sizeof(Args), 0, name##_pxthost, NULL, NULL,   \
+        PX_VALUE_CUSTOM};                                                                          \
     PXI_TEAM_BODY void name##_pxtbody(const px_team *t, const Args *PXI_RESTRICT a)
 
 #define PX_TEAM_REDUCE(name, Args, Value, t, a, acc)                                               \
@@ -361,7 +363,8 @@ PX_API int px_parallel_reduce_team(px_space *s, const char *label, px_team_polic
                                               sizeof(Value),                                       \
                                               NULL,                                                \
                                               name##_pxthost,                                      \
-                                              NULL};                                               \
+                                              NULL,                                                \
+                                              PXI_VALUE_TYPE(Value)};                              \
     PXI_TEAM_BODY void name##_pxtbody(const px_team *t, const Args *PXI_RESTRICT a,                \
                                       Value *PXI_RESTRICT acc)
 
