@@ -463,6 +463,17 @@ pxi_lane *pxi_lane_for(pxi_engine *e, const pxi_opr *o, int *status);
 PX_NODISCARD int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_property prop,
                                     const char *caller);
 
+/* graph.c (parex/graph.h). The op blocks of a graph launch have this size_class; push.c's
+ * finish hands them to pxi_graph_node_finish instead of releasing Vars and freeing them. */
+#define PXI_OPR_GRAPH_NODE (-2)
+typedef struct pxi_graph_rec pxi_graph_rec;
+/* The recording of the calling thread (between px_graph_begin and px_graph_end), or NULL. */
+extern PXI_ENGINE_TLS pxi_graph_rec *pxi_graph_tl_rec;
+/* Record a SYNC/ASYNC push while this thread records: the push's statuses. */
+PX_NODISCARD int pxi_graph_record(pxi_engine *e, const pxi_push *p);
+/* A graph op finished (or failed to dispatch) with @status. */
+void pxi_graph_node_finish(pxi_opr *o, int status);
+
 /* runtime.c */
 void pxi_engine_list_add(pxi_engine *e);
 void pxi_engine_list_remove(pxi_engine *e);

@@ -202,6 +202,10 @@ static void opr_free(pxi_engine *e, pxi_opr *o)
 
 static void finish(pxi_opr *o, int status)
 {
+    if (o->size_class == PXI_OPR_GRAPH_NODE) { /* an op of a graph launch (graph.c) */
+        pxi_graph_node_finish(o, status);
+        return;
+    }
     pxi_engine *e = o->e;
     if (status != PX_OK && (o->kind == PXI_OP_SYNC || o->kind == PXI_OP_ASYNC)) {
         for (uint32_t i = 0; i < o->n_deps; ++i)
@@ -500,6 +504,10 @@ static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p)
 
 int pxi_engine_push(pxi_engine *e, const pxi_push *p)
 {
+    /* A thread recording a graph records its ops instead (graph.c). */
+    if (PXI_UNLIKELY(pxi_graph_tl_rec != NULL) &&
+        (p->kind == PXI_OP_SYNC || p->kind == PXI_OP_ASYNC))
+        return pxi_graph_record(e, p);
     size_t n = p->n_reads + p->n_writes;
     if (n < p->n_reads || n > UINT32_MAX) {
         PXI_ERROR("%s: too many Vars (%zu reads, %zu writes)", p->caller, p->n_reads, p->n_writes);
@@ -651,6 +659,10 @@ static int waiting_would_deadlock(void)
 /* PX_EDEADLK (logged with @caller) when the calling thread may not wait (see above). */
 static int check_may_wait(const char *caller)
 {
+    if (pxi_graph_tl_rec) {
+        PXI_ERROR("%s: this thread is recording a graph (its recorded ops have not run)", caller);
+        return PX_EBUSY;
+    }
     if (!waiting_would_deadlock())
         return PX_OK;
     PXI_ERROR("%s: called from inside an engine op or kernel (it would wait on itself)", caller);
