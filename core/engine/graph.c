@@ -125,7 +125,7 @@ typedef struct ghdr {
     grun *run;
     uint32_t node;
 } ghdr;
-#define GRAPH_HDR_BYTES ((size_t)PXI_CACHE_LINE)
+#define GRAPH_HDR_BYTES ((size_t)16)
 _Static_assert(sizeof(ghdr) <= GRAPH_HDR_BYTES, "graph block header too large");
 
 struct grun {
@@ -499,7 +499,7 @@ static void graph_free(px_graph *g)
     while (run) {
         grun *next = run->next_free;
         pxi_free(run->st);
-        pxi_free(run->blocks);
+        pxi_free_aligned(run->blocks);
         pxi_free(run);
         run = next;
     }
@@ -571,13 +571,15 @@ static grun *run_create(px_graph *g)
         return NULL;
     run->g = g;
     size_t n = g->n_nodes;
-    size_t ob = (sizeof(pxi_opr) + PXI_CACHE_LINE - 1) / PXI_CACHE_LINE * PXI_CACHE_LINE;
-    run->stride = GRAPH_HDR_BYTES + ob;
+    /* Header and block in whole cache lines: two ops never share a line. */
+    run->stride =
+        (GRAPH_HDR_BYTES + sizeof(pxi_opr) + PXI_CACHE_LINE - 1) / PXI_CACHE_LINE * PXI_CACHE_LINE;
     run->st = pxi_malloc(n * sizeof *run->st);
-    run->blocks = n <= SIZE_MAX / run->stride ? pxi_malloc(n * run->stride) : NULL;
+    run->blocks =
+        n <= SIZE_MAX / run->stride ? pxi_malloc_aligned(n * run->stride, PXI_CACHE_LINE) : NULL;
     if (!run->st || !run->blocks) {
         pxi_free(run->st);
-        pxi_free(run->blocks);
+        pxi_free_aligned(run->blocks);
         pxi_free(run);
         return NULL;
     }
