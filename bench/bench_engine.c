@@ -21,7 +21,7 @@
  * StarPU runs only the first three DAGs (a million data handles is not its use case).
  * Run: build-DIR/bench/bench_engine [--ops 200000] [--rs-ops 50000] [--reps 5] [--workers 2]
  *      [--engine per_device|pooled|naive] [--only chain|independent|randsum|wavefront|tree]
- *      [--wf 1000] [--tree-leaves 131072] [--no-starpu] [--no-omp] [--no-graph]
+ *      [--wf 1000] [--tree-leaves 131072] [--no-starpu] [--no-omp] [--no-graph] [--no-push]
  */
 #include <omp.h>
 #include <starpu.h>
@@ -295,7 +295,7 @@ static double run_starpu(const dag *d)
 int main(int argc, char **argv)
 {
     int n_ops = 200000, rs_ops = 50000, reps = 5, workers = 2, use_starpu = 1, use_omp = 1;
-    int use_graph = 1, wf = 1000, tree_leaves = 131072;
+    int use_graph = 1, use_push = 1, wf = 1000, tree_leaves = 131072;
     const char *engine = "per_device";
     const char *only = NULL;
     for (int i = 1; i < argc; ++i) {
@@ -321,11 +321,13 @@ int main(int argc, char **argv)
             use_omp = 0;
         else if (!strcmp(argv[i], "--no-graph"))
             use_graph = 0;
+        else if (!strcmp(argv[i], "--no-push"))
+            use_push = 0;
         else {
             fprintf(stderr,
                     "usage: %s [--ops N] [--rs-ops N] [--reps R] [--workers W] "
                     "[--engine KIND] [--only DAG] [--wf W] [--tree-leaves L] [--no-starpu] "
-                    "[--no-omp] [--no-graph]\n",
+                    "[--no-omp] [--no-graph] [--no-push]\n",
                     argv[0]);
             return 2;
         }
@@ -357,10 +359,12 @@ int main(int argc, char **argv)
             res[m][k] = 0;
         if (only && strcmp(only, dag_names[k]) != 0)
             continue;
-        (void)run_parex(e, &dags[k]); /* warm the pools */
-        for (int r = 0; r < reps; ++r)
-            samples[r] = run_parex(e, &dags[k]);
-        res[0][k] = bench_median(samples, reps) / dags[k].n_ops * 1e9;
+        if (use_push) {
+            (void)run_parex(e, &dags[k]); /* warm the pools */
+            for (int r = 0; r < reps; ++r)
+                samples[r] = run_parex(e, &dags[k]);
+            res[0][k] = bench_median(samples, reps) / dags[k].n_ops * 1e9;
+        }
         if (use_graph) {
             double build = 0;
             run_parex_graph(e, &dags[k], reps, &build, samples);

@@ -111,6 +111,7 @@ struct px_graph {
     size_t n_edges;
     uint32_t *roots;
     size_t n_roots;
+    size_t n_sinks; /* ops without successors */
     gvar *vars;
     size_t n_vars;
     uintptr_t *handles; /* reads then writes, for the launch push */
@@ -132,9 +133,12 @@ struct grun {
     px_graph *g;
     grun *next_free;
     px_on_complete *done; /* the launch op's */
-    atomic_int remaining; /* inner ops not finished in this launch */
-    uint64_t seq_base;    /* prioritized ops: push order of this launch */
-    int *st;              /* per op: PX_OK or its failure (written before its successors run) */
+    atomic_int remaining; /* sinks not finished in this launch */
+    /* Set (before the op's status is published) once an op of this launch failed: until then
+     * no op needs to look for failed inputs. */
+    atomic_int any_failed;
+    uint64_t seq_base; /* prioritized ops: push order of this launch */
+    int *st;           /* per op: PX_OK or its failure (written before its successors run) */
     unsigned char *blocks;
     size_t stride;
 };
@@ -144,10 +148,8 @@ PXI_ENGINE_TLS pxi_graph_rec *pxi_graph_tl_rec;
 /* ---- small helpers ------------------------------------------------------------------------ */
 
 /* Make room for @need elements of @elem bytes in *@p (capacity *@cap). */
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
+static int grow_slow(void **p, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return PX_OK;
     size_t nc = *cap ? *cap : 16;
     while (nc < need)
         nc *= 2;
@@ -162,6 +164,11 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     *p = q;
     *cap = nc;
     return PX_OK;
+}
+
+static inline int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    return PXI_LIKELY(need <= *cap) ? PX_OK : grow_slow(p, cap, need, elem);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -304,8 +311,17 @@ static int record_op(pxi_graph_rec *r, pxi_engine *e, const pxi_push *p)
         d[i].prev_writer = -1;
     }
     /* One use per Var: a Var read and written counts as a write. */
-    if (n > 1)
+    if (n > 16) {
         qsort(d, n, sizeof *d, cmp_gdep);
+    } else {
+        for (size_t i = 1; i < n; ++i) {
+            gdep t = d[i];
+            size_t j = i;
+            for (; j > 0 && d[j - 1].var > t.var; --j)
+                d[j] = d[j - 1];
+            d[j] = t;
+        }
+    }
     size_t m = 0;
     for (size_t i = 0; i < n; ++i) {
         if (m > 0 && d[m - 1].var == d[i].var) {
@@ -329,8 +345,17 @@ static int record_op(pxi_graph_rec *r, pxi_engine *e, const pxi_push *p)
         } else if (gv->last_writer >= 0 && tmp_add(r, &np, (uint32_t)gv->last_writer) != PX_OK)
             goto oom;
     }
-    if (np > 1)
+    if (np > 16) {
         qsort(r->tmp, np, sizeof *r->tmp, cmp_u32);
+    } else {
+        for (size_t i = 1; i < np; ++i) {
+            uint32_t t = r->tmp[i];
+            size_t j = i;
+            for (; j > 0 && r->tmp[j - 1] > t; --j)
+                r->tmp[j] = r->tmp[j - 1];
+            r->tmp[j] = t;
+        }
+    }
     size_t nu = 0;
     for (size_t i = 0; i < np; ++i)
         if (nu == 0 || r->tmp[nu - 1] != r->tmp[i])
@@ -475,6 +500,9 @@ static int graph_build(px_graph *g, pxi_graph_rec *r)
         if (gn->n_pred == 0)
             g->roots[g->n_roots++] = (uint32_t)i;
     }
+    for (size_t i = 0; i < n; ++i)
+        if (g->nodes[i].n_succ == 0)
+            g->n_sinks++;
     g->n_vars = r->n_vars;
     for (size_t j = 0; j < r->n_vars; ++j) {
         g->vars[j] = r->vars[j];
@@ -632,7 +660,10 @@ static void make_ready(grun *run, uint32_t i, pxi_opr **skipped)
 {
     const px_graph *g = run->g;
     pxi_opr *o = run_block(run, i);
-    int s = input_status(run, g, i);
+    /* Relaxed: a failure that could skip op i was stored before a release that happens
+     * before this call (through i's predecessors). */
+    int s = atomic_load_explicit(&run->any_failed, memory_order_relaxed) ? input_status(run, g, i)
+                                                                         : PX_OK;
     if (s != PX_OK) {
         run->st[i] = s;
         o->next = *skipped;
@@ -665,32 +696,45 @@ static void run_complete(grun *run)
 }
 
 /* One op of the run finished (or was skipped) with @status: release its successors; the
- * last op of the launch completes the launch op. Skipped successors are finished here in a
- * loop (no recursion along a chain of skips). */
+ * last sink (op without successors) of the launch completes the launch op. Only sinks count
+ * down the launch's shared counter: every op is an ancestor of a sink, so the sinks are done
+ * only once every op has released its successors, and the other ops touch no shared line but
+ * their successors' counters. A successor with one predecessor needs no atomic countdown.
+ * Skipped successors are finished here in a loop (no recursion along a chain of skips). Once
+ * the last successor is released (and no skipped op waits here), the launch may finish and the
+ * graph be freed on another thread: nothing of either is read after that. */
 static void node_done(grun *run, uint32_t i, int status)
 {
-    px_graph *g = run->g;
+    const px_graph *g = run->g;
     pxi_opr *skipped = NULL;
     for (;;) {
-        pxi_opr *o = run_block(run, i);
         const gnode *gn = &g->nodes[i];
+        uint32_t n_succ = gn->n_succ;
+        const uint32_t *succ = g->succ + gn->succ_begin;
+        if (status != PX_OK)
+            atomic_store_explicit(&run->any_failed, 1, memory_order_relaxed);
         run->st[i] = status;
         /* Ready for the next launch of this run: nothing else touches the counter now. */
-        atomic_store_explicit(&o->wait, (int)gn->n_pred, memory_order_relaxed);
-        for (uint32_t k = 0; k < gn->n_succ; ++k) {
-            uint32_t s = g->succ[gn->succ_begin + k];
-            /* acq_rel: our st[] store (and the op's effects) happen before the successor. */
-            if (atomic_fetch_sub_explicit(&run_block(run, s)->wait, 1, memory_order_acq_rel) == 1)
-                make_ready(run, s, &skipped);
+        if (gn->n_pred > 1)
+            atomic_store_explicit(&run_block(run, i)->wait, (int)gn->n_pred, memory_order_relaxed);
+        if (n_succ == 0) {
+            if (atomic_fetch_sub_explicit(&run->remaining, 1, memory_order_acq_rel) == 1) {
+                PX_ASSERT(skipped == NULL);
+                run_complete(run);
+                return;
+            }
         }
-        if (atomic_fetch_sub_explicit(&run->remaining, 1, memory_order_acq_rel) == 1) {
-            PX_ASSERT(skipped == NULL);
-            run_complete(run);
-            return;
+        for (uint32_t k = 0; k < n_succ; ++k) {
+            uint32_t s = succ[k];
+            /* acq_rel: our st[] store (and the op's effects) happen before the successor; a
+             * single predecessor hands over through the lane's lock or this thread. */
+            if (g->nodes[s].n_pred == 1 ||
+                atomic_fetch_sub_explicit(&run_block(run, s)->wait, 1, memory_order_acq_rel) == 1)
+                make_ready(run, s, &skipped);
         }
         if (!skipped)
             return;
-        o = skipped;
+        pxi_opr *o = skipped;
         skipped = o->next;
         const ghdr *h = (const ghdr *)(const void *)((const unsigned char *)o - GRAPH_HDR_BYTES);
         i = h->node;
@@ -711,7 +755,8 @@ static void run_start(const px_run_context *rc, px_on_complete *done, void *arg)
     grun *run = arg;
     px_graph *g = run->g;
     run->done = done;
-    atomic_store_explicit(&run->remaining, (int)g->n_nodes, memory_order_relaxed);
+    atomic_store_explicit(&run->remaining, (int)g->n_sinks, memory_order_relaxed);
+    atomic_store_explicit(&run->any_failed, 0, memory_order_relaxed);
     run->seq_base = atomic_fetch_add_explicit(&g->e->push_seq, g->n_nodes, memory_order_relaxed);
     pxi_opr *skipped = NULL;
     /* Roots have no input inside the launch, so none is skipped. Once the last root is

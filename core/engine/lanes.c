@@ -262,16 +262,19 @@ void pxi_lane_destroy(pxi_lane *l)
     pxi_free_aligned(l);
 }
 
-/* Get or create the lane in *slot (lanes made after engine create: other devices). */
-static pxi_lane *lane_get(pxi_engine *e, _Atomic(pxi_lane *) *slot, pxi_lane_kind kind,
-                          int device_id, int n_workers, int *status)
+/* Create the lane in *slot unless another thread did (lanes made after engine create: other
+ * devices). Kept out of line: lane_get's fast path is on every dispatch. */
+#if defined(__GNUC__)
+#define LANE_NOINLINE __attribute__((noinline))
+#else
+#define LANE_NOINLINE
+#endif
+static LANE_NOINLINE pxi_lane *lane_create_slow(pxi_engine *e, _Atomic(pxi_lane *) *slot,
+                                                pxi_lane_kind kind, int device_id, int n_workers,
+                                                int *status)
 {
-    /* Acquire: pairs with the release publication below. */
-    pxi_lane *l = atomic_load_explicit(slot, memory_order_acquire);
-    if (PXI_LIKELY(l != NULL))
-        return l;
     pthread_mutex_lock(&e->lanes_lock);
-    l = atomic_load_explicit(slot, memory_order_relaxed);
+    pxi_lane *l = atomic_load_explicit(slot, memory_order_relaxed);
     if (!l) {
         int rc = pxi_lane_create(e, kind, device_id, n_workers, &l);
         if (rc != PX_OK) {
@@ -285,6 +288,17 @@ static pxi_lane *lane_get(pxi_engine *e, _Atomic(pxi_lane *) *slot, pxi_lane_kin
     }
     pthread_mutex_unlock(&e->lanes_lock);
     return l;
+}
+
+/* Get or create the lane in *slot. */
+static inline pxi_lane *lane_get(pxi_engine *e, _Atomic(pxi_lane *) *slot, pxi_lane_kind kind,
+                                 int device_id, int n_workers, int *status)
+{
+    /* Acquire: pairs with the release publication in lane_create_slow. */
+    pxi_lane *l = atomic_load_explicit(slot, memory_order_acquire);
+    if (PXI_LIKELY(l != NULL))
+        return l;
+    return lane_create_slow(e, slot, kind, device_id, n_workers, status);
 }
 
 pxi_lane *pxi_lane_for(pxi_engine *e, const pxi_opr *o, int *status)
