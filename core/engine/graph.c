@@ -376,7 +376,8 @@ static int record_op(pxi_graph_rec *r, pxi_engine *e, const pxi_push *p)
         goto oom;
     /* Commit. */
     memcpy(r->names + r->n_names, name, len);
-    memcpy(r->preds + r->n_preds, r->tmp, nu * sizeof *r->tmp);
+    if (nu)
+        memcpy(r->preds + r->n_preds, r->tmp, nu * sizeof *r->tmp);
     for (size_t i = 0; i < m; ++i) {
         gvar *gv = &r->vars[d[i].var];
         if (d[i].write) {
