@@ -473,6 +473,11 @@ extern PXI_ENGINE_TLS pxi_graph_rec *pxi_graph_tl_rec;
 PX_NODISCARD int pxi_graph_record(pxi_engine *e, const pxi_push *p);
 /* A graph op finished (or failed to dispatch) with @status. */
 void pxi_graph_node_finish(pxi_opr *o, int status);
+/* Worker threads (lanes.c): register at start; count graph ops down before going idle. The
+ * flush returns nonzero when it counted something down: that may have completed a launch and
+ * made ops ready (in the continuation slot too), so the worker must look for work again. */
+void pxi_graph_worker_enter(void);
+int pxi_graph_worker_flush(void);
 
 /* runtime.c */
 void pxi_engine_list_add(pxi_engine *e);

@@ -111,7 +111,6 @@ struct px_graph {
     size_t n_edges;
     uint32_t *roots;
     size_t n_roots;
-    size_t n_sinks; /* ops without successors */
     gvar *vars;
     size_t n_vars;
     uintptr_t *handles; /* reads then writes, for the launch push */
@@ -133,7 +132,7 @@ struct grun {
     px_graph *g;
     grun *next_free;
     px_on_complete *done; /* the launch op's */
-    atomic_int remaining; /* sinks not finished in this launch */
+    atomic_int remaining; /* ops not counted down in this launch, + 1 while run_start runs */
     /* Set (before the op's status is published) once an op of this launch failed: until then
      * no op needs to look for failed inputs. */
     atomic_int any_failed;
@@ -501,9 +500,6 @@ static int graph_build(px_graph *g, pxi_graph_rec *r)
         if (gn->n_pred == 0)
             g->roots[g->n_roots++] = (uint32_t)i;
     }
-    for (size_t i = 0; i < n; ++i)
-        if (g->nodes[i].n_succ == 0)
-            g->n_sinks++;
     g->n_vars = r->n_vars;
     for (size_t j = 0; j < r->n_vars; ++j) {
         g->vars[j] = r->vars[j];
@@ -696,36 +692,75 @@ static void run_complete(grun *run)
     px_on_complete_call(run->done, PX_OK);
 }
 
-/* One op of the run finished (or was skipped) with @status: release its successors; the
- * last sink (op without successors) of the launch completes the launch op. Only sinks count
- * down the launch's shared counter: every op is an ancestor of a sink, so the sinks are done
- * only once every op has released its successors, and the other ops touch no shared line but
- * their successors' counters. A successor with one predecessor needs no atomic countdown.
- * Skipped successors are finished here in a loop (no recursion along a chain of skips). Once
- * the last successor is released (and no skipped op waits here), the launch may finish and the
- * graph be freed on another thread: nothing of either is read after that. */
+/* Ops finished by this worker thread and not yet counted down on their run (one run at a
+ * time): a worker counts its ops locally and subtracts them from the run's shared counter in
+ * batches, when it moves to another run and whenever it goes idle (pxi_graph_worker_flush, from
+ * lanes.c), so the workers of a launch do not bounce one cache line per op (the engine's
+ * in-flight counter is batched the same way). A count only delays the launch's completion. */
+#define GRAPH_DONE_BATCH 32
+static PXI_ENGINE_TLS int tl_graph_worker;
+static PXI_ENGINE_TLS grun *tl_run;
+static PXI_ENGINE_TLS int tl_run_done;
+
+static void run_count_down(grun *run, int k)
+{
+    if (atomic_fetch_sub_explicit(&run->remaining, k, memory_order_acq_rel) == k)
+        run_complete(run);
+}
+
+void pxi_graph_worker_enter(void)
+{
+    tl_graph_worker = 1;
+}
+
+int pxi_graph_worker_flush(void)
+{
+    grun *run = tl_run;
+    if (!run)
+        return 0;
+    int k = tl_run_done;
+    tl_run = NULL;
+    tl_run_done = 0;
+    run_count_down(run, k);
+    return 1;
+}
+
+/* Op @i of @run is finished: count it (locally on a worker thread). */
+static void run_op_done(grun *run)
+{
+    if (!tl_graph_worker) {
+        run_count_down(run, 1);
+        return;
+    }
+    if (tl_run != run) {
+        (void)pxi_graph_worker_flush();
+        tl_run = run;
+    }
+    if (++tl_run_done >= GRAPH_DONE_BATCH)
+        (void)pxi_graph_worker_flush();
+}
+
+/* One op of the run finished (or was skipped) with @status: release its successors, then
+ * count the op down; the launch completes once every op is counted. An op is counted only
+ * after its dispatches returned: a thread still inside a lane push (another lane's, or a
+ * non-worker thread's) must never see its engine destroyed under it, which it could if the
+ * launch (the in-flight op) completed as soon as the last op finished. A successor with one
+ * predecessor needs no atomic countdown. Skipped successors are finished here in a loop (no
+ * recursion along a chain of skips). */
 static void node_done(grun *run, uint32_t i, int status)
 {
     const px_graph *g = run->g;
     pxi_opr *skipped = NULL;
     for (;;) {
         const gnode *gn = &g->nodes[i];
-        uint32_t n_succ = gn->n_succ;
-        const uint32_t *succ = g->succ + gn->succ_begin;
         if (status != PX_OK)
             atomic_store_explicit(&run->any_failed, 1, memory_order_relaxed);
         run->st[i] = status;
         /* Ready for the next launch of this run: nothing else touches the counter now. */
         if (gn->n_pred > 1)
             atomic_store_explicit(&run_block(run, i)->wait, (int)gn->n_pred, memory_order_relaxed);
-        if (n_succ == 0) {
-            if (atomic_fetch_sub_explicit(&run->remaining, 1, memory_order_acq_rel) == 1) {
-                PX_ASSERT(skipped == NULL);
-                run_complete(run);
-                return;
-            }
-        }
-        for (uint32_t k = 0; k < n_succ; ++k) {
+        const uint32_t *succ = g->succ + gn->succ_begin;
+        for (uint32_t k = 0; k < gn->n_succ; ++k) {
             uint32_t s = succ[k];
             /* acq_rel: our st[] store (and the op's effects) happen before the successor; a
              * single predecessor hands over through the lane's lock or this thread. */
@@ -733,13 +768,18 @@ static void node_done(grun *run, uint32_t i, int status)
                 atomic_fetch_sub_explicit(&run_block(run, s)->wait, 1, memory_order_acq_rel) == 1)
                 make_ready(run, s, &skipped);
         }
-        if (!skipped)
-            return;
         pxi_opr *o = skipped;
-        skipped = o->next;
-        const ghdr *h = (const ghdr *)(const void *)((const unsigned char *)o - GRAPH_HDR_BYTES);
-        i = h->node;
-        status = run->st[i];
+        if (o) {
+            skipped = o->next;
+            const ghdr *h =
+                (const ghdr *)(const void *)((const unsigned char *)o - GRAPH_HDR_BYTES);
+            run_op_done(run); /* op i; the skipped op keeps the run alive */
+            i = h->node;
+            status = run->st[i];
+            continue;
+        }
+        run_op_done(run);
+        return;
     }
 }
 
@@ -756,17 +796,17 @@ static void run_start(const px_run_context *rc, px_on_complete *done, void *arg)
     grun *run = arg;
     px_graph *g = run->g;
     run->done = done;
-    atomic_store_explicit(&run->remaining, (int)g->n_sinks, memory_order_relaxed);
+    /* The + 1 keeps the launch alive until the roots are dispatched. */
+    atomic_store_explicit(&run->remaining, (int)g->n_nodes + 1, memory_order_relaxed);
     atomic_store_explicit(&run->any_failed, 0, memory_order_relaxed);
     run->seq_base = atomic_fetch_add_explicit(&g->e->push_seq, g->n_nodes, memory_order_relaxed);
     pxi_opr *skipped = NULL;
-    /* Roots have no input inside the launch, so none is skipped. Once the last root is
-     * dispatched the launch may finish (and the graph be freed) on another thread: the loop
-     * reads nothing of the graph after that dispatch. */
+    /* Roots have no input inside the launch, so none is skipped. */
     size_t nr = g->n_roots;
     const uint32_t *roots = g->roots;
     for (size_t k = 0; k < nr; ++k)
         make_ready(run, roots[k], &skipped);
+    run_count_down(run, 1);
 }
 
 /* The launch op's cleanup: the run goes back to the graph; the last reference frees it. */

@@ -172,6 +172,7 @@ static void *worker_main(void *arg)
     pxi_os_affinity_apply_captured();
     pxi_trace_thread_name(name);
     pxi_engine_worker_enter(w);
+    pxi_graph_worker_enter();
     const px_space *cs = l->cuda_space;
     if (cs && cs->ops->stream_create) {
         if (cs->ops->stream_create(&w->stream) != PX_OK) {
@@ -187,6 +188,8 @@ static void *worker_main(void *arg)
             pxi_engine_execute(o, w);
             continue;
         }
+        if (pxi_graph_worker_flush())
+            continue; /* a completed launch may have made ops ready */
         pxi_engine_worker_flush();
         if (atomic_load_explicit(&l->stop, memory_order_acquire))
             break;
