@@ -457,6 +457,9 @@ PX_NODISCARD int pxi_lane_create(pxi_engine *e, pxi_lane_kind kind, int device_i
                                  pxi_lane **out);
 void pxi_lane_destroy(pxi_lane *l);
 void pxi_lane_push(pxi_lane *l, pxi_opr *o);
+/* Enqueue @n ready ops linked through pxi_opr.next (NULL-terminated) with one lock round and
+ * one wake-up decision (graph launches release many roots at once). */
+void pxi_lane_push_batch(pxi_lane *l, pxi_opr *head, int n);
 /* The lane an op goes to, creating a device lane on first use; NULL with *status set. */
 pxi_lane *pxi_lane_for(pxi_engine *e, const pxi_opr *o, int *status);
 /* Validates a context at push time: PX_OK, PX_EINVAL or PX_ENODEV (logged with @caller). */

@@ -800,12 +800,46 @@ static void run_start(const px_run_context *rc, px_on_complete *done, void *arg)
     atomic_store_explicit(&run->remaining, (int)g->n_nodes + 1, memory_order_relaxed);
     atomic_store_explicit(&run->any_failed, 0, memory_order_relaxed);
     run->seq_base = atomic_fetch_add_explicit(&g->e->push_seq, g->n_nodes, memory_order_relaxed);
-    pxi_opr *skipped = NULL;
-    /* Roots have no input inside the launch, so none is skipped. */
+    /* Roots have no input inside the launch, so none is skipped. On the threaded engines
+     * they go to their lanes in batches (one lock round and wake-up decision per run of roots
+     * bound for the same lane: a tree reduction has as many roots as leaves); run_start runs
+     * inside the launch op, so pxi_engine_dispatch would not keep one for this thread anyway. */
     size_t nr = g->n_roots;
     const uint32_t *roots = g->roots;
-    for (size_t k = 0; k < nr; ++k)
-        make_ready(run, roots[k], &skipped);
+    pxi_engine *e = g->e;
+    pxi_lane *batch_lane = NULL;
+    pxi_opr *head = NULL, *tail = NULL;
+    int n_batch = 0;
+    for (size_t k = 0; k < nr; ++k) {
+        pxi_opr *o = run_block(run, roots[k]);
+        if (o->prop == PX_FN_CPU_PRIORITIZED)
+            o->seq = run->seq_base + roots[k];
+        pxi_lane *lane = NULL;
+        int st = PX_OK;
+        if (e->kind != PX_ENGINE_NAIVE && o->ctx.type == PX_DEV_CPU)
+            lane = pxi_lane_for(e, o, &st);
+        if (lane != batch_lane || n_batch >= 256 || !lane) {
+            if (n_batch)
+                pxi_lane_push_batch(batch_lane, head, n_batch);
+            batch_lane = NULL;
+            head = tail = NULL;
+            n_batch = 0;
+        }
+        if (!lane) {
+            pxi_engine_dispatch(o, 0); /* naive engine, device lanes, lane errors */
+            continue;
+        }
+        batch_lane = lane;
+        o->next = NULL;
+        if (tail)
+            tail->next = o;
+        else
+            head = o;
+        tail = o;
+        ++n_batch;
+    }
+    if (n_batch)
+        pxi_lane_push_batch(batch_lane, head, n_batch);
     run_count_down(run, 1);
 }
 

@@ -112,6 +112,36 @@ void pxi_lane_push(pxi_lane *l, pxi_opr *o)
         pxi_wait_event_wake(&l->wake, 1);
 }
 
+void pxi_lane_push_batch(pxi_lane *l, pxi_opr *head, int n)
+{
+    if (n <= 0)
+        return;
+    pxi_spin_lock(&l->lock);
+    for (pxi_opr *o = head, *next; o; o = next) {
+        next = o->next;
+        if (l->kind == PXI_LANE_PRIO && heap_push(l, o) == PX_OK)
+            continue;
+        o->next = NULL;
+        if (l->tail)
+            l->tail->next = o;
+        else
+            l->head = o;
+        l->tail = o;
+    }
+    int queued = atomic_load_explicit(&l->n_queued, memory_order_relaxed) + n;
+    atomic_store_explicit(&l->n_queued, queued, memory_order_relaxed);
+    pxi_spin_unlock(&l->lock);
+    /* As pxi_lane_push, once for the batch: wake as many sleepers as there are ops beyond what
+     * the pollers will take. */
+    atomic_thread_fence(memory_order_seq_cst);
+    int sleepers = pxi_wait_event_sleepers(&l->wake);
+    if (sleepers > 0) {
+        int extra = queued - atomic_load_explicit(&l->n_spinning, memory_order_seq_cst);
+        if (extra > 0)
+            pxi_wait_event_wake(&l->wake, extra < sleepers ? extra : sleepers);
+    }
+}
+
 static pxi_opr *lane_pop(pxi_lane *l)
 {
     if (atomic_load_explicit(&l->n_queued, memory_order_relaxed) <= 0)
