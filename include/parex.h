@@ -14,6 +14,7 @@
 #include "parex/core.h"
 #include "parex/cuda.h" /* Cuda-specific API (declared when PX_HAVE_CUDA); macros always */
 #include "parex/engine.h"
+#include "parex/graph.h"
 #include "parex/kernel.h"
 #include "parex/memory.h"
 #include "parex/mpi.h" /* MPI messages as engine ops (declared when PX_HAVE_MPI; needs <mpi.h>) */

@@ -433,6 +433,10 @@ pxi_opr *pxi_engine_take_local(void);
 /* Publish the ops this worker finished to the engine's in-flight count (call when idle). */
 void pxi_engine_worker_flush(void);
 int pxi_engine_in_op(void);
+/* Mark @v failed with @status in the engine's current failure epoch (push.c). The caller holds
+ * the Var as its writer (an op or a graph launch at the head of its queue). */
+void pxi_engine_var_fail(const pxi_engine *e, pxi_var *v, int status);
+
 /* Wait until no op is in flight (no failure cleared). */
 void pxi_engine_drain(pxi_engine *e);
 /* Free what engine create made (lanes already destroyed). */
@@ -464,11 +468,30 @@ PX_NODISCARD int pxi_lane_create(pxi_engine *e, pxi_lane_kind kind, int device_i
                                  pxi_lane **out);
 void pxi_lane_destroy(pxi_lane *l);
 void pxi_lane_push(pxi_lane *l, pxi_opr *o);
+/* Enqueue @n ready ops linked through pxi_opr.next (NULL-terminated) with one lock round and
+ * one wake-up decision (graph launches release many roots at once). */
+void pxi_lane_push_batch(pxi_lane *l, pxi_opr *head, int n);
 /* The lane an op goes to, creating a device lane on first use; NULL with *status set. */
 pxi_lane *pxi_lane_for(pxi_engine *e, const pxi_opr *o, int *status);
 /* Validates a context at push time: PX_OK, PX_EINVAL or PX_ENODEV (logged with @caller). */
 PX_NODISCARD int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_property prop,
                                     const char *caller);
+
+/* graph.c (parex/graph.h). The op blocks of a graph launch have this size_class; push.c's
+ * finish hands them to pxi_graph_node_finish instead of releasing Vars and freeing them. */
+#define PXI_OPR_GRAPH_NODE (-2)
+typedef struct pxi_graph_rec pxi_graph_rec;
+/* The recording of the calling thread (between px_graph_begin and px_graph_end), or NULL. */
+extern PXI_ENGINE_TLS pxi_graph_rec *pxi_graph_tl_rec;
+/* Record a SYNC/ASYNC push while this thread records: the push's statuses. */
+PX_NODISCARD int pxi_graph_record(pxi_engine *e, const pxi_push *p);
+/* A graph op finished (or failed to dispatch) with @status. */
+void pxi_graph_node_finish(pxi_opr *o, int status);
+/* Worker threads (lanes.c): register at start; count graph ops down before going idle. The
+ * flush returns nonzero when it counted something down: that may have completed a launch and
+ * made ops ready (in the continuation slot too), so the worker must look for work again. */
+void pxi_graph_worker_enter(void);
+int pxi_graph_worker_flush(void);
 
 /* runtime.c */
 void pxi_engine_list_add(pxi_engine *e);

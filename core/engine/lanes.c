@@ -112,6 +112,36 @@ void pxi_lane_push(pxi_lane *l, pxi_opr *o)
         pxi_wait_event_wake(&l->wake, 1);
 }
 
+void pxi_lane_push_batch(pxi_lane *l, pxi_opr *head, int n)
+{
+    if (n <= 0)
+        return;
+    pxi_spin_lock(&l->lock);
+    for (pxi_opr *o = head, *next; o; o = next) {
+        next = o->next;
+        if (l->kind == PXI_LANE_PRIO && heap_push(l, o) == PX_OK)
+            continue;
+        o->next = NULL;
+        if (l->tail)
+            l->tail->next = o;
+        else
+            l->head = o;
+        l->tail = o;
+    }
+    int queued = atomic_load_explicit(&l->n_queued, memory_order_relaxed) + n;
+    atomic_store_explicit(&l->n_queued, queued, memory_order_relaxed);
+    pxi_spin_unlock(&l->lock);
+    /* As pxi_lane_push, once for the batch: wake as many sleepers as there are ops beyond what
+     * the pollers will take. */
+    atomic_thread_fence(memory_order_seq_cst);
+    int sleepers = pxi_wait_event_sleepers(&l->wake);
+    if (sleepers > 0) {
+        int extra = queued - atomic_load_explicit(&l->n_spinning, memory_order_seq_cst);
+        if (extra > 0)
+            pxi_wait_event_wake(&l->wake, extra < sleepers ? extra : sleepers);
+    }
+}
+
 static pxi_opr *lane_pop(pxi_lane *l)
 {
     if (atomic_load_explicit(&l->n_queued, memory_order_relaxed) <= 0)
@@ -172,6 +202,7 @@ static void *worker_main(void *arg)
     pxi_os_affinity_apply_captured();
     pxi_trace_thread_name(name);
     pxi_engine_worker_enter(w);
+    pxi_graph_worker_enter();
     const px_space *cs = l->cuda_space;
     if (cs && cs->ops->stream_create) {
         if (cs->ops->stream_create(&w->stream) != PX_OK) {
@@ -187,6 +218,8 @@ static void *worker_main(void *arg)
             pxi_engine_execute(o, w);
             continue;
         }
+        if (pxi_graph_worker_flush())
+            continue; /* a completed launch may have made ops ready */
         pxi_engine_worker_flush();
         if (atomic_load_explicit(&l->stop, memory_order_acquire))
             break;
@@ -262,16 +295,19 @@ void pxi_lane_destroy(pxi_lane *l)
     pxi_free_aligned(l);
 }
 
-/* Get or create the lane in *slot (lanes made after engine create: other devices). */
-static pxi_lane *lane_get(pxi_engine *e, _Atomic(pxi_lane *) *slot, pxi_lane_kind kind,
-                          int device_id, int n_workers, int *status)
+/* Create the lane in *slot unless another thread did (lanes made after engine create: other
+ * devices). Kept out of line: lane_get's fast path is on every dispatch. */
+#if defined(__GNUC__)
+#define LANE_NOINLINE __attribute__((noinline))
+#else
+#define LANE_NOINLINE
+#endif
+static LANE_NOINLINE pxi_lane *lane_create_slow(pxi_engine *e, _Atomic(pxi_lane *) *slot,
+                                                pxi_lane_kind kind, int device_id, int n_workers,
+                                                int *status)
 {
-    /* Acquire: pairs with the release publication below. */
-    pxi_lane *l = atomic_load_explicit(slot, memory_order_acquire);
-    if (PXI_LIKELY(l != NULL))
-        return l;
     pthread_mutex_lock(&e->lanes_lock);
-    l = atomic_load_explicit(slot, memory_order_relaxed);
+    pxi_lane *l = atomic_load_explicit(slot, memory_order_relaxed);
     if (!l) {
         int rc = pxi_lane_create(e, kind, device_id, n_workers, &l);
         if (rc != PX_OK) {
@@ -285,6 +321,17 @@ static pxi_lane *lane_get(pxi_engine *e, _Atomic(pxi_lane *) *slot, pxi_lane_kin
     }
     pthread_mutex_unlock(&e->lanes_lock);
     return l;
+}
+
+/* Get or create the lane in *slot. */
+static inline pxi_lane *lane_get(pxi_engine *e, _Atomic(pxi_lane *) *slot, pxi_lane_kind kind,
+                                 int device_id, int n_workers, int *status)
+{
+    /* Acquire: pairs with the release publication in lane_create_slow. */
+    pxi_lane *l = atomic_load_explicit(slot, memory_order_acquire);
+    if (PXI_LIKELY(l != NULL))
+        return l;
+    return lane_create_slow(e, slot, kind, device_id, n_workers, status);
 }
 
 pxi_lane *pxi_lane_for(pxi_engine *e, const pxi_opr *o, int *status)

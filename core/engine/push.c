@@ -216,7 +216,7 @@ static int var_failure(const pxi_engine *e, pxi_var *v)
     return (int)(int32_t)(uint32_t)w;
 }
 
-static void var_fail(const pxi_engine *e, pxi_var *v, int status)
+void pxi_engine_var_fail(const pxi_engine *e, pxi_var *v, int status)
 {
     uint64_t epoch = atomic_load_explicit(&e->fail_epoch, memory_order_relaxed);
     atomic_store_explicit(&v->failure, (epoch << 32) | (uint32_t)status, memory_order_relaxed);
@@ -286,13 +286,17 @@ static void report_failure(pxi_opr *o, int status, int skipped, const pxi_dep *c
 
 static void finish(pxi_opr *o, int status)
 {
+    if (o->size_class == PXI_OPR_GRAPH_NODE) { /* an op of a graph launch (graph.c) */
+        pxi_graph_node_finish(o, status);
+        return;
+    }
     pxi_engine *e = o->e;
     if (status != PX_OK && (o->kind == PXI_OP_SYNC || o->kind == PXI_OP_ASYNC)) {
         if (!o->skipped)
             report_failure(o, status, 0, NULL);
         for (uint32_t i = 0; i < o->n_deps; ++i)
             if (o->deps[i].write)
-                var_fail(e, o->deps[i].var, status);
+                pxi_engine_var_fail(e, o->deps[i].var, status);
         int expect = PX_OK;
         atomic_compare_exchange_strong_explicit(&e->first_failure, &expect, status,
                                                 memory_order_relaxed, memory_order_relaxed);
@@ -595,6 +599,10 @@ static int push_op(pxi_engine *e, const pxi_push *p);
 
 int pxi_engine_push(pxi_engine *e, const pxi_push *p)
 {
+    /* A thread recording a graph records its ops instead (graph.c). */
+    if (PXI_UNLIKELY(pxi_graph_tl_rec != NULL) &&
+        (p->kind == PXI_OP_SYNC || p->kind == PXI_OP_ASYNC))
+        return pxi_graph_record(e, p);
     /* Ops this thread runs before the push returns are its pusher's (tools, execute). */
     ++tl_pushing;
     int rc = push_op(e, p);
@@ -785,6 +793,10 @@ static int waiting_would_deadlock(void)
 /* PX_EDEADLK (logged with @caller) when the calling thread may not wait (see above). */
 static int check_may_wait(const char *caller)
 {
+    if (pxi_graph_tl_rec) {
+        PXI_ERROR("%s: this thread is recording a graph (its recorded ops have not run)", caller);
+        return PX_EBUSY;
+    }
     if (!waiting_would_deadlock())
         return PX_OK;
     PXI_ERROR("%s: called from inside an engine op or kernel (it would wait on itself)", caller);
