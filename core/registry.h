@@ -43,12 +43,17 @@ typedef struct pxi_launch {
     px_space *space;             /* resolved and available once prepared */
     union {
         px_range_policy range; /* PXI_POLICY_RANGE: begin <= end, chunk >= 0, known schedule */
+        px_mdrange_policy md;  /* PXI_POLICY_MDRANGE: valid (pxi_mdrange_check) */
     };
     /* Host body: the one matching kind is set (from the kernel for PXI_BODY_KERNEL; may then be
      * NULL on a device space). ctx is the _fn ctx or the kernel args. */
     px_host_for_entry host_for;
     px_host_reduce_entry host_reduce;
     px_host_scan_entry host_scan;
+    /* PXI_POLICY_MDRANGE host body, one tile per call: the one matching kind is set (for a
+     * kernel, its entry for the policy's iterate order). */
+    px_md_for_fn host_md_for;
+    px_md_reduce_fn host_md_reduce;
     void *ctx;
     /* The single-source kernel, or NULL for a _fn launch (device backends need it). */
     const px_kernel *kernel;
@@ -65,10 +70,10 @@ typedef struct pxi_launch {
  * (PX_WAIT_POLICY, PX_SPIN_US) is not here: core/wait.c is configured once by px_initialize and
  * every waiter, in core and in backends, asks it (pxi_wait_spin_ns). */
 typedef struct pxi_space_config {
-    int num_threads;             /* PX_NUM_THREADS; 0: one per core of the process cpuset */
-    int device_id;               /* PX_DEVICE_ID; -1: the backend's default */
-    char bind[8];                /* PX_BIND: "close" | "spread" | "none"; "": close */
-    int debug_check;             /* PX_DEBUG_CHECK: run structure checkers after mutations */
+    int num_threads; /* PX_NUM_THREADS; 0: one per core of the process cpuset */
+    int device_id;   /* PX_DEVICE_ID; -1: the backend's default */
+    char bind[8];    /* PX_BIND: "close" | "spread" | "none"; "": close */
+    int debug_check; /* PX_DEBUG_CHECK: run structure checkers after mutations */
 } pxi_space_config;
 
 /* Backend operations. Every function is called only while the space is initialized, except

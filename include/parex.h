@@ -14,6 +14,7 @@
 #include "parex/cuda.h" /* Cuda-specific API (declared when PX_HAVE_CUDA); macros always */
 #include "parex/engine.h"
 #include "parex/kernel.h"
+#include "parex/mdrange.h"
 #include "parex/memory.h"
 #include "parex/policy.h"
 #include "parex/profiling.h"

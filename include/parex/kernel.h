@@ -96,6 +96,15 @@ typedef void (*px_reduce_fn)(int64_t begin, int64_t end, void *ctx, void *acc);
  * before begin. On the pass with final_pass != 0 that prefix is exact and outputs are written.
  */
 typedef void (*px_scan_fn)(int64_t begin, int64_t end, void *ctx, void *partial, int final_pass);
+/**
+ * Runs one tile of an MDRange parallel_for: the box lo[d] <= i_d < hi[d], d < the policy's rank
+ * (each array holds rank entries; the box is never empty). The function loops over the box
+ * itself, in any order (parex/mdrange.h says which tiles a call receives).
+ */
+typedef void (*px_md_for_fn)(const int64_t *lo, const int64_t *hi, void *ctx);
+/** Folds one tile [lo, hi) of an MDRange reduce into *acc (the identity or earlier tiles' fold,
+ * in tile order). */
+typedef void (*px_md_reduce_fn)(const int64_t *lo, const int64_t *hi, void *ctx, void *acc);
 /** @} */
 
 /** @name Single-source kernel objects (made by PX_FOR / PX_REDUCE / PX_SCAN)
@@ -126,6 +135,13 @@ typedef struct px_kernel {
     px_host_reduce_entry host_reduce; /**< Set for PX_KERNEL_REDUCE. */
     px_host_scan_entry host_scan;   /**< Set for PX_KERNEL_SCAN. */
     const px_kernel_device *device; /**< NULL unless the file was compiled by nvcc. */
+    /** Rank of an MDRange kernel (PX_FOR_2D ... PX_FOR_6D, PX_REDUCE_2D ...; parex/mdrange.h);
+     * 0 for the 1-D macros above. */
+    int rank;
+    /** MDRange host entries, one tile per call, indexed by px_iterate (the loop nest for
+     * PX_ITERATE_RIGHT, last index innermost, and for PX_ITERATE_LEFT, first index innermost). */
+    px_md_for_fn host_md_for[2];       /**< Set for an MDRange PX_KERNEL_FOR. */
+    px_md_reduce_fn host_md_reduce[2]; /**< Set for an MDRange PX_KERNEL_REDUCE. */
 } px_kernel;
 /** @} */
 
@@ -316,7 +332,8 @@ PX_API int px_parallel_scan(px_space *s, const char *label, px_range_policy p, c
     }                                                                                              \
     PXI_DEVICE_FOR(name, Args)                                                                     \
     PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC, PX_KERNEL_FOR, #name, sizeof(Args), 0,   \
-                                         name##_pxhost, NULL, NULL, PXI_DEVICE_FOR_PTR(name)};    \
+                                         name##_pxhost, NULL, NULL, PXI_DEVICE_FOR_PTR(name),      \
+                                         0, {NULL, NULL}, {NULL, NULL}};                           \
     PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a)
 
 #define PX_REDUCE(name, Args, Value, i, a, acc)                                                    \
@@ -332,7 +349,8 @@ PX_API int px_parallel_scan(px_space *s, const char *label, px_range_policy p, c
     PXI_DEVICE_REDUCE(name, Args, Value)                                                           \
     PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC,   PX_KERNEL_REDUCE, #name,              \
                                          sizeof(Args),      sizeof(Value),    NULL,               \
-                                         name##_pxhost,     NULL,             PXI_DEVICE_REDUCE_PTR(name)}; \
+                                         name##_pxhost,     NULL,             PXI_DEVICE_REDUCE_PTR(name), \
+                                         0, {NULL, NULL}, {NULL, NULL}};                           \
     PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a, Value *PXI_RESTRICT acc)
 
 #define PX_SCAN(name, Args, Value, i, a, partial, final_pass)                                      \
@@ -350,7 +368,7 @@ PX_API int px_parallel_scan(px_space *s, const char *label, px_range_policy p, c
     PXI_DEVICE_SCAN(name, Args, Value)                                                             \
     PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC, PX_KERNEL_SCAN, #name,   sizeof(Args),   \
                                          sizeof(Value),   NULL,           NULL,    name##_pxhost,  \
-                                         PXI_DEVICE_SCAN_PTR(name)};                               \
+                                         PXI_DEVICE_SCAN_PTR(name), 0, {NULL, NULL}, {NULL, NULL}}; \
     PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a,                             \
                                 Value *PXI_RESTRICT partial, int final_pass)
 

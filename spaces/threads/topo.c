@@ -99,6 +99,24 @@ int pxi_topo_num_pus(const pxi_topo *t)
     return t == NULL ? 1 : t->npus;
 }
 
+size_t pxi_topo_l2_bytes(const pxi_topo *t)
+{
+#if PXI_TOPO_HWLOC
+    if (t && !t->synthetic) {
+        /* The L2 (unified or data) above the first core: every core of one machine has the same. */
+        hwloc_obj_t core = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_CORE, 0);
+        if (!core)
+            core = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_PU, 0);
+        for (hwloc_obj_t o = core; o; o = o->parent)
+            if (o->type == HWLOC_OBJ_L2CACHE && o->attr && o->attr->cache.size > 0)
+                return (size_t)o->attr->cache.size;
+    }
+#else
+    (void)t;
+#endif
+    return 0;
+}
+
 /* The argument checks both pxi_topo_map builds share: the policy parsed into *policy, and the
  * oversubscription warning. PX_EFAULT / PX_EINVAL (logged) on bad arguments. */
 static int map_args(const pxi_topo *t, int nranks, const char *bind, const int *pu_of_rank,
