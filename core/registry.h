@@ -70,10 +70,10 @@ typedef struct pxi_launch {
  * (PX_WAIT_POLICY, PX_SPIN_US) is not here: core/wait.c is configured once by px_initialize and
  * every waiter, in core and in backends, asks it (pxi_wait_spin_ns). */
 typedef struct pxi_space_config {
-    int num_threads; /* PX_NUM_THREADS; 0: one per core of the process cpuset */
-    int device_id;   /* PX_DEVICE_ID; -1: the backend's default */
-    char bind[8];    /* PX_BIND: "close" | "spread" | "none"; "": close */
-    int debug_check; /* PX_DEBUG_CHECK: run structure checkers after mutations */
+    int num_threads;             /* PX_NUM_THREADS; 0: one per core of the process cpuset */
+    int device_id;               /* PX_DEVICE_ID; -1: the backend's default */
+    char bind[8];                /* PX_BIND: "close" | "spread" | "none"; "": close */
+    int debug_check;             /* PX_DEBUG_CHECK: run structure checkers after mutations */
 } pxi_space_config;
 
 /* Backend operations. Every function is called only while the space is initialized, except
