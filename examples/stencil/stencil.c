@@ -562,6 +562,12 @@ int main(int argc, char **argv)
         }
         if (!passed)
             status = EXIT_CHECK_FAILED;
+        /* Built with -DPX_DEBUG_CHECK, every PX_VIEW_AT* is bounds-checked on host. */
+        if (px_view_bounds_errors() > 0) {
+            fprintf(stderr, "parex-stencil: %lld out-of-bounds view accesses (see the log)\n",
+                    (long long)px_view_bounds_errors());
+            status = EXIT_FAILURE;
+        }
     }
 out:
     rc = px_finalize();
