@@ -347,8 +347,7 @@ PX_FOR_3D(k_md_stencil, md_args, i, j, k, a)
 {
     const int64_t s1 = a->n2, s0 = a->n1 * a->n2;
     const double *c = a->in + i * s0 + j * s1 + k;
-    a->out[i * s0 + j * s1 + k] =
-        C0 * c[0] + C1 * (c[-1] + c[1] + c[-s1] + c[s1] + c[-s0] + c[s0]);
+    a->out[i * s0 + j * s1 + k] = C0 * c[0] + C1 * (c[-1] + c[1] + c[-s1] + c[s1] + c[-s0] + c[s0]);
 }
 
 PX_FOR_2D(k_md_transpose, md_args, i, j, a)
@@ -377,8 +376,8 @@ static void md_stencil(const double *in, double *out, const tile3 *t)
     md_args a = {in, out, dims[0], dims[1], dims[2]};
     const int64_t lower[3] = {1, 1, 1}, upper[3] = {dims[0] - 1, dims[1] - 1, dims[2] - 1};
     if (impl == I_PAREXMDK)
-        must(px_parallel_for_md(space, "stencil_mdk", md_policy(3, lower, upper, t),
-                                &k_md_stencil, &a, sizeof a),
+        must(px_parallel_for_md(space, "stencil_mdk", md_policy(3, lower, upper, t), &k_md_stencil,
+                                &a, sizeof a),
              "stencil");
     else
         must(px_parallel_for_md_fn(space, "stencil_md", md_policy(3, lower, upper, t),
@@ -406,12 +405,12 @@ static double md_reduce(const double *in, const tile3 *t)
     const int64_t lower[3] = {0, 0, 0}, upper[3] = {dims[0], dims[1], dims[2]};
     double s = 0.0;
     if (impl == I_PAREXMDK)
-        must(px_parallel_reduce_md(space, "ssq_mdk", md_policy(3, lower, upper, t), &k_md_ssq,
-                                   &a, sizeof a, &px_sum_f64, &s),
+        must(px_parallel_reduce_md(space, "ssq_mdk", md_policy(3, lower, upper, t), &k_md_ssq, &a,
+                                   sizeof a, &px_sum_f64, &s),
              "reduce");
     else
-        must(px_parallel_reduce_md_fn(space, "ssq_md", md_policy(3, lower, upper, t),
-                                      md_ssq_tile, &a, &px_sum_f64, &s),
+        must(px_parallel_reduce_md_fn(space, "ssq_md", md_policy(3, lower, upper, t), md_ssq_tile,
+                                      &a, &px_sum_f64, &s),
              "reduce");
     return s;
 }
