@@ -109,3 +109,17 @@ int pxi_registry_finalize(void)
     }
     return first;
 }
+
+/* Written by px_initialize before the runtime is marked up (release) and by px_finalize after it
+ * is marked down; readers reach it after an acquire of the runtime state. */
+static px_space *default_space;
+
+void pxi_registry_set_default(px_space *s)
+{
+    default_space = s;
+}
+
+px_space *pxi_registry_default(void)
+{
+    return default_space;
+}

@@ -152,6 +152,11 @@ px_space *pxi_registry_device_space(void);
 /* Initialize all spaces in priority order (unavailable ones are skipped, failures roll back),
  * finalize in reverse, each with the space settings taken from @cfg (the parsed
  * configuration; never NULL). Called from core/init.c only. */
+/* The default space, chosen by px_initialize (core/space.c pxi_space_choose_default) and read
+ * by the space API and the tools layer; NULL while the runtime is down. */
+void pxi_registry_set_default(px_space *s);
+px_space *pxi_registry_default(void);
+
 struct pxi_config; /* core/settings.h: the backends never see it */
 PX_NODISCARD int pxi_registry_initialize(const struct pxi_config *cfg);
 int pxi_registry_finalize(void);

@@ -1,4 +1,5 @@
-/* core/runtime.h - runtime state shared by core files (core/init.c). */
+/* core/runtime.h - runtime state shared by core files (core/init.c), and the resolution of a
+ * launch's space argument (core/space.c). */
 #ifndef PXI_RUNTIME_H
 #define PXI_RUNTIME_H
 
@@ -12,13 +13,22 @@
  * initialized state. */
 extern atomic_int pxi_runtime_state;
 
+/* pxi_runtime_state in a child forked while the runtime was up (core/init.c): not ready, and
+ * px_initialize refuses too. */
+#define PXI_RUNTIME_FORKED 2
+
+/* Nonzero, after logging that the runtime does not survive fork() (naming @p caller), in a
+ * child forked while the runtime was up; then the caller returns PX_ENOTINIT. 0 otherwise,
+ * without logging. */
+int pxi_runtime_lost_to_fork(const char *caller);
+
 static inline int pxi_runtime_ready(void)
 {
     return atomic_load_explicit(&pxi_runtime_state, memory_order_acquire) == 1;
 }
 
-/* Resolve a launch's space argument: NULL means the default space. Logs and returns NULL with
- * *status set when the runtime is down or no space exists. */
+/* Resolve a launch's space argument (core/space.c): NULL means the default space. Logs and
+ * returns NULL with *status set when the runtime is down or no space exists. */
 px_space *pxi_space_resolve(px_space *s, const char *caller, int *status);
 
 #endif

@@ -179,28 +179,28 @@ static int set_owned(char **dst, const char *v)
 }
 
 /* Apply value v of setting id to c; src names where it came from, for messages. */
-static int apply(pxi_config *c, int id, const char *src, const char *v)
+/* Parse @p v by the type of setting @p st into *x (integers, booleans, enum indices; names and
+ * paths are checked only). PX_EINVAL, logged with @p src, when it does not parse. */
+static int parse_value(const setting *st, const char *src, const char *v, int64_t *x)
 {
-    const setting *st = &table[id];
-    int64_t x = 0;
     int rc = PX_OK;
     switch (st->type) {
     case T_INT:
-        rc = parse_int(src, st, v, &x);
+        rc = parse_int(src, st, v, x);
         break;
     case T_BOOL:
         if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "yes") == 0)
-            x = 1;
+            *x = 1;
         else if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0 || strcmp(v, "no") == 0)
-            x = 0;
+            *x = 0;
         else {
             PXI_ERROR("%s: '%s' is not a boolean (use 0|1|true|false|yes|no)", src, v);
             rc = PX_EINVAL;
         }
         break;
     case T_ENUM:
-        x = choice_index(st->choices, v);
-        if (x < 0) {
+        *x = choice_index(st->choices, v);
+        if (*x < 0) {
             PXI_ERROR("%s: '%s' is not one of %s", src, v, st->choices);
             rc = PX_EINVAL;
         }
@@ -214,6 +214,13 @@ static int apply(pxi_config *c, int id, const char *src, const char *v)
     case T_PATH:
         break;
     }
+    return rc;
+}
+
+static int apply(pxi_config *c, int id, const char *src, const char *v)
+{
+    int64_t x = 0;
+    int rc = parse_value(&table[id], src, v, &x);
     if (rc != PX_OK)
         return rc;
     switch (id) {
@@ -298,10 +305,16 @@ static int load_env(pxi_config *c)
  * a failed initialize leaves the caller's arguments as they were. */
 static int load_argv(pxi_config *c, const int *argc, char **const *argv, int *help)
 {
-    if (!argc || !argv || !*argv)
-        return PX_OK;
+    if (!argc)
+        return PX_OK; /* no count: argv is ignored (px_initialize's contract) */
     if (*argc < 0) {
         PXI_ERROR("px_initialize: argc = %d (expected >= 0)", *argc);
+        return PX_EINVAL;
+    }
+    if (*argc == 0)
+        return PX_OK;
+    if (!argv || !*argv) {
+        PXI_ERROR("px_initialize: argc = %d but argv is NULL%s", *argc, argv ? " (*argv)" : "");
         return PX_EINVAL;
     }
     int n = *argc, first = PX_OK;

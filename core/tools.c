@@ -1,15 +1,8 @@
-/* core/tools.c - the Kokkos Tools interface: loading kokkosp_* libraries, dispatching events to
- * them and to internal listeners (kernel timer, trace writer), and the px_profile_* API.
- *
- * ABI. The declarations below are our own, written against the published C interface of Kokkos
- * (Kokkos_Profiling_C_Interface.h, interface version 20240906). What matters for binary
- * compatibility, checked with _Static_assert where C allows:
- *   - SpaceHandle is a struct of char[64] passed BY VALUE (allocate/deallocate/deep_copy);
- *   - KokkosPDeviceInfo is { size_t deviceID; }, passed as an array pointer with a count;
- *   - ToolSettings is { bool requires_global_fencing; bool padding[255]; } passed by pointer;
- *   - ToolProgrammingInterface is { fence(uint32_t); 31 padding function pointers } passed BY
- *     VALUE (older Kokkos passed a pointer; 20240906 passes the 256-byte struct);
- *   - const qualifiers on by-value parameters do not change the ABI.
+/* core/tools.c - the Kokkos Tools interface: dispatching events to loaded kokkosp_* libraries
+ * and to internal listeners (kernel timer, trace writer), the tools' lifecycle, and the
+ * px_profile_* calls other than sections. Loading libraries is in core/tools_load.c, profile
+ * sections in core/tools_sections.c, our declarations of the Kokkos Tools C ABI in
+ * core/tools_impl.h.
  *
  * Several libraries. Kokkos itself loads one library and chains more through kp_chained; we
  * chain directly: begin events go to libraries in list order, then to internal listeners; end
@@ -20,7 +13,7 @@
  * the launching thread (begin, launch, end on one thread, nested LIFO), so a per-thread stack
  * of frames suffices. When exactly one library and no listener handles an event kind, its ids
  * pass through core unchanged and no frame is used (the common single-tool case, as in
- * Kokkos). Sections get a process-wide table with one id per library.
+ * Kokkos).
  *
  * Memory. px_free does not know a block's size, yet tools subtract the size
  * kokkosp_deallocate_data reports; while a library listens to deallocations, the sizes of live
@@ -29,19 +22,15 @@
  * Threads. Launches, fences, regions and allocations come from any thread (engine workers,
  * user threads). The library table and listener table are written only by
  * pxi_tools_initialize/finalize, which the lifecycle contract keeps apart from every launch, so
- * dispatch reads them without locks. Calls INTO loaded libraries are serialized by lib_lock:
+ * dispatch reads them without locks. Calls INTO loaded libraries are serialized by one lock
+ * (pxi_tool_lib_enter/leave, core/tools_load.c):
  * Kokkos tools keep unsynchronized global state (kernel-timer's map, space-time-stack's tree)
  * because Kokkos launches mostly from one thread, while parex engine workers launch
  * concurrently. A thread already inside a library callback (a tool calling the fence action
  * we provide, which fires fence events) does not take the lock again. Internal listeners are
- * thread-safe themselves and run outside the lock.
- *
- * Libraries are not dlclose'd at finalize (Kokkos does not either): tools register atexit
- * handlers and start threads that must not outlive their code. A later px_initialize dlopens
- * them again (same handle) and calls kokkosp_init_library again. */
+ * thread-safe themselves and run outside the lock. */
 #include "core/tools.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -52,132 +41,12 @@
 #include "core/log.h"
 #include "core/registry.h"
 #include "core/settings.h"
+#include "core/tools_impl.h"
 #include "parex/profiling.h"
-
-/* ---- the Kokkos Tools C ABI (our declarations) ------------------------------------------- */
-
-#define KP_INTERFACE_VERSION UINT64_C(20240906)
-#define KP_SPACE_NAME_LEN    64
-
-typedef struct kp_device_info {
-    size_t deviceID;
-} kp_device_info;
-
-typedef struct kp_space_handle {
-    char name[KP_SPACE_NAME_LEN];
-} kp_space_handle;
-
-typedef struct kp_tool_settings {
-    bool requires_global_fencing;
-    bool padding[255];
-} kp_tool_settings;
-
-typedef void (*kp_generic_fn)(void);
-typedef void (*kp_fence_action_fn)(uint32_t);
-typedef struct kp_tool_interface {
-    kp_fence_action_fn fence;
-    kp_generic_fn padding[31];
-} kp_tool_interface;
-
-_Static_assert(sizeof(kp_space_handle) == 64, "Kokkos SpaceHandle is char[64]");
-_Static_assert(sizeof(kp_tool_settings) == 256, "Kokkos ToolSettings is 256 bools");
-_Static_assert(sizeof(kp_tool_interface) == 32 * sizeof(kp_generic_fn),
-               "Kokkos ToolProgrammingInterface is 32 function pointers");
-_Static_assert(sizeof(kp_generic_fn) == sizeof(void *), "dlsym results fit a function pointer");
-
-typedef void (*kp_init_fn)(int, uint64_t, uint32_t, kp_device_info *);
-typedef void (*kp_void_fn)(void);
-typedef void (*kp_begin_fn)(const char *, uint32_t, uint64_t *);
-typedef void (*kp_end_fn)(uint64_t);
-typedef void (*kp_name_fn)(const char *);
-typedef void (*kp_alloc_fn)(kp_space_handle, const char *, const void *, uint64_t);
-typedef void (*kp_begin_copy_fn)(kp_space_handle, const char *, const void *, kp_space_handle,
-                                 const char *, const void *, uint64_t);
-typedef void (*kp_create_section_fn)(const char *, uint32_t *);
-typedef void (*kp_section_fn)(uint32_t);
-typedef void (*kp_metadata_fn)(const char *, const char *);
-typedef void (*kp_request_settings_fn)(uint32_t, kp_tool_settings *);
-typedef void (*kp_provide_interface_fn)(uint32_t, kp_tool_interface);
-
-/* The callbacks we resolve, in one table. The begin/end pairs are adjacent (begin even). */
-enum {
-    KP_BEGIN_FOR,
-    KP_END_FOR,
-    KP_BEGIN_REDUCE,
-    KP_END_REDUCE,
-    KP_BEGIN_SCAN,
-    KP_END_SCAN,
-    KP_BEGIN_FENCE,
-    KP_END_FENCE,
-    KP_PUSH_REGION,
-    KP_POP_REGION,
-    KP_ALLOCATE,
-    KP_DEALLOCATE,
-    KP_BEGIN_DEEP_COPY,
-    KP_END_DEEP_COPY,
-    KP_CREATE_SECTION,
-    KP_DESTROY_SECTION,
-    KP_START_SECTION,
-    KP_STOP_SECTION,
-    KP_INIT,
-    KP_FINALIZE,
-    KP_PROFILE_EVENT,
-    KP_DECLARE_METADATA,
-    KP_REQUEST_SETTINGS,
-    KP_PROVIDE_INTERFACE,
-    KP_COUNT
-};
-#define KP_FIRST_UNPAIRED KP_INIT
-
-static const char *const kp_names[KP_COUNT] = {
-    [KP_INIT] = "kokkosp_init_library",
-    [KP_FINALIZE] = "kokkosp_finalize_library",
-    [KP_BEGIN_FOR] = "kokkosp_begin_parallel_for",
-    [KP_END_FOR] = "kokkosp_end_parallel_for",
-    [KP_BEGIN_REDUCE] = "kokkosp_begin_parallel_reduce",
-    [KP_END_REDUCE] = "kokkosp_end_parallel_reduce",
-    [KP_BEGIN_SCAN] = "kokkosp_begin_parallel_scan",
-    [KP_END_SCAN] = "kokkosp_end_parallel_scan",
-    [KP_BEGIN_FENCE] = "kokkosp_begin_fence",
-    [KP_END_FENCE] = "kokkosp_end_fence",
-    [KP_PUSH_REGION] = "kokkosp_push_profile_region",
-    [KP_POP_REGION] = "kokkosp_pop_profile_region",
-    [KP_ALLOCATE] = "kokkosp_allocate_data",
-    [KP_DEALLOCATE] = "kokkosp_deallocate_data",
-    [KP_BEGIN_DEEP_COPY] = "kokkosp_begin_deep_copy",
-    [KP_END_DEEP_COPY] = "kokkosp_end_deep_copy",
-    [KP_CREATE_SECTION] = "kokkosp_create_profile_section",
-    [KP_DESTROY_SECTION] = "kokkosp_destroy_profile_section",
-    [KP_START_SECTION] = "kokkosp_start_profile_section",
-    [KP_STOP_SECTION] = "kokkosp_stop_profile_section",
-    [KP_PROFILE_EVENT] = "kokkosp_profile_event",
-    [KP_DECLARE_METADATA] = "kokkosp_declare_metadata",
-    [KP_REQUEST_SETTINGS] = "kokkosp_request_tool_settings",
-    [KP_PROVIDE_INTERFACE] = "kokkosp_provide_tool_programming_interface",
-};
-
-/* At most this many libraries and internal listeners; more are refused with a warning. Eight
- * chained tools is far more than anyone runs (each one serializes and slows every launch). */
-#define MAX_LIBS      8
-#define MAX_LISTENERS 8
-#define MAX_CONSUMERS (MAX_LIBS + MAX_LISTENERS)
-
-typedef struct tool_lib {
-    char *path;   /* owned */
-    void *handle; /* from dlopen; never closed (see above) */
-    kp_generic_fn fn[KP_COUNT];
-    int n_found;
-    int global_fencing; /* answer to kokkosp_request_tool_settings */
-} tool_lib;
 
 /* Written only by pxi_tools_initialize/finalize/add_listener on the initializing thread, before
  * any launch can read them (see the file comment). */
 atomic_int pxi_tools_on;
-static tool_lib libs[MAX_LIBS];
-static int n_libs;
-/* Bit i set when libs[i] defines the callback: dispatch skips the lock for events no library
- * listens to (a tool implementing only kernels costs nothing on regions or allocations). */
-static unsigned lib_mask[KP_COUNT];
 static pxi_tool_hooks listeners[MAX_LISTENERS];
 static int n_listeners;
 static px_space *device_spaces[8]; /* available spaces that are not host accessible */
@@ -185,30 +54,11 @@ static int n_device_spaces;
 static int global_fencing; /* fence device spaces around launches (tool request) */
 /* Set with release at the end of pxi_tools_initialize, cleared at finalize; the public
  * px_profile_* calls load it with acquire so they see the tables it publishes. */
-static atomic_int tools_ready;
-
-/* Serializes calls into loaded libraries (see the file comment). */
-static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Thread_local int in_lib_call;
-
-static void lib_enter(void)
-{
-    if (in_lib_call++ == 0)
-        pthread_mutex_lock(&lib_lock);
-}
-
-static void lib_leave(void)
-{
-    if (--in_lib_call == 0)
-        pthread_mutex_unlock(&lib_lock);
-}
-
-#define LIB_FN(lib, idx, type) ((type)(lib)->fn[idx])
 
 /* ---- per-thread id frames ----------------------------------------------------------------- */
 
 /* One open kernel or fence of this thread: the id each consumer returned from its begin
- * callback. Consumers 0..n_libs-1 are libraries, MAX_LIBS.. are listeners. */
+ * callback. Consumers 0..pxi_tool_n_libs-1 are libraries, MAX_LIBS.. are listeners. */
 #define FRAME_DEPTH 32
 #define NO_FRAME    UINT64_MAX
 typedef struct id_frame {
@@ -256,34 +106,7 @@ static id_frame *frame_pop(uint64_t token, const char *what)
     return &frames.f[--frames.depth];
 }
 
-/* ---- device ids and space handles --------------------------------------------------------- */
-
-/* Kokkos: 8 bits device type, 7 bits device id, 17 bits instance. Instance ids start at 1
- * (Kokkos reserves 0 for "all instances" of a device, its global-fence id). */
-#define KP_INSTANCE_BITS      17
-#define KP_DEVICE_BITS        7
-#define KP_RESERVED_INSTANCES 1
-#define KP_DEVICE_TYPE_CUDA   2
-
-uint32_t pxi_tools_device_id(const px_space *s)
-{
-    /* NULL: every instance of the default space's device, Kokkos' id for a global fence. */
-    int all = s == NULL;
-    if (all)
-        s = px_default_space();
-    if (!s)
-        return 0;
-    uint32_t type = (uint32_t)s->ops->kokkos_device_type & 0xffu;
-    uint32_t dev = 0;
-    if (s->ops->kokkos_device_type == KP_DEVICE_TYPE_CUDA) {
-        int d = pxi_registry_device_id(s);
-        dev = d > 0 ? (uint32_t)d & ((1u << KP_DEVICE_BITS) - 1) : 0;
-    }
-    uint32_t inst =
-        all ? 0
-            : ((uint32_t)s->instance_id + KP_RESERVED_INSTANCES) & ((1u << KP_INSTANCE_BITS) - 1);
-    return (type << 24) | (dev << KP_INSTANCE_BITS) | inst;
-}
+/* ---- space handles -------------------------------------------------------------------------- */
 
 /* Kokkos names memory spaces "Host", "Cuda", ...: tools such as memory-hwm key on them. Every
  * host-accessible parex space allocates host memory. */
@@ -354,9 +177,9 @@ static void plan_dispatch(void)
 {
     for (int k = 0; k < N_EVENT_KINDS; ++k) {
         int consumers = 0, only = -1, paired = 1;
-        for (int i = 0; i < n_libs; ++i) {
-            int b = libs[i].fn[KP_BEGIN_FOR + 2 * k] != NULL;
-            int e = libs[i].fn[KP_END_FOR + 2 * k] != NULL;
+        for (int i = 0; i < pxi_tool_n_libs; ++i) {
+            int b = pxi_tool_libs[i].fn[KP_BEGIN_FOR + 2 * k] != NULL;
+            int e = pxi_tool_libs[i].fn[KP_END_FOR + 2 * k] != NULL;
             if (b || e) {
                 ++consumers;
                 only = i;
@@ -383,23 +206,23 @@ static uint64_t begin_event(int k, const char *label, const px_space *s)
     int d = direct_lib[k];
     if (d >= 0) {
         uint64_t id = 0;
-        lib_enter();
-        LIB_FN(&libs[d], KP_BEGIN_FOR + 2 * k, kp_begin_fn)(label, dev, &id);
-        lib_leave();
+        pxi_tool_lib_enter();
+        LIB_FN(&pxi_tool_libs[d], KP_BEGIN_FOR + 2 * k, kp_begin_fn)(label, dev, &id);
+        pxi_tool_lib_leave();
         return id;
     }
     id_frame *f = frame_push();
     if (!f)
         return NO_FRAME;
-    if (lib_mask[KP_BEGIN_FOR + 2 * k]) {
-        lib_enter();
-        for (int i = 0; i < n_libs; ++i) {
+    if (pxi_tool_lib_mask[KP_BEGIN_FOR + 2 * k]) {
+        pxi_tool_lib_enter();
+        for (int i = 0; i < pxi_tool_n_libs; ++i) {
             f->ids[i] = 0;
-            kp_begin_fn fn = LIB_FN(&libs[i], KP_BEGIN_FOR + 2 * k, kp_begin_fn);
+            kp_begin_fn fn = LIB_FN(&pxi_tool_libs[i], KP_BEGIN_FOR + 2 * k, kp_begin_fn);
             if (fn)
                 fn(label, dev, &f->ids[i]);
         }
-        lib_leave();
+        pxi_tool_lib_leave();
     }
     for (int j = 0; j < n_listeners; ++j) {
         hook_begin_fn fn = listener_begin(&listeners[j], k);
@@ -418,9 +241,9 @@ static void end_event(int k, uint64_t id)
         fence_devices();
     int d = direct_lib[k];
     if (d >= 0) {
-        lib_enter();
-        LIB_FN(&libs[d], KP_END_FOR + 2 * k, kp_end_fn)(id);
-        lib_leave();
+        pxi_tool_lib_enter();
+        LIB_FN(&pxi_tool_libs[d], KP_END_FOR + 2 * k, kp_end_fn)(id);
+        pxi_tool_lib_leave();
         return;
     }
     id_frame *f = frame_pop(id, k == EV_FENCE ? "a fence" : "a parallel launch");
@@ -431,14 +254,14 @@ static void end_event(int k, uint64_t id)
         if (fn)
             fn(f->ids[MAX_LIBS + j]);
     }
-    if (lib_mask[KP_END_FOR + 2 * k]) {
-        lib_enter();
-        for (int i = n_libs - 1; i >= 0; --i) {
-            kp_end_fn fn = LIB_FN(&libs[i], KP_END_FOR + 2 * k, kp_end_fn);
+    if (pxi_tool_lib_mask[KP_END_FOR + 2 * k]) {
+        pxi_tool_lib_enter();
+        for (int i = pxi_tool_n_libs - 1; i >= 0; --i) {
+            kp_end_fn fn = LIB_FN(&pxi_tool_libs[i], KP_END_FOR + 2 * k, kp_end_fn);
             if (fn)
                 fn(f->ids[i]);
         }
-        lib_leave();
+        pxi_tool_lib_leave();
     }
 }
 
@@ -566,26 +389,26 @@ static void call_alloc(int which, const px_space *s, const char *label, const vo
     if (!label || !label[0])
         label = "px_malloc";
     kp_space_handle h = space_handle(s);
-    lib_enter();
-    for (int i = 0; i < n_libs; ++i) {
-        kp_alloc_fn fn = LIB_FN(&libs[i], which, kp_alloc_fn);
+    pxi_tool_lib_enter();
+    for (int i = 0; i < pxi_tool_n_libs; ++i) {
+        kp_alloc_fn fn = LIB_FN(&pxi_tool_libs[i], which, kp_alloc_fn);
         if (fn)
             fn(h, label, p, bytes);
     }
-    lib_leave();
+    pxi_tool_lib_leave();
 }
 
 void pxi_tools_allocate(const px_space *s, const char *label, const void *p, uint64_t bytes)
 {
-    if (lib_mask[KP_DEALLOCATE] && p)
+    if (pxi_tool_lib_mask[KP_DEALLOCATE] && p)
         blocks_insert(p, bytes);
-    if (lib_mask[KP_ALLOCATE])
+    if (pxi_tool_lib_mask[KP_ALLOCATE])
         call_alloc(KP_ALLOCATE, s, label, p, bytes);
 }
 
 void pxi_tools_deallocate(const px_space *s, const char *label, const void *p, uint64_t bytes)
 {
-    if (!lib_mask[KP_DEALLOCATE])
+    if (!pxi_tool_lib_mask[KP_DEALLOCATE])
         return;
     uint64_t known = p ? blocks_remove(p) : 0;
     call_alloc(KP_DEALLOCATE, s, label, p, bytes ? bytes : known);
@@ -594,46 +417,46 @@ void pxi_tools_deallocate(const px_space *s, const char *label, const void *p, u
 void pxi_tools_begin_deep_copy(const px_space *dst_s, const void *dst, const px_space *src_s,
                                const void *src, uint64_t bytes)
 {
-    if (!lib_mask[KP_BEGIN_DEEP_COPY])
+    if (!pxi_tool_lib_mask[KP_BEGIN_DEEP_COPY])
         return;
     /* Kokkos passes the views' labels; raw buffers have none, and tools print these. */
     kp_space_handle dh = space_handle(dst_s), sh = space_handle(src_s);
-    lib_enter();
-    for (int i = 0; i < n_libs; ++i) {
-        kp_begin_copy_fn fn = LIB_FN(&libs[i], KP_BEGIN_DEEP_COPY, kp_begin_copy_fn);
+    pxi_tool_lib_enter();
+    for (int i = 0; i < pxi_tool_n_libs; ++i) {
+        kp_begin_copy_fn fn = LIB_FN(&pxi_tool_libs[i], KP_BEGIN_DEEP_COPY, kp_begin_copy_fn);
         if (fn)
             fn(dh, "px_deep_copy_dst", dst, sh, "px_deep_copy_src", src, bytes);
     }
-    lib_leave();
+    pxi_tool_lib_leave();
 }
 
 /* Call event @idx, taking (const char *name), in every library that has it, in load order. */
 static void call_libs_name(int idx, const char *name)
 {
-    if (!lib_mask[idx])
+    if (!pxi_tool_lib_mask[idx])
         return;
-    lib_enter();
-    for (int i = 0; i < n_libs; ++i) {
-        kp_name_fn fn = LIB_FN(&libs[i], idx, kp_name_fn);
+    pxi_tool_lib_enter();
+    for (int i = 0; i < pxi_tool_n_libs; ++i) {
+        kp_name_fn fn = LIB_FN(&pxi_tool_libs[i], idx, kp_name_fn);
         if (fn)
             fn(name);
     }
-    lib_leave();
+    pxi_tool_lib_leave();
 }
 
 /* Call closing event @idx, taking no argument, in every library that has it, in reverse load
  * order (the last to open sees the close first). */
 static void call_libs_void_reverse(int idx)
 {
-    if (!lib_mask[idx])
+    if (!pxi_tool_lib_mask[idx])
         return;
-    lib_enter();
-    for (int i = n_libs - 1; i >= 0; --i) {
-        kp_void_fn fn = LIB_FN(&libs[i], idx, kp_void_fn);
+    pxi_tool_lib_enter();
+    for (int i = pxi_tool_n_libs - 1; i >= 0; --i) {
+        kp_void_fn fn = LIB_FN(&pxi_tool_libs[i], idx, kp_void_fn);
         if (fn)
             fn();
     }
-    lib_leave();
+    pxi_tool_lib_leave();
 }
 
 void pxi_tools_end_deep_copy(void)
@@ -661,128 +484,15 @@ void pxi_tools_pop_region(void)
 
 static void call_metadata(const char *key, const char *value)
 {
-    if (!lib_mask[KP_DECLARE_METADATA])
+    if (!pxi_tool_lib_mask[KP_DECLARE_METADATA])
         return;
-    lib_enter();
-    for (int i = 0; i < n_libs; ++i) {
-        kp_metadata_fn fn = LIB_FN(&libs[i], KP_DECLARE_METADATA, kp_metadata_fn);
+    pxi_tool_lib_enter();
+    for (int i = 0; i < pxi_tool_n_libs; ++i) {
+        kp_metadata_fn fn = LIB_FN(&pxi_tool_libs[i], KP_DECLARE_METADATA, kp_metadata_fn);
         if (fn)
             fn(key, value);
     }
-    lib_leave();
-}
-
-/* ---- sections ----------------------------------------------------------------------------- */
-
-/* Section ids index this table; a destroyed slot is reused. Owned by section_lock. The
- * library callbacks run under lib_lock, taken inside section_lock (never the other way). */
-typedef struct section {
-    int used;
-    uint32_t lib_ids[MAX_LIBS];
-} section;
-
-static pthread_mutex_t section_lock = PTHREAD_MUTEX_INITIALIZER;
-static section *sections;
-static uint32_t n_sections;
-
-static void sections_free(void)
-{
-    pthread_mutex_lock(&section_lock);
-    pxi_free(sections);
-    sections = NULL;
-    n_sections = 0;
-    pthread_mutex_unlock(&section_lock);
-}
-
-int px_profile_create_section(const char *name, uint32_t *id)
-{
-    if (!name || !id) {
-        PXI_ERROR("px_profile_create_section: %s is NULL", !name ? "name" : "id");
-        return PX_EFAULT;
-    }
-    if (!name[0]) {
-        PXI_ERROR("px_profile_create_section: name is empty");
-        return PX_EINVAL;
-    }
-    if (!atomic_load_explicit(&tools_ready, memory_order_acquire)) {
-        PXI_ERROR("px_profile_create_section(\"%s\"): the runtime is not initialized", name);
-        return PX_ENOTINIT;
-    }
-    pthread_mutex_lock(&section_lock);
-    uint32_t slot = 0;
-    while (slot < n_sections && sections[slot].used)
-        ++slot;
-    if (slot == n_sections) {
-        uint32_t nn = n_sections ? 2 * n_sections : 16;
-        section *ns = pxi_calloc(nn, sizeof *ns);
-        if (!ns) {
-            pthread_mutex_unlock(&section_lock);
-            PXI_ERROR("px_profile_create_section(\"%s\"): out of memory", name);
-            return PX_ENOMEM;
-        }
-        if (n_sections)
-            memcpy(ns, sections, n_sections * sizeof *ns);
-        pxi_free(sections);
-        sections = ns;
-        n_sections = nn;
-    }
-    section *sec = &sections[slot];
-    memset(sec, 0, sizeof *sec);
-    sec->used = 1;
-    if (lib_mask[KP_CREATE_SECTION]) {
-        lib_enter();
-        for (int i = 0; i < n_libs; ++i) {
-            kp_create_section_fn fn = LIB_FN(&libs[i], KP_CREATE_SECTION, kp_create_section_fn);
-            if (fn)
-                fn(name, &sec->lib_ids[i]);
-        }
-        lib_leave();
-    }
-    pthread_mutex_unlock(&section_lock);
-    *id = slot;
-    return PX_OK;
-}
-
-static int section_call(uint32_t id, int which, const char *caller)
-{
-    if (!atomic_load_explicit(&tools_ready, memory_order_acquire)) {
-        PXI_ERROR("%s(%u): the runtime is not initialized", caller, (unsigned)id);
-        return PX_ENOTINIT;
-    }
-    pthread_mutex_lock(&section_lock);
-    if (id >= n_sections || !sections[id].used) {
-        pthread_mutex_unlock(&section_lock);
-        PXI_ERROR("%s(%u): no such section (never created, or destroyed)", caller, (unsigned)id);
-        return PX_EINVAL;
-    }
-    if (lib_mask[which]) {
-        lib_enter();
-        for (int i = 0; i < n_libs; ++i) {
-            kp_section_fn fn = LIB_FN(&libs[i], which, kp_section_fn);
-            if (fn)
-                fn(sections[id].lib_ids[i]);
-        }
-        lib_leave();
-    }
-    if (which == KP_DESTROY_SECTION)
-        sections[id].used = 0;
-    pthread_mutex_unlock(&section_lock);
-    return PX_OK;
-}
-
-int px_profile_start_section(uint32_t id)
-{
-    return section_call(id, KP_START_SECTION, "px_profile_start_section");
-}
-
-int px_profile_stop_section(uint32_t id)
-{
-    return section_call(id, KP_STOP_SECTION, "px_profile_stop_section");
-}
-
-int px_profile_destroy_section(uint32_t id)
-{
-    return section_call(id, KP_DESTROY_SECTION, "px_profile_destroy_section");
+    pxi_tool_lib_leave();
 }
 
 /* ---- the other public calls --------------------------------------------------------------- */
@@ -816,7 +526,7 @@ int px_profile_declare_metadata(const char *key, const char *value)
         PXI_ERROR("px_profile_declare_metadata: %s is NULL", !key ? "key" : "value");
         return PX_EFAULT;
     }
-    if (!atomic_load_explicit(&tools_ready, memory_order_acquire)) {
+    if (!atomic_load_explicit(&pxi_tools_ready_flag, memory_order_acquire)) {
         PXI_ERROR("px_profile_declare_metadata(\"%s\"): the runtime is not initialized", key);
         return PX_ENOTINIT;
     }
@@ -824,9 +534,15 @@ int px_profile_declare_metadata(const char *key, const char *value)
     return PX_OK;
 }
 
+void pxi_tools_fork_child(void)
+{
+    atomic_store_explicit(&pxi_tools_ready_flag, 0, memory_order_relaxed);
+    atomic_store_explicit(&pxi_tools_on, 0, memory_order_relaxed);
+}
+
 int px_profile_tool_count(void)
 {
-    return atomic_load_explicit(&tools_ready, memory_order_acquire) ? n_libs : 0;
+    return atomic_load_explicit(&pxi_tools_ready_flag, memory_order_acquire) ? pxi_tool_n_libs : 0;
 }
 
 /* The fence action handed to tools (ToolProgrammingInterface.fence). Kokkos fences every space
@@ -837,7 +553,7 @@ int px_profile_tool_count(void)
 static void tool_invoked_fence(uint32_t dev_id)
 {
     (void)dev_id;
-    if (!atomic_load_explicit(&tools_ready, memory_order_acquire))
+    if (!atomic_load_explicit(&pxi_tools_ready_flag, memory_order_acquire))
         return;
     for (int i = 0; i < pxi_registry_count(); ++i) {
         px_space *s = pxi_registry_at(i);
@@ -849,155 +565,10 @@ static void tool_invoked_fence(uint32_t dev_id)
     }
 }
 
-/* ---- loading ------------------------------------------------------------------------------ */
-
-/* Report missing callbacks once per library, as one warning line: tools usually implement a
- * subset, and the line says which events the library will not see. A begin without its end (or
- * the reverse) gets its own warning (the tool sees unbalanced events), and a library with no
- * callback at all is probably the wrong file. */
-static void report_missing(const tool_lib *lib)
-{
-    if (lib->n_found == 0) {
-        PXI_WARN("tools: '%s' defines no kokkosp_* callback; it will see no events", lib->path);
-        return;
-    }
-    char missing[1024];
-    size_t len = 0;
-    int n_missing = 0;
-    missing[0] = '\0';
-    for (int c = 0; c < KP_COUNT; ++c) {
-        if (lib->fn[c])
-            continue;
-        ++n_missing;
-        int w = snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", kp_names[c]);
-        if (w > 0 && (size_t)w < sizeof missing - len)
-            len += (size_t)w;
-    }
-    for (int c = 0; c < KP_FIRST_UNPAIRED; c += 2) {
-        if (!lib->fn[c] != !lib->fn[c + 1])
-            PXI_WARN("tools: '%s' defines %s but not %s; it will see unbalanced events", lib->path,
-                     kp_names[lib->fn[c] ? c : c + 1], kp_names[lib->fn[c] ? c + 1 : c]);
-    }
-    if (n_missing)
-        PXI_WARN("tools: '%s' lacks %d of %d kokkosp_* callbacks; those events are skipped "
-                 "for it: %s",
-                 lib->path, n_missing, KP_COUNT, missing);
-}
-
-/* dlopen one library and resolve its callbacks into libs[n_libs]. A failure is a warning. */
-static int load_one(const char *path)
-{
-    if (n_libs == MAX_LIBS) {
-        PXI_WARN("tools: more than %d tool libraries; '%s' is not loaded", MAX_LIBS, path);
-        return PX_OK;
-    }
-    /* RTLD_LOCAL: two chained tools define the same kokkosp_* names and must not interpose
-     * each other's internal calls. RTLD_NOW: a tool with unresolved symbols fails here, with
-     * a message, instead of at its first event. */
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *err = dlerror();
-        PXI_WARN("tools: cannot load tool library '%s' (PX_TOOLS_LIBS / KOKKOS_TOOLS_LIBS): %s",
-                 path, err ? err : "unknown error");
-        return PX_OK;
-    }
-    for (int i = 0; i < n_libs; ++i) {
-        if (libs[i].handle == h) {
-            /* The same library object would see every event twice. */
-            PXI_WARN("tools: '%s' is the same library as '%s' (listed twice); loaded once", path,
-                     libs[i].path);
-            dlclose(h); /* drops only the reference this dlopen added */
-            return PX_OK;
-        }
-    }
-    tool_lib *lib = &libs[n_libs];
-    memset(lib, 0, sizeof *lib);
-    lib->path = pxi_strdup(path);
-    if (!lib->path) {
-        PXI_ERROR("px_initialize: out of memory loading tool library '%s'", path);
-        return PX_ENOMEM;
-    }
-    lib->handle = h;
-    for (int c = 0; c < KP_COUNT; ++c) {
-        void *sym = dlsym(h, kp_names[c]);
-        if (sym) {
-            memcpy(&lib->fn[c], &sym, sizeof sym);
-            lib->n_found++;
-        }
-    }
-    report_missing(lib);
-    for (int c = 0; c < KP_COUNT; ++c)
-        if (lib->fn[c])
-            lib_mask[c] |= 1u << n_libs;
-    n_libs++;
-    return PX_OK;
-}
-
-/* Split the ';'-separated list; empty entries are skipped. */
-static int load_list(const char *list)
-{
-    size_t n = strlen(list);
-    char *buf = pxi_malloc(n + 1);
-    if (!buf) {
-        PXI_ERROR("px_initialize: out of memory reading the tool library list");
-        return PX_ENOMEM;
-    }
-    memcpy(buf, list, n + 1);
-    int rc = PX_OK;
-    char *p = buf;
-    while (rc == PX_OK && p) {
-        char *semi = strchr(p, ';');
-        if (semi)
-            *semi = '\0';
-        if (*p)
-            rc = load_one(p);
-        p = semi ? semi + 1 : NULL;
-    }
-    pxi_free(buf);
-    return rc;
-}
-
-/* kokkosp_init_library, then request_tool_settings and provide_tool_programming_interface, in
- * Kokkos' order. devInfoCount/deviceInfo describe the available spaces by their device ids
- * (Kokkos passes 0 and NULL; tools do not rely on either). */
-static void start_libraries(void)
-{
-    kp_device_info info[16];
-    uint32_t n_info = 0;
-    for (int i = 0; i < pxi_registry_count() && n_info < 16; ++i) {
-        px_space *s = pxi_registry_at(i);
-        if (s->available)
-            info[n_info++].deviceID = pxi_tools_device_id(s);
-    }
-    kp_tool_interface tpi;
-    memset(&tpi, 0, sizeof tpi);
-    tpi.fence = tool_invoked_fence;
-    lib_enter();
-    for (int i = 0; i < n_libs; ++i) {
-        tool_lib *lib = &libs[i];
-        kp_init_fn init = LIB_FN(lib, KP_INIT, kp_init_fn);
-        if (init)
-            init(i, KP_INTERFACE_VERSION, n_info, n_info ? info : NULL);
-        /* Kokkos presets requires_global_fencing = true: a tool that does not answer gets
-         * fenced kernels, which is what a timer written before the setting expects. */
-        kp_tool_settings settings;
-        memset(&settings, 0, sizeof settings);
-        settings.requires_global_fencing = true;
-        kp_request_settings_fn req = LIB_FN(lib, KP_REQUEST_SETTINGS, kp_request_settings_fn);
-        if (req)
-            req(1, &settings);
-        lib->global_fencing = settings.requires_global_fencing;
-        kp_provide_interface_fn prov = LIB_FN(lib, KP_PROVIDE_INTERFACE, kp_provide_interface_fn);
-        if (prov)
-            prov(1, tpi);
-    }
-    lib_leave();
-}
-
 static void declare_runtime_metadata(void)
 {
     call_metadata("parex_version", PX_VERSION_STRING);
-    px_space *d = px_default_space();
+    px_space *d = pxi_registry_default();
     call_metadata("parex_default_space", d ? d->ops->name : "(none)");
     for (int i = 0; i < pxi_registry_count(); ++i) {
         px_space *s = pxi_registry_at(i);
@@ -1010,26 +581,9 @@ static void declare_runtime_metadata(void)
     }
 }
 
-/* kokkosp_finalize_library of every loaded library, in load order (the failure path of
- * initialize and finalize alike). */
-static void finalize_libs(void)
-{
-    lib_enter();
-    for (int i = 0; i < n_libs; ++i) {
-        kp_void_fn fin = LIB_FN(&libs[i], KP_FINALIZE, kp_void_fn);
-        if (fin)
-            fin();
-    }
-    lib_leave();
-}
-
 static void reset_tables(void)
 {
-    for (int i = 0; i < n_libs; ++i)
-        pxi_free(libs[i].path);
-    memset(libs, 0, sizeof libs);
-    memset(lib_mask, 0, sizeof lib_mask);
-    n_libs = 0;
+    pxi_tools_libs_reset();
     memset(listeners, 0, sizeof listeners);
     n_listeners = 0;
     n_device_spaces = 0;
@@ -1043,7 +597,7 @@ int pxi_tools_initialize(void)
     reset_tables();
     int rc = PX_OK;
     if (cfg->tools_libs && cfg->tools_libs[0])
-        rc = load_list(cfg->tools_libs);
+        rc = pxi_tools_load_list(cfg->tools_libs);
     if (rc != PX_OK)
         goto fail;
     for (int i = 0; i < pxi_registry_count(); ++i) {
@@ -1052,10 +606,10 @@ int pxi_tools_initialize(void)
             n_device_spaces < (int)(sizeof device_spaces / sizeof device_spaces[0]))
             device_spaces[n_device_spaces++] = s;
     }
-    if (n_libs) {
-        start_libraries();
-        for (int i = 0; i < n_libs; ++i)
-            global_fencing |= libs[i].global_fencing;
+    if (pxi_tool_n_libs) {
+        pxi_tools_start_libs(tool_invoked_fence);
+        for (int i = 0; i < pxi_tool_n_libs; ++i)
+            global_fencing |= pxi_tool_libs[i].global_fencing;
         declare_runtime_metadata();
     }
     if (cfg->kernel_timer) {
@@ -1073,14 +627,15 @@ int pxi_tools_initialize(void)
     plan_dispatch();
     /* Release: a thread that acquires tools_ready (px_profile_* calls) sees the tables. The
      * hot path reads pxi_tools_on relaxed; launches racing initialize are not allowed. */
-    atomic_store_explicit(&pxi_tools_on, n_libs > 0 || n_listeners > 0, memory_order_release);
-    atomic_store_explicit(&tools_ready, 1, memory_order_release);
+    atomic_store_explicit(&pxi_tools_on, pxi_tool_n_libs > 0 || n_listeners > 0,
+                          memory_order_release);
+    atomic_store_explicit(&pxi_tools_ready_flag, 1, memory_order_release);
     return PX_OK;
 
 fail_timer:
     pxi_kernel_timer_stop(NULL);
 fail_libs:
-    finalize_libs();
+    pxi_tools_finalize_libs();
 fail:
     reset_tables();
     return rc;
@@ -1088,13 +643,13 @@ fail:
 
 void pxi_tools_finalize(void)
 {
-    if (!atomic_load_explicit(&tools_ready, memory_order_relaxed))
+    if (!atomic_load_explicit(&pxi_tools_ready_flag, memory_order_relaxed))
         return;
-    atomic_store_explicit(&tools_ready, 0, memory_order_relaxed);
+    atomic_store_explicit(&pxi_tools_ready_flag, 0, memory_order_relaxed);
     atomic_store_explicit(&pxi_tools_on, 0, memory_order_relaxed);
     pxi_kernel_timer_stop(stdout);
-    finalize_libs();
-    sections_free();
+    pxi_tools_finalize_libs();
+    pxi_tools_sections_free();
     blocks_free();
     reset_tables();
 }
@@ -1119,11 +674,12 @@ void pxi_tools_print_configuration(FILE *out)
         out = stdout;
     fprintf(out, "tools (Kokkos Tools interface %llu):\n",
             (unsigned long long)KP_INTERFACE_VERSION);
-    if (!n_libs)
+    if (!pxi_tool_n_libs)
         fprintf(out, "  libraries: none\n");
-    for (int i = 0; i < n_libs; ++i)
-        fprintf(out, "  library %d: %s (%d of %d callbacks%s)\n", i, libs[i].path, libs[i].n_found,
-                KP_COUNT, libs[i].global_fencing && n_device_spaces ? ", global fencing" : "");
+    for (int i = 0; i < pxi_tool_n_libs; ++i)
+        fprintf(out, "  library %d: %s (%d of %d callbacks%s)\n", i, pxi_tool_libs[i].path,
+                pxi_tool_libs[i].n_found, KP_COUNT,
+                pxi_tool_libs[i].global_fencing && n_device_spaces ? ", global fencing" : "");
     fprintf(out, "  kernel timer: %s\n", pxi_config_get()->kernel_timer ? "on" : "off");
     fprintf(out, "  internal listeners: %d\n", n_listeners);
 }

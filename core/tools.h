@@ -44,6 +44,9 @@ typedef struct pxi_tool_hooks {
 PX_NODISCARD int pxi_tools_initialize(void);
 /* Call kokkosp_finalize_library, print the kernel timer table, unload. */
 void pxi_tools_finalize(void);
+/* In a child forked while the runtime was up (core/init.c's atfork handler): tools go quiet and
+ * px_profile_* calls return PX_ENOTINIT. Only stores; takes no lock. */
+void pxi_tools_fork_child(void);
 void pxi_tools_print_configuration(FILE *out);
 /* Register an internal listener (valid until finalize); returns PX_OK or PX_ENOMEM. Call
  * between pxi_tools_initialize and pxi_tools_finalize, from the initializing thread. */

@@ -12,11 +12,13 @@
  * json_utils; and importers/common/slice_tracker.cc), which is stricter than the Trace Event
  * Format document in the ways noted where each field is written. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/log.h"
@@ -73,6 +75,22 @@ int64_t pxi_trace_now_ns(void)
     return pxi_os_now_ns();
 }
 
+/* Copy @p src into @p dst (capacity @p cap >= 1), cut at a character boundary: a label longer
+ * than the field loses whole UTF-8 characters, never half of one. */
+static void copy_name(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= cap) {
+        n = cap - 1;
+        /* src[n] is the first byte dropped: when it continues a character, drop that
+         * character's earlier bytes too (back to its lead byte). */
+        while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+            --n;
+    }
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 static tbuf *my_buf(void)
 {
     /* Acquire: pairs with the release bump in free_all, so a stale pointer is never used. */
@@ -84,7 +102,7 @@ static tbuf *my_buf(void)
         return NULL;
     pthread_mutex_init(&b->lock, NULL);
     uint64_t os_tid = pxi_os_thread_id();
-    snprintf(b->tname, sizeof b->tname, "%s", tl_name[0] ? tl_name : "thread");
+    copy_name(b->tname, sizeof b->tname, tl_name[0] ? tl_name : "thread");
     pthread_mutex_lock(&g_lock);
     /* Perfetto reads tid as a uint32 (CoerceToUint32 in the JSON parser) and files an event
      * whose tid does not fit under the pid instead: every thread would share one track, where
@@ -101,7 +119,7 @@ static tbuf *my_buf(void)
 
 void pxi_trace_thread_name(const char *name)
 {
-    snprintf(tl_name, sizeof tl_name, "%s", name ? name : "thread");
+    copy_name(tl_name, sizeof tl_name, name ? name : "thread");
 }
 
 void pxi_trace_span(const char *cat, const char *name, int64_t t0_ns, int64_t t1_ns)
@@ -132,7 +150,7 @@ void pxi_trace_span(const char *cat, const char *name, int64_t t0_ns, int64_t t1
      * could have one only through a clock fault, so clamp it to empty. */
     e->t1 = t1_ns < t0_ns ? t0_ns : t1_ns;
     e->cat = cat;
-    snprintf(e->name, sizeof e->name, "%s", name ? name : "?");
+    copy_name(e->name, sizeof e->name, name ? name : "?");
     pthread_mutex_unlock(&b->lock);
 }
 
@@ -165,7 +183,7 @@ static void k_begin(const char *name, uint32_t dev_id, uint64_t *kernel_id)
     (void)dev_id;
     (void)kernel_id;
     if (tl_kdepth < KSTACK_MAX) {
-        snprintf(tl_kstack[tl_kdepth].name, EV_NAME, "%s", name ? name : "kernel");
+        copy_name(tl_kstack[tl_kdepth].name, EV_NAME, name ? name : "kernel");
         tl_kstack[tl_kdepth].t0 = pxi_trace_now_ns();
     }
     ++tl_kdepth;
@@ -212,11 +230,45 @@ static const pxi_tool_hooks trace_hooks = {
 
 /* ---- JSON output ------------------------------------------------------------------------ */
 
+/* Length of the well-formed UTF-8 character at @p p (2..4 bytes; Unicode 15, table 3-7: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), or minus the length of its maximal
+ * ill-formed subpart (>= 1) when it is not one. @p p[0] >= 0x80. */
+static int utf8_char_len(const unsigned char *p)
+{
+    unsigned char c = p[0];
+    int n;
+    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else {
+        return -1; /* a continuation byte, C0, C1 or F5..FF */
+    }
+    if (p[1] < lo || p[1] > hi)
+        return -1;
+    for (int k = 2; k < n; ++k)
+        if ((p[k] & 0xC0) != 0x80)
+            return -k;
+    return n;
+}
+
 /* Perfetto's tokenizer (ReadOneJsonString) fails the whole file on a raw control character
  * (iscntrl, which includes DEL), and older releases also on any \uXXXX escape (later ones keep
- * it undecoded). So only the short escapes are used; other control characters, which have
- * none, become '?', as do bytes >= 0x80 (a name cut inside a UTF-8 sequence must not break the
- * file). */
+ * it undecoded). So only the short escapes are used, and other control characters, which have
+ * none, become '?'. Well-formed UTF-8 is written as it is (JSON text is UTF-8, RFC 8259 8.1);
+ * each ill-formed subpart becomes U+FFFD, written as its UTF-8 bytes, so the file stays valid
+ * UTF-8 whatever bytes a label held. */
 static void put_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -247,12 +299,22 @@ static void put_json_string(FILE *f, const char *s)
         default:
             break;
         }
-        if (esc)
+        if (esc) {
             fputs(esc, f);
-        else if (*p < 0x20 || *p >= 0x7f)
+        } else if (*p >= 0x80) {
+            int n = utf8_char_len(p);
+            if (n > 0) {
+                fwrite(p, 1, (size_t)n, f);
+                p += n - 1;
+            } else {
+                fputs("\xEF\xBF\xBD", f); /* U+FFFD REPLACEMENT CHARACTER */
+                p += -n - 1;
+            }
+        } else if (*p < 0x20 || *p == 0x7f) {
             fputc('?', f);
-        else
+        } else {
             fputc(*p, f);
+        }
     }
     fputc('"', f);
 }
@@ -401,13 +463,37 @@ int px_trace_clear(void)
     return PX_OK;
 }
 
+/* Whether the trace file can be written, checked the way px_trace_dump will open it but
+ * without changing anything: an existing file is opened for writing without truncation, a
+ * missing one is created and removed again. Logs the path, the setting and the OS error. */
+static int check_profile_path(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int created = fd >= 0;
+    if (fd < 0 && errno == EEXIST)
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        PXI_ERROR("px_initialize: the trace file '%s' (PX_PROFILE / --px-profile) cannot be "
+                  "written: %s",
+                  path, strerror(errno));
+        return PX_EIO;
+    }
+    close(fd);
+    if (created)
+        (void)unlink(path);
+    return PX_OK;
+}
+
 int pxi_trace_initialize(void)
 {
     const pxi_config *cfg = pxi_config_get();
     pxi_trace_thread_name("main");
     if (!cfg->profile_path)
         return PX_OK;
-    int rc = pxi_tools_add_listener(&trace_hooks);
+    int rc = check_profile_path(cfg->profile_path);
+    if (rc != PX_OK)
+        return rc;
+    rc = pxi_tools_add_listener(&trace_hooks);
     if (rc != PX_OK) {
         PXI_WARN("px_initialize: PX_PROFILE: cannot listen to kernel events (%s); the trace "
                  "will hold ops and waits only",

@@ -9,6 +9,7 @@
 #ifndef PAREX_H
 #define PAREX_H
 
+#include "parex/atomic.h"
 #include "parex/config.h"
 #include "parex/core.h"
 #include "parex/cuda.h" /* Cuda-specific API (declared when PX_HAVE_CUDA); macros always */
@@ -19,6 +20,8 @@
 #include "parex/policy.h"
 #include "parex/profiling.h"
 #include "parex/reducer.h"
+#include "parex/rng.h"
+#include "parex/scatter.h"
 #include "parex/space.h"
 #include "parex/trace.h"
 #include "parex/view.h"

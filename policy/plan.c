@@ -93,7 +93,7 @@ pxi_md_plan pxi_plan_md(const px_mdrange_policy *p, px_kernel_kind kind, int nra
         int64_t want = 8 * (int64_t)nranks;
         if (hint.min_tiles < want)
             hint.min_tiles = want;
-    } else {
+    } else if (space == PXI_PLAN_SERIAL) {
         hint.min_tiles = 0;
     }
     pxi_mdrange_tiling_init(&pl.tiling, p, &hint);

@@ -92,7 +92,8 @@ pxi_range_plan pxi_plan_range(const px_range_policy *p, px_kernel_kind kind, int
 /* Resolve a validated MDRange policy (pxi_mdrange_check passed) for a launch of @kind (for or
  * reduce) on @space with @nranks ranks. Automatic tiles follow px_mdrange_auto_tile with @h (NULL:
  * the rule's defaults); a pool plan asks for at least 8 tiles per rank (h->min_tiles when that is
- * larger) so that both schedules have tiles to balance, serial and device plans for none. The
+ * larger) so that both schedules have tiles to balance, a serial plan for none, a device plan for
+ * h->min_tiles (the cuda space asks for blocks to fill its multiprocessors). The
  * policy's schedule applies to PXI_PLAN_POOL only. Pure, total on validated policies. */
 pxi_md_plan pxi_plan_md(const px_mdrange_policy *p, px_kernel_kind kind, int nranks,
                         pxi_plan_space space, const pxi_md_hint *h);

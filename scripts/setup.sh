@@ -7,10 +7,11 @@ set -eu
 # Build tools, hwloc (Threads binding), Check (unit tests), OpenBLAS/LAPACKE (Cholesky tiles),
 # OpenMPI (heat example), StarPU (Cholesky comparison in bench/), gnuplot (bench plots),
 # jansson (JSON), python3 (scripts), Kokkos' own profiling C header (a test tool is compiled
-# against Kokkos_Profiling_C_Interface.h to check the Kokkos Tools ABI).
+# against Kokkos_Profiling_C_Interface.h to check the Kokkos Tools ABI), Random123 (header-only
+# Philox generator behind parex/rng.h; installed parex.h users need it too).
 PACKAGES="build-essential cmake ninja-build pkg-config libhwloc-dev check libsubunit-dev \
 libopenblas-dev liblapacke-dev libopenmpi-dev openmpi-bin libstarpu-dev starpu-examples \
-gnuplot-nox libjansson-dev python3 libtrilinos-kokkos-dev"
+gnuplot-nox libjansson-dev python3 libtrilinos-kokkos-dev librandom123-dev"
 
 missing=
 for p in $PACKAGES; do

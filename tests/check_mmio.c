@@ -39,21 +39,29 @@ static void remove_tmpdir(void)
     rmdir(tmpdir);
 }
 
-/* Write @p text to a fresh file in the temp dir; its name is in the global path. */
-static const char *write_mm(const char *name, const char *text)
+/* Write the @p n bytes at @p data to a fresh file in the temp dir; its name is in the global
+ * path. */
+static const char *write_mm_bytes(const char *name, const char *data, size_t n)
 {
     snprintf(path, sizeof path, "%s/%s", tmpdir, name);
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
-    fputs(text, f);
+    ck_assert_uint_eq(fwrite(data, 1, n, f), n);
     fclose(f);
     return path;
 }
 
-/* Read @p text and expect failure with @p status and a message "FILE:LINE: ...needle...". */
-static void expect_error(const char *text, unsigned flags, int status, int line, const char *needle)
+static const char *write_mm(const char *name, const char *text)
 {
-    const char *p = write_mm("bad.mtx", text);
+    return write_mm_bytes(name, text, strlen(text));
+}
+
+/* Read the @p n bytes at @p text and expect failure with @p status and a message
+ * "FILE:LINE: ...needle...". */
+static void expect_error_bytes(const char *text, size_t n, unsigned flags, int status, int line,
+                               const char *needle)
+{
+    const char *p = write_mm_bytes("bad.mtx", text, n);
     mm_csr m;
     int rc = mm_read_csr(p, flags, &m, err, sizeof err);
     ck_assert_int_eq(rc, status);
@@ -68,6 +76,11 @@ static void expect_error(const char *text, unsigned flags, int status, int line,
     ck_assert_msg(strncmp(err, prefix, strlen(prefix)) == 0, "message '%s' should start '%s'", err,
                   prefix);
     ck_assert_msg(strstr(err, needle) != NULL, "message '%s' should contain '%s'", err, needle);
+}
+
+static void expect_error(const char *text, unsigned flags, int status, int line, const char *needle)
+{
+    expect_error_bytes(text, strlen(text), flags, status, line, needle);
 }
 
 static void read_ok(const char *text, unsigned flags, mm_csr *m)
@@ -368,6 +381,23 @@ START_TEST(test_overlong_line_is_einval)
 }
 END_TEST
 
+/* A NUL byte is reported as such, on its own line and column, wherever the line is: in the
+ * banner, the size line, an entry or a comment (fgets would see a short line without its
+ * newline, taken for an overlong one). */
+START_TEST(test_nul_byte_is_einval_naming_line_and_column)
+{
+    static const char entry[] = HDR_GEN "2 2 1\n1 1\0 1.0\n";
+    expect_error_bytes(entry, sizeof entry - 1, 0, MM_EINVAL, 3, "NUL byte at column 4");
+    static const char banner[] = "%%MatrixMarket\0 matrix coordinate real general\n1 1 0\n";
+    expect_error_bytes(banner, sizeof banner - 1, 0, MM_EINVAL, 1, "NUL byte at column 15");
+    static const char comment[] = HDR_GEN "% a\0comment\n1 1 0\n";
+    expect_error_bytes(comment, sizeof comment - 1, 0, MM_EINVAL, 2, "NUL byte at column 4");
+    static const char last[] = HDR_GEN "1 1 1\n1 1 1.0\0"; /* last line, no newline */
+    expect_error_bytes(last, sizeof last - 1, 0, MM_EINVAL, 3, "NUL byte at column 8");
+    ck_assert_ptr_null(strstr(err, "longer"));
+}
+END_TEST
+
 /* ---- the SuiteSparse matrices beside the clone ---- */
 
 typedef struct {
@@ -476,6 +506,7 @@ static Suite *mmio_suite(void)
     tcase_add_test(tc, test_bad_or_missing_value_is_einval);
     tcase_add_test(tc, test_trailing_text_after_entry_is_einval);
     tcase_add_test(tc, test_overlong_line_is_einval);
+    tcase_add_test(tc, test_nul_byte_is_einval_naming_line_and_column);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("suitesparse");

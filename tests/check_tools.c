@@ -1,5 +1,6 @@
-/* tests/check_tools.c - the Kokkos Tools interface (core/tools.c) and the kernel timer
- * (core/kernel_timer.c), driven through real tool libraries built from tests/tools/.
+/* tests/check_tools.c - event dispatch of the Kokkos Tools interface (core/tools.c), profile
+ * sections (core/tools_sections.c) and the kernel timer (core/kernel_timer.c), driven through
+ * real tool libraries built from tests/tools/. Loading libraries: check_tools_load.c.
  *
  * Every test initializes parex itself (inside the forked child: Check forks per test) because
  * each needs its own tool list, and finalizes before returning. Tool state is read through the
@@ -17,6 +18,7 @@
 #include "core/registry.h"
 #include "core/tools.h"
 #include "kptest.h"
+#include "kptest_client.h"
 #include "px_test.h"
 
 /* ---- kernels ---------------------------------------------------------------------------- */
@@ -48,42 +50,7 @@ PX_SCAN(kt_scan, scan_args, int64_t, i, a, partial, final_pass)
     *partial += a->in[i];
 }
 
-static void noop_for(int64_t b, int64_t e, void *ctx)
-{
-    (void)b;
-    (void)e;
-    (void)ctx;
-}
-
 /* ---- helpers ---------------------------------------------------------------------------- */
-
-static const kpt_state *tool_state(const char *path)
-{
-    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    ck_assert_msg(h != NULL, "tool %s is not loaded", path);
-    void *sym = dlsym(h, "kptest_state");
-    ck_assert_ptr_nonnull(sym);
-    kpt_state_fn fn;
-    memcpy(&fn, &sym, sizeof fn);
-    const kpt_state *st = fn();
-    dlclose(h); /* drops the reference RTLD_NOLOAD took; parex keeps its own */
-    return st;
-}
-
-static void init_with(const char *libs)
-{
-    px_settings s;
-    px_settings_default(&s);
-    s.tools_libs = libs;
-    int rc = px_initialize_with(&s);
-    ck_assert_msg(rc == PX_OK, "px_initialize_with: %s", px_strerror(rc));
-}
-
-static void finalize(void)
-{
-    int rc = px_finalize();
-    ck_assert_msg(rc == PX_OK, "px_finalize: %s", px_strerror(rc));
-}
 
 /* The n-th (0-based) recorded event of a kind, or NULL. */
 static const kpt_event *nth_event(const kpt_state *st, int kind, int n)
@@ -119,32 +86,6 @@ typedef struct {
 static const space_case host_spaces[] = {{"serial", 0x00000001u}, {"threads", 0x06000001u}};
 #define N_HOST_SPACES (int)(sizeof host_spaces / sizeof host_spaces[0])
 
-/* Run f with stdout going to a temporary file; returns the captured text (malloc'd). */
-static char *capture_stdout(void (*f)(void))
-{
-    fflush(stdout);
-    FILE *tmp = tmpfile();
-    ck_assert_ptr_nonnull(tmp);
-    int saved = dup(1);
-    ck_assert_int_ge(saved, 0);
-    ck_assert_int_ge(dup2(fileno(tmp), 1), 0);
-    f();
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    long n = ftell(tmp);
-    if (n <= 0) {
-        fseek(tmp, 0, SEEK_END);
-        n = ftell(tmp);
-    }
-    char *buf = calloc(1, (size_t)n + 1);
-    rewind(tmp);
-    size_t got = fread(buf, 1, (size_t)n, tmp);
-    buf[got] = '\0';
-    fclose(tmp);
-    return buf;
-}
-
 /* The kernel timer row of @name (a line ending in "  name"): calls, total, mean, max. */
 static int timer_row(const char *table, const char *kind, const char *name,
                      unsigned long long *calls, double *total_s, double *mean_us, double *max_us)
@@ -159,173 +100,6 @@ static int timer_row(const char *table, const char *kind, const char *name,
         --line;
     return sscanf(line, "%lf %llu %lf %lf", total_s, calls, mean_us, max_us) == 4;
 }
-
-static void finalize_quietly(void)
-{
-    (void)px_finalize();
-}
-
-/* ---- initialization and loading --------------------------------------------------------- */
-
-START_TEST(test_init_library_gets_seq_version_and_device_ids)
-{
-    init_with(KPTEST_TOOL_PATH);
-    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
-    ck_assert_int_eq(st->init_calls, 1);
-    ck_assert_int_eq(st->load_seq, 0);
-    ck_assert_uint_eq(st->interface_version, 20240906u);
-    ck_assert_uint_ge(st->dev_info_count, 1);
-    int found_serial = 0;
-    for (uint32_t i = 0; i < st->dev_info_count; ++i)
-        found_serial |= st->dev_ids[i] == 0x00000001u;
-    ck_assert_msg(found_serial, "serial's device id is not in deviceInfo");
-    ck_assert_int_eq(st->settings_requests, 1);
-    ck_assert_int_eq(st->tpi_calls, 1);
-    ck_assert_uint_eq(st->tpi_num_actions, 1);
-    ck_assert_ptr_nonnull((void *)(uintptr_t)st->tpi_fence);
-    ck_assert_int_eq(px_profile_tool_count(), 1);
-    ck_assert_int_ne(pxi_tools_active(), 0);
-    finalize();
-    ck_assert_int_eq(st->finalize_calls, 1);
-    ck_assert_int_eq(st->errors, 0);
-    ck_assert_int_eq(px_profile_tool_count(), 0);
-}
-END_TEST
-
-START_TEST(test_kokkos_tools_libs_env_loads_the_tool)
-{
-    setenv("KOKKOS_TOOLS_LIBS", KPTEST_TOOL_PATH, 1);
-    int rc = px_initialize(NULL, NULL);
-    ck_assert_int_eq(rc, PX_OK);
-    ck_assert_int_eq(px_profile_tool_count(), 1);
-    ck_assert_int_eq(tool_state(KPTEST_TOOL_PATH)->init_calls, 1);
-    finalize();
-}
-END_TEST
-
-START_TEST(test_px_tools_libs_flag_loads_the_tool)
-{
-    char flag[4096];
-    snprintf(flag, sizeof flag, "--px-tools-libs=%s", KPTEST_TOOL_PATH);
-    char prog[] = "prog";
-    char *args[] = {prog, flag, NULL};
-    int argc = 2;
-    char **argv = args;
-    ck_assert_int_eq(px_initialize(&argc, &argv), PX_OK);
-    ck_assert_int_eq(argc, 1);
-    ck_assert_int_eq(px_profile_tool_count(), 1);
-    finalize();
-}
-END_TEST
-
-START_TEST(test_no_tool_leaves_tools_inactive)
-{
-    init_with(NULL);
-    ck_assert_int_eq(pxi_tools_active(), 0);
-    ck_assert_int_eq(px_profile_tool_count(), 0);
-    px_profile_push_region("nobody listens");
-    px_profile_pop_region();
-    ck_assert_int_eq(px_profile_mark_event("e"), PX_OK);
-    ck_assert_int_eq(px_profile_declare_metadata("k", "v"), PX_OK);
-    uint32_t id;
-    ck_assert_int_eq(px_profile_create_section("s", &id), PX_OK);
-    ck_assert_int_eq(px_profile_start_section(id), PX_OK);
-    ck_assert_int_eq(px_profile_stop_section(id), PX_OK);
-    ck_assert_int_eq(px_profile_destroy_section(id), PX_OK);
-    ck_assert_int_eq(px_profile_start_section(id), PX_EINVAL);
-    finalize();
-}
-END_TEST
-
-START_TEST(test_missing_library_warns_and_loads_the_rest)
-{
-    setenv("PX_LOG_LEVEL", "warn", 1);
-    px_test_log_capture();
-    init_with("/nonexistent/libnotatool.so;;" KPTEST_TOOL_PATH ";");
-    ck_assert_msg(px_test_log_contains("cannot load tool library '/nonexistent/libnotatool.so'"),
-                  "log: %s", px_test_log_text());
-    ck_assert_int_eq(px_profile_tool_count(), 1);
-    ck_assert_int_eq(
-        px_parallel_for_fn(px_space_by_name("serial"), "k", px_range(0, 4), noop_for, NULL), PX_OK);
-    ck_assert_uint_eq(tool_state(KPTEST_TOOL_PATH)->count[KPT_BEGIN_FOR], 1);
-    finalize();
-}
-END_TEST
-
-START_TEST(test_missing_symbols_warn_and_are_skipped)
-{
-    setenv("PX_LOG_LEVEL", "debug", 1);
-    px_test_log_capture();
-    init_with(KPTEST_PARTIAL_PATH);
-    ck_assert_msg(px_test_log_contains("defines kokkosp_begin_fence but not kokkosp_end_fence"),
-                  "log: %s", px_test_log_text());
-    ck_assert_msg(px_test_log_contains("lacks 14 of 24 kokkosp_* callbacks"), "log: %s",
-                  px_test_log_text());
-    ck_assert_msg(px_test_log_contains("kokkosp_push_profile_region"), "log: %s",
-                  px_test_log_text());
-    px_space *s = px_space_by_name("serial");
-    ck_assert_int_eq(px_parallel_for_fn(s, "k", px_range(0, 4), noop_for, NULL), PX_OK);
-    ck_assert_int_eq(px_fence(s), PX_OK);
-    px_profile_push_region("r"); /* the partial tool has no region callbacks */
-    px_profile_pop_region();
-    void *p = px_malloc(s, 32);
-    ck_assert_ptr_nonnull(p);
-    ck_assert_int_eq(px_free(s, p), PX_OK);
-    uint32_t sec;
-    ck_assert_int_eq(px_profile_create_section("sec", &sec), PX_OK);
-    ck_assert_int_eq(px_profile_destroy_section(sec), PX_OK);
-    const kpt_state *st = tool_state(KPTEST_PARTIAL_PATH);
-    ck_assert_uint_eq(st->count[KPT_BEGIN_FOR], 1);
-    ck_assert_uint_eq(st->count[KPT_END_FOR], 1);
-    ck_assert_uint_eq(st->count[KPT_BEGIN_FENCE], 1);
-    ck_assert_int_eq(st->settings_requests, 0);
-    finalize();
-}
-END_TEST
-
-START_TEST(test_library_without_callbacks_warns)
-{
-    setenv("PX_LOG_LEVEL", "warn", 1);
-    px_test_log_capture();
-    init_with(KPTEST_EMPTY_PATH);
-    ck_assert_msg(px_test_log_contains("defines no kokkosp_* callback"), "log: %s",
-                  px_test_log_text());
-    ck_assert_int_eq(px_parallel_for_fn(NULL, "k", px_range(0, 4), noop_for, NULL), PX_OK);
-    finalize();
-}
-END_TEST
-
-START_TEST(test_reinitialize_calls_init_library_again)
-{
-    init_with(KPTEST_TOOL_PATH);
-    finalize();
-    init_with(KPTEST_TOOL_PATH);
-    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
-    ck_assert_int_eq(st->init_calls, 2);
-    ck_assert_int_eq(st->finalize_calls, 1);
-    finalize();
-    ck_assert_int_eq(st->finalize_calls, 2);
-    ck_assert_int_eq(st->errors, 0);
-}
-END_TEST
-
-START_TEST(test_print_configuration_lists_tools)
-{
-    init_with(KPTEST_TOOL_PATH);
-    FILE *tmp = tmpfile();
-    ck_assert_ptr_nonnull(tmp);
-    px_print_configuration(tmp);
-    long n = ftell(tmp);
-    char *buf = calloc(1, (size_t)n + 1);
-    rewind(tmp);
-    buf[fread(buf, 1, (size_t)n, tmp)] = '\0';
-    fclose(tmp);
-    ck_assert_msg(strstr(buf, KPTEST_TOOL_PATH) != NULL, "config: %s", buf);
-    ck_assert_msg(strstr(buf, "kernel timer: off") != NULL, "config: %s", buf);
-    free(buf);
-    finalize();
-}
-END_TEST
 
 /* ---- kernels, fences, memory ------------------------------------------------------------ */
 
@@ -423,7 +197,6 @@ START_TEST(test_device_space_id_and_memory_space_name_follow_kokkos)
     /* A stand-in for a cuda space (no GPU needed): Kokkos type 2, the space's device (its
      * device_id op) in bits 17..23, instance 1; its memory space is named "Cuda" like Kokkos'
      * CudaSpace. */
-    setenv("PX_DEVICE_ID", "3", 1);
     init_with(KPTEST_TOOL_PATH);
     const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
     static const pxi_space_ops fake_ops = {
@@ -660,6 +433,52 @@ START_TEST(test_section_bad_arguments)
     pxi_alloc_fail_at(0);
     ck_assert_int_eq(rc, PX_ENOMEM);
     ck_assert_int_eq(px_profile_create_section("s", &id), PX_OK);
+    finalize();
+}
+END_TEST
+
+/* Creating a section takes constant time whatever the number of live sections (a scan for a
+ * free slot made 200,000 sections take 10 s). The tcase's 2 s timeout catches a quadratic
+ * regression; ids stay unique and a destroyed id is handed out again before a new one. */
+enum { MANY_SECTIONS = 200000 };
+
+START_TEST(test_many_sections_are_created_in_constant_time_and_ids_reused)
+{
+    init_with(NULL);
+    uint32_t *ids = malloc(MANY_SECTIONS * sizeof *ids);
+    unsigned char *seen = calloc(MANY_SECTIONS, 1);
+    ck_assert_ptr_nonnull(ids);
+    ck_assert_ptr_nonnull(seen);
+    /* Counted, then asserted once: every ck_assert records a checkpoint, which would cost
+     * more than the calls under test. */
+    long failed = 0, out_of_range = 0, repeated = 0;
+    for (uint32_t i = 0; i < MANY_SECTIONS; ++i) {
+        failed += px_profile_create_section("many", &ids[i]) != PX_OK;
+        if (ids[i] >= MANY_SECTIONS) /* dense: no id skipped */
+            ++out_of_range;
+        else
+            repeated += seen[ids[i]]++ != 0; /* unique */
+    }
+    ck_assert_int_eq(failed + out_of_range + repeated, 0);
+    /* Destroy every other section; new ones get exactly those ids back. */
+    for (uint32_t i = 0; i < MANY_SECTIONS; i += 2) {
+        failed += px_profile_destroy_section(ids[i]) != PX_OK;
+        seen[ids[i]] = 0;
+    }
+    for (uint32_t i = 0; i < MANY_SECTIONS; i += 2) {
+        failed += px_profile_create_section("again", &ids[i]) != PX_OK;
+        if (ids[i] >= MANY_SECTIONS)
+            ++out_of_range;
+        else
+            repeated += seen[ids[i]]++ != 0;
+    }
+    ck_assert_int_eq(failed + out_of_range + repeated, 0);
+    for (uint32_t i = 0; i < MANY_SECTIONS; ++i)
+        failed += px_profile_destroy_section(ids[i]) != PX_OK;
+    ck_assert_int_eq(failed, 0);
+    ck_assert_int_eq(px_profile_start_section(ids[0]), PX_EINVAL);
+    free(seen);
+    free(ids);
     finalize();
 }
 END_TEST
@@ -968,47 +787,10 @@ START_TEST(test_kernel_timer_with_a_tool_and_threads_counts_every_launch)
 }
 END_TEST
 
-START_TEST(test_initialize_survives_allocation_failures)
-{
-    setenv("PX_KERNEL_TIMER", "1", 1);
-    px_settings s;
-    px_settings_default(&s);
-    s.tools_libs = KPTEST_TOOL_PATH;
-    int rc = PX_ENOMEM;
-    for (uint64_t n = 1; n < 400 && rc != PX_OK; ++n) {
-        pxi_alloc_fail_at(n);
-        rc = px_initialize_with(&s);
-        pxi_alloc_fail_at(0);
-        ck_assert_msg(rc == PX_OK || rc == PX_ENOMEM, "n=%llu: %s", (unsigned long long)n,
-                      px_strerror(rc));
-    }
-    ck_assert_int_eq(rc, PX_OK);
-    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
-    ck_assert_int_eq(st->init_calls, st->finalize_calls + 1);
-    char *out = capture_stdout(finalize_quietly);
-    free(out);
-    ck_assert_int_eq(st->init_calls, st->finalize_calls);
-}
-END_TEST
-
 static Suite *tools_suite(void)
 {
     Suite *s = suite_create("tools");
-    TCase *tc = tcase_create("load");
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_init_library_gets_seq_version_and_device_ids);
-    tcase_add_test(tc, test_kokkos_tools_libs_env_loads_the_tool);
-    tcase_add_test(tc, test_px_tools_libs_flag_loads_the_tool);
-    tcase_add_test(tc, test_no_tool_leaves_tools_inactive);
-    tcase_add_test(tc, test_missing_library_warns_and_loads_the_rest);
-    tcase_add_test(tc, test_missing_symbols_warn_and_are_skipped);
-    tcase_add_test(tc, test_library_without_callbacks_warns);
-    tcase_add_test(tc, test_reinitialize_calls_init_library_again);
-    tcase_add_test(tc, test_print_configuration_lists_tools);
-    tcase_add_test(tc, test_initialize_survives_allocation_failures);
-    suite_add_tcase(s, tc);
-
-    tc = tcase_create("events");
+    TCase *tc = tcase_create("events");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_launches_pair_begin_end_with_ids_labels_and_device_ids);
     tcase_add_test(tc, test_empty_or_null_label_never_reaches_a_tool);
@@ -1042,6 +824,11 @@ static Suite *tools_suite(void)
     tcase_add_test(tc, test_engine_ops_appear_as_regions_named_after_the_op);
     suite_add_tcase(s, tc);
 #endif
+
+    tc = tcase_create("scale");
+    tcase_set_timeout(tc, 2);
+    tcase_add_test(tc, test_many_sections_are_created_in_constant_time_and_ids_reused);
+    suite_add_tcase(s, tc);
 
     tc = tcase_create("kernel_timer");
     tcase_set_timeout(tc, 30);

@@ -1,12 +1,12 @@
-/* tests/check_topo.c - Threads topology and binding (spaces/threads/topo.c): rank-to-PU
+/* tests/check_topo.c - Threads topology and binding (spaces/threads/topo*.c): rank-to-PU
  * mapping for close / spread / none on hwloc synthetic machines (2 packages x 4 cores x 2 PUs
  * and others), simulated process restrictions (taskset 0-3, a cpuset that splits a core),
  * bad strings, this machine's load and binding, and the printed table.
  *
  * Built twice when hwloc is available: check_topo against the hwloc build, and
- * check_topo_nohwloc with topo.c compiled under PXI_TOPO_NO_HWLOC, which checks the fallback
- * the library uses on machines without hwloc. No px_initialize: topo.c is pure apart from
- * logging, which works before initialize. */
+ * check_topo_nohwloc with topo.c and topo_nohwloc.c compiled in (PXI_TOPO_NO_HWLOC), which checks
+ * the fallback the library uses on machines without hwloc. No px_initialize: topo.c is pure apart
+ * from logging, which works before initialize. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 
 #include <pthread.h>

@@ -1,4 +1,4 @@
-# Check suite of the Kokkos Tools interface and the kernel timer (core/tools.c,
+# Check suites of the Kokkos Tools interface and the kernel timer (core/tools*.c,
 # core/kernel_timer.c). The recording tool libraries are built here as plain shared modules
 # that include no parex header and link nothing of parex, like third-party Kokkos tools.
 foreach(variant kptest_tool kptest_partial_tool kptest_empty_tool)
@@ -10,14 +10,18 @@ endforeach()
 target_compile_definitions(kptest_partial_tool PRIVATE KPT_PARTIAL=1)
 target_compile_definitions(kptest_empty_tool PRIVATE KPT_EMPTY=1)
 
-# Threads: 1 rank, and more ranks than the CI's two cores.
+# Dispatch (check_tools) with 1 rank and more ranks than the CI's two cores; loading
+# (check_tools_load, core/tools_load.c) once.
 px_add_check_test(check_tools SOURCES check_tools.c THREADS 1 3 LABELS concurrency TIMEOUT 120)
-target_include_directories(check_tools PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tools)
-target_compile_definitions(check_tools PRIVATE
-  KPTEST_TOOL_PATH="$<TARGET_FILE:kptest_tool>"
-  KPTEST_PARTIAL_PATH="$<TARGET_FILE:kptest_partial_tool>"
-  KPTEST_EMPTY_PATH="$<TARGET_FILE:kptest_empty_tool>")
-add_dependencies(check_tools kptest_tool kptest_partial_tool kptest_empty_tool)
+px_add_check_test(check_tools_load SOURCES check_tools_load.c LABELS core TIMEOUT 120)
+foreach(suite check_tools check_tools_load)
+  target_include_directories(${suite} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tools)
+  target_compile_definitions(${suite} PRIVATE
+    KPTEST_TOOL_PATH="$<TARGET_FILE:kptest_tool>"
+    KPTEST_PARTIAL_PATH="$<TARGET_FILE:kptest_partial_tool>"
+    KPTEST_EMPTY_PATH="$<TARGET_FILE:kptest_empty_tool>")
+  add_dependencies(${suite} kptest_tool kptest_partial_tool kptest_empty_tool)
+endforeach()
 
 # A tool built against Kokkos' own C interface header instead of our declarations, when one
 # is installed (Debian: libtrilinos-kokkos-dev, /usr/include/trilinos/impl). Each kokkosp_*

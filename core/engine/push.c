@@ -67,6 +67,8 @@ int pxi_engine_in_op(void)
 
 int pxi_engine_validate(const pxi_engine *e, const char *caller)
 {
+    if (pxi_runtime_lost_to_fork(caller)) /* its workers stayed in the parent (core/init.c) */
+        return PX_ENOTINIT;
     if (!e) {
         PXI_ERROR("%s: engine is NULL", caller);
         return PX_EFAULT;

@@ -370,6 +370,7 @@ PX_REDUCE(cg_max_err, check_args, double, i, a, acc)
 /* The solver's work vectors, all on the matrix's space. dinv is NULL without Jacobi. */
 typedef struct {
     double *b, *x, *r, *p, *ap, *dinv;
+    int given_b; /* cg_solve_rhs: b is the caller's (read only) and the exact x unknown */
 } cg_vectors;
 
 /* The solve proper (cg_solve owns the vectors). Early returns only, no cleanup here. */
@@ -388,7 +389,8 @@ static int solve_with(const cg_matrix *A, const cg_options *o, cg_result *res, c
     ro.col = A->col;
     ro.val = A->val;
     ro.y = b;
-    CG_TRY(px_parallel_for(s, "cg_row_sum", all, &cg_row_sum, &ro, sizeof ro));
+    if (!v->given_b)
+        CG_TRY(px_parallel_for(s, "cg_row_sum", all, &cg_row_sum, &ro, sizeof ro));
     if (o->jacobi) {
         double dmin = 0.0;
         ro.y = dinv;
@@ -409,7 +411,8 @@ static int solve_with(const cg_matrix *A, const cg_options *o, cg_result *res, c
     CG_TRY(px_parallel_reduce(s, "cg_dot", all, &cg_dot, &da, sizeof da, &px_sum_f64, &bb));
     if (!(bb > 0.0) || !isfinite(bb)) {
         snprintf(res->message, sizeof res->message,
-                 "b = A * ones has norm^2 %g; CG needs a nonzero finite right-hand side", bb);
+                 "%s has norm^2 %g; CG needs a nonzero finite right-hand side",
+                 v->given_b ? "b" : "b = A * ones", bb);
         return PX_EINVAL;
     }
     const double bnorm = sqrt(bb);
@@ -545,8 +548,11 @@ static int solve_with(const cg_matrix *A, const cg_options *o, cg_result *res, c
     double res2 = 0.0;
     CG_TRY(px_parallel_reduce(s, "cg_resid2", all, &cg_resid2, &ca, sizeof ca, &px_sum_f64, &res2));
     res->true_relres = sqrt(res2) / bnorm;
-    CG_TRY(px_parallel_reduce(s, "cg_max_err", all, &cg_max_err, &ca, sizeof ca, &px_max_f64,
-                              &res->max_abs_err));
+    if (v->given_b)
+        res->max_abs_err = NAN;
+    else
+        CG_TRY(px_parallel_reduce(s, "cg_max_err", all, &cg_max_err, &ca, sizeof ca, &px_max_f64,
+                                  &res->max_abs_err));
     return PX_OK;
 }
 
@@ -564,6 +570,7 @@ int cg_solve(const cg_matrix *A, const cg_options *o, cg_result *res)
     v.p = (double *)px_malloc(s, vbytes);
     v.ap = (double *)px_malloc(s, vbytes);
     v.dinv = o->jacobi ? (double *)px_malloc(s, vbytes) : NULL;
+    v.given_b = 0;
     int rc;
     if (!v.b || !v.x || !v.r || !v.p || !v.ap || (o->jacobi && !v.dinv)) {
         rc = PX_ENOMEM;
@@ -574,6 +581,38 @@ int cg_solve(const cg_matrix *A, const cg_options *o, cg_result *res)
     }
     (void)px_free(s, v.b);
     (void)px_free(s, v.x);
+    (void)px_free(s, v.r);
+    (void)px_free(s, v.p);
+    (void)px_free(s, v.ap);
+    if (v.dinv)
+        (void)px_free(s, v.dinv);
+    return rc;
+}
+
+int cg_solve_rhs(const cg_matrix *A, const double *b, double *x, const cg_options *o,
+                 cg_result *res)
+{
+    if (!A || !b || !x || !o || !res || !A->space)
+        return PX_EFAULT;
+    memset(res, 0, sizeof *res);
+    px_space *s = A->space;
+    const size_t vbytes = (size_t)A->n * sizeof(double);
+    cg_vectors v;
+    v.b = (double *)(uintptr_t)b; /* only read: given_b skips the cg_row_sum that writes it */
+    v.x = x;
+    v.r = (double *)px_malloc(s, vbytes);
+    v.p = (double *)px_malloc(s, vbytes);
+    v.ap = (double *)px_malloc(s, vbytes);
+    v.dinv = o->jacobi ? (double *)px_malloc(s, vbytes) : NULL;
+    v.given_b = 1;
+    int rc;
+    if (!v.r || !v.p || !v.ap || (o->jacobi && !v.dinv)) {
+        rc = PX_ENOMEM;
+        snprintf(res->message, sizeof res->message, "out of memory for vectors of %lld doubles",
+                 (long long)A->n);
+    } else {
+        rc = solve_with(A, o, res, &v);
+    }
     (void)px_free(s, v.r);
     (void)px_free(s, v.p);
     (void)px_free(s, v.ap);

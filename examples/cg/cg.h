@@ -81,6 +81,17 @@ void cg_matrix_free(cg_matrix *A);
  */
 int cg_solve(const cg_matrix *A, const cg_options *o, cg_result *res);
 
+/**
+ * Solve A x = b for a given right-hand side by (Jacobi-preconditioned) CG on A->space, x0 = 0
+ * (what cg_solve does with b = A * ones; added for examples/fem, which assembles its own b).
+ * @param b  [in] A->n doubles on A->space, not all zero.
+ * @param x  [out] A->n doubles on A->space: the solution; may not alias b.
+ * res->max_abs_err is NaN (no exact solution is known here); the other fields as cg_solve.
+ * @return as cg_solve; PX_EFAULT when an argument is NULL.
+ */
+int cg_solve_rhs(const cg_matrix *A, const double *b, double *x, const cg_options *o,
+                 cg_result *res);
+
 /** Monotonic wall clock in seconds. */
 double cg_now(void);
 

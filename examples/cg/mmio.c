@@ -1,7 +1,7 @@
 /*
  * examples/cg/mmio.c - Matrix Market coordinate reader (see mmio.h for the accepted format).
  *
- * One pass over the file with fgets, parsing each line with strtoll/strtod into triplet
+ * One pass over the file, a line at a time, parsing each line with strtoll/strtod into triplet
  * arrays, then a two-pass counting sort (by column, then stably by row) that yields CSR with
  * sorted columns in O(nnz) time and no comparison sort, then an in-place merge of duplicates.
  */
@@ -48,26 +48,40 @@ fail(reader *rd, int status, const char *fmt, ...)
 }
 
 /*
- * Read the next line into rd->buf. Returns 1 for a line, 0 at end of file, or a negative
- * status (message written) for a read error or a line longer than MM_MAX_LINE.
+ * Read the next line into rd->buf (without its newline, and without the '\r' of a CRLF
+ * ending). Returns 1 for a line, 0 at end of file, or a negative status (message written)
+ * for a read error, a line longer than MM_MAX_LINE, or a NUL byte, which no text format
+ * holds. Byte by byte rather than fgets, which cannot tell a NUL byte from the end of the
+ * string (a line holding one looked overlong). One thread reads the stream, hence
+ * getc_unlocked.
  */
 static int next_line(reader *rd)
 {
-    if (!fgets(rd->buf, sizeof rd->buf, rd->f)) {
+    size_t len = 0;
+    long nul_column = 0; /* 1-based column of the first NUL byte, 0 when none */
+    int c;
+    while ((c = getc_unlocked(rd->f)) != EOF && c != '\n') {
+        if (len == MM_MAX_LINE) {
+            rd->line++;
+            return fail(rd, MM_EINVAL, "line longer than %d bytes", MM_MAX_LINE);
+        }
+        if (c == '\0' && nul_column == 0)
+            nul_column = (long)len + 1;
+        rd->buf[len++] = (char)c;
+    }
+    if (c == EOF) {
         if (ferror(rd->f))
             return fail(rd, MM_EIO, "read error after line %lld: %s", (long long)rd->line,
                         strerror(errno));
-        return 0;
+        if (len == 0)
+            return 0;
     }
     rd->line++;
-    size_t len = strlen(rd->buf);
-    if (len > 0 && rd->buf[len - 1] == '\n') {
-        rd->buf[--len] = '\0';
-        if (len > 0 && rd->buf[len - 1] == '\r') /* files written on Windows */
-            rd->buf[--len] = '\0';
-    } else if (!feof(rd->f)) {
-        return fail(rd, MM_EINVAL, "line longer than %d bytes", MM_MAX_LINE);
-    }
+    if (nul_column)
+        return fail(rd, MM_EINVAL, "NUL byte at column %ld (not a text file?)", nul_column);
+    if (len > 0 && rd->buf[len - 1] == '\r') /* files written on Windows */
+        --len;
+    rd->buf[len] = '\0';
     return 1;
 }
 

@@ -29,7 +29,8 @@
  * buffer and a status, never a crash: a bad banner, unsupported kinds, a bad size line, an
  * index out of range, a missing or unparsable value, NaN or Inf, trailing text on a line, too
  * few or too many entries, a non-square matrix when MM_REQUIRE_SQUARE is given, a line longer
- * than MM_MAX_LINE bytes. Only stdio is used (fgets + strtoll/strtod per line).
+ * than MM_MAX_LINE bytes, a NUL byte (its column is named). Only stdio is used (getc_unlocked
+ * + strtoll/strtod per line).
  */
 #ifndef PAREX_EXAMPLES_CG_MMIO_H
 #define PAREX_EXAMPLES_CG_MMIO_H

@@ -9,6 +9,13 @@
  * Lifecycle in the style of Kokkos::initialize / Kokkos::finalize: settings are merged from
  * defaults < environment < --px-* command-line flags < an explicit px_settings, then every
  * registered execution space is initialized in priority order and finalized in reverse.
+ *
+ * fork(): the runtime does not survive fork(2). A child forked while the runtime is up has
+ * none of its worker threads, so there every parex call returns PX_ENOTINIT (px_initialize:
+ * PX_EBUSY) at once, with a message saying so, instead of waiting for a thread that does not
+ * exist; px_is_initialized() is 0 there. The parent is unaffected. A child forked before
+ * px_initialize or after px_finalize may initialize its own runtime. (OpenMP runtimes and
+ * CUDA have the same limit.)
  */
 #ifndef PAREX_CORE_H
 #define PAREX_CORE_H
@@ -108,14 +115,20 @@ PX_API void px_settings_default(px_settings *s);
  * Mirrors Kokkos::initialize(argc, argv).
  *
  * @param argc  pointer to main's argc (>= 0), or NULL (then argv is ignored).
- * @param argv  pointer to main's argv (*argc entries), or NULL.
+ * @param argv  pointer to main's argv (*argc entries); may be NULL, or point to NULL, only
+ *              when argc is NULL or *argc is 0.
  * @return PX_OK;
- *         PX_EINVAL   a malformed environment variable or flag, an unknown --px-* flag, or
- *                     *argc < 0 (the log names each bad one);
+ *         PX_EINVAL   a malformed environment variable or flag, an unknown --px-* flag,
+ *                     *argc < 0, or *argc > 0 with argv or *argv NULL (the log names each
+ *                     bad one);
  *         PX_EALREADY the runtime is already initialized;
  *         PX_ENOMEM   an allocation failed;
  *         PX_ENODEV   the requested default space is unknown or not available, or no space
  *                     is available at all;
+ *         PX_EIO      the PX_PROFILE / --px-profile trace file cannot be written (the log
+ *                     names the path and the OS error; nothing is created or changed);
+ *         PX_EBUSY    called in a child process forked while the runtime was up (see
+ *                     fork() above): the runtime cannot start again there;
  *         or the status of a space or module (tools, trace, engine) that failed to start
  *         (spaces started before it are finalized again).
  * Not thread-safe: call from one thread, with no other parex call in flight.
@@ -134,7 +147,8 @@ PX_API int px_initialize(int *argc, char ***argv);
  *         PX_EINVAL   a field out of its domain (bind "diagonal", num_threads < 0 or > 4096,
  *                     device_id < -1 or > 1023, unknown engine; the log names the field), or
  *                     a malformed environment variable;
- *         PX_EALREADY, PX_ENOMEM, PX_ENODEV and module failures as px_initialize.
+ *         PX_EALREADY, PX_ENOMEM, PX_ENODEV, PX_EIO, PX_EBUSY and module failures as
+ *         px_initialize.
  * Not thread-safe (see px_initialize).
  */
 PX_API int px_initialize_with(const px_settings *s);
@@ -145,7 +159,8 @@ PX_API int px_initialize_with(const px_settings *s);
  * Mirrors Kokkos::finalize.
  *
  * @return PX_OK;
- *         PX_ENOTINIT when the runtime is not initialized;
+ *         PX_ENOTINIT when the runtime is not initialized, or in a child forked while it was
+ *                     up (nothing is torn down: the parent's threads are not the child's);
  *         PX_EDEADLK  when called from inside a kernel or an engine op (nothing is torn down);
  *         otherwise the first failure status reported while draining engines, fencing or
  *         finalizing a space (the runtime is finalized regardless).

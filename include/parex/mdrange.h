@@ -24,8 +24,9 @@
  *   - cuda: kernels only (host functions are PX_EINVAL there). One block per tile on a 1-D grid,
  *     grid-stride over tiles; the fastest dimension of the iterate order on threadIdx.x (a
  *     multiple of the warp when the tile allows, so a warp's loads are unit-stride), the next
- *     two on .y and .z, slower dimensions looped by every thread. Explicit tiles are kept;
- *     automatic ones use the rule with no L2 constraint.
+ *     two on .y and .z, slower dimensions looped by every thread, at most 256 threads a block.
+ *     Explicit tiles are kept; automatic ones use the rule with a 128 KiB budget and at least 8
+ *     tiles per multiprocessor while the box allows.
  *
  * Reductions: each rank (static) or unit (dynamic) folds its tiles in tile order from the
  * identity, and those values are joined in tile order (lower tile numbers on the left), so the

@@ -82,7 +82,8 @@ PX_API void px_profile_pop_region(void);
  *         PX_ENOTINIT the runtime is not initialized;
  *         PX_ENOMEM   the section table could not grow.
  * Sections exist whether or not a tool is loaded, so ids are checked the same way in both.
- * Thread-safe.
+ * Constant time (amortized) however many sections are live; the most recently destroyed id is
+ * handed out first. Thread-safe.
  */
 PX_API int px_profile_create_section(const char *name, uint32_t *id);
 

@@ -402,13 +402,21 @@ out:
 
 /* Threads per block of an MDRange launch: the map's block stays within it (policy/mdrange.h). */
 #define CUDA_MD_MAX_THREADS 256
+/* The cache budget automatic device tiles are sized for (px_mdrange_auto_tile's l2_bytes). */
+#define CUDA_MD_TILE_BUDGET (128 * 1024)
 
 /* An MDRange kernel (PX_FOR_<N>D / PX_REDUCE_<N>D; the launch path checked the kernel's rank):
- * the device plan's tiles (explicit ones kept, automatic ones by the rule with no L2 bound)
+ * the device plan's tiles (explicit ones kept, automatic ones by the rule for a 128 KiB budget)
  * mapped to blocks by pxi_mdrange_cuda_map, fastest dimension on threadIdx.x. */
 int launch_md(const pxi_launch *l, const px_kernel_device *d)
 {
-    const pxi_md_plan pl = pxi_plan_md(&l->md, l->kind, 1, PXI_PLAN_DEVICE, NULL);
+    /* Automatic tiles: a block's points within a 128 KiB budget (L1/shared size class, not the
+     * host's L2), and at least 8 tiles (blocks) per multiprocessor while the box allows. */
+    pxi_md_hint hint;
+    memset(&hint, 0, sizeof hint);
+    hint.l2_bytes = CUDA_MD_TILE_BUDGET;
+    hint.min_tiles = 8 * (int64_t)g.sm_count;
+    const pxi_md_plan pl = pxi_plan_md(&l->md, l->kind, 1, PXI_PLAN_DEVICE, &hint);
     const pxi_md_tiling *t = &pl.tiling;
     pxi_md_cuda_map map;
     pxi_mdrange_cuda_map(t, CUDA_MD_MAX_THREADS, &map);

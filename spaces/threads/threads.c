@@ -19,6 +19,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/registry.h"
+#include "core/scatter.h"
 #include "core/wait.h"
 #include "policy/plan.h"
 #include "spaces/threads/fanin.h"
@@ -154,6 +155,7 @@ static void dynamic_claims(const job *j, pxi_tpool *pool, int rank)
 static void job_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 {
     const job *j = arg;
+    pxi_exec_rank = rank; /* px_scatter_add's replica (core/scatter.h) */
     int64_t b, e;
     if (j->kind == PX_KERNEL_FOR) {
         if (j->plan.dynamic) {
@@ -196,6 +198,7 @@ static void job_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 static void scan_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 {
     const job *j = arg;
+    pxi_exec_rank = rank; /* px_scatter_add's replica (core/scatter.h) */
     const px_reducer *r = j->reducer;
     size_t size = r->value_size;
     pxi_tpool_slot *slots = pxi_tpool_slots(pool);

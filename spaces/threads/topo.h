@@ -1,5 +1,6 @@
 /* spaces/threads/topo.h - machine topology and thread binding for the Threads space
- * (spaces/threads/topo.c, the only file that calls hwloc).
+ * (spaces/threads/topo.c shared by both builds; topo_hwloc.c, the only file that calls hwloc,
+ * or topo_nohwloc.c, whichever CMake picks).
  *
  * The pool asks three questions of the machine: how many workers by default (one per core of
  * the process cpuset), which PU each rank goes to (bind policy close | spread | none), and
