@@ -2,7 +2,7 @@
  * per process, so that runtimes never share a process and bench/run_mdrange.sh can alternate
  * the contenders' order between rounds (on these VMs the first program of a pair runs slower).
  *
- *   bench_mdrange --impl omp|parex1d|parexmd --kernel stencil|transpose|reduce
+ *   bench_mdrange --impl omp|parex1d|parexmd|parexmdk --kernel stencil|transpose|reduce
  *                 [--dims AxBxC | AxB] [--tile AxBxC | default] [--tile-sweep]
  *                 [--reps R] [--warmup W] [--space NAME]
  *
@@ -29,6 +29,9 @@
  *              px_mdrange box; tile "default" = 0 = automatic). Built only when the library has
  *              the mdrange API (PX_HAVE_MDRANGE, set by bench/mdrange.cmake); otherwise the
  *              program prints "SKIP impl=parexmd ..." and exits 0.
+ *   parexmdk   the same launches written as single-source kernels (PX_FOR_3D, PX_FOR_2D,
+ *              PX_REDUCE_3D with PX_ITERATE_RIGHT), as a user would write them: the library
+ *              generates the tile loop nest.
  * The Kokkos contenders are bench/kokkos/bench_mdrange_kokkos.cpp, same options and output.
  *
  * Every (contender, tile) is first checked: one sweep from a known initial state is compared
@@ -57,7 +60,7 @@
 #define MAX_TILES 8
 
 typedef enum { K_STENCIL, K_TRANSPOSE, K_REDUCE } kernel_kind;
-typedef enum { I_OMP, I_PAREX1D, I_PAREXMD } impl_kind;
+typedef enum { I_OMP, I_PAREX1D, I_PAREXMD, I_PAREXMDK } impl_kind;
 
 typedef struct {
     int64_t t[3]; /* 0 in every entry: default (automatic) */
@@ -65,6 +68,12 @@ typedef struct {
 
 static kernel_kind kernel = K_STENCIL;
 static impl_kind impl = I_OMP;
+/* The two parex MDRange contenders: host function tiles (parexmd) and PX_FOR_3D kernels
+ * (parexmdk). */
+static int is_md(void)
+{
+    return impl == I_PAREXMD || impl == I_PAREXMDK;
+}
 static int64_t dims[3] = {256, 256, 256};
 static int rank = 3;
 static int reps = 10, warmup = 2;
@@ -333,6 +342,25 @@ static void md_ssq_tile(const int64_t *lo, const int64_t *hi, void *ctx, void *a
     *(double *)acc += s;
 }
 
+/* parexmdk: the same bodies per point; the library's loop nest walks each tile. */
+PX_FOR_3D(k_md_stencil, md_args, i, j, k, a)
+{
+    const int64_t s1 = a->n2, s0 = a->n1 * a->n2;
+    const double *c = a->in + i * s0 + j * s1 + k;
+    a->out[i * s0 + j * s1 + k] = C0 * c[0] + C1 * (c[-1] + c[1] + c[-s1] + c[s1] + c[-s0] + c[s0]);
+}
+
+PX_FOR_2D(k_md_transpose, md_args, i, j, a)
+{
+    a->out[i * a->n1 + j] = a->in[j * a->n0 + i];
+}
+
+PX_REDUCE_3D(k_md_ssq, md_args, double, i, j, k, a, acc)
+{
+    const double v = a->in[(i * a->n1 + j) * a->n2 + k];
+    *acc += v * v;
+}
+
 static px_mdrange_policy md_policy(int r, const int64_t *lower, const int64_t *upper,
                                    const tile3 *t)
 {
@@ -347,18 +375,28 @@ static void md_stencil(const double *in, double *out, const tile3 *t)
 {
     md_args a = {in, out, dims[0], dims[1], dims[2]};
     const int64_t lower[3] = {1, 1, 1}, upper[3] = {dims[0] - 1, dims[1] - 1, dims[2] - 1};
-    must(px_parallel_for_md_fn(space, "stencil_md", md_policy(3, lower, upper, t), md_stencil_tile,
-                               &a),
-         "stencil");
+    if (impl == I_PAREXMDK)
+        must(px_parallel_for_md(space, "stencil_mdk", md_policy(3, lower, upper, t), &k_md_stencil,
+                                &a, sizeof a),
+             "stencil");
+    else
+        must(px_parallel_for_md_fn(space, "stencil_md", md_policy(3, lower, upper, t),
+                                   md_stencil_tile, &a),
+             "stencil");
 }
 
 static void md_transpose(const double *in, double *out, const tile3 *t)
 {
     md_args a = {in, out, dims[0], dims[1], 1};
     const int64_t lower[2] = {0, 0}, upper[2] = {dims[0], dims[1]};
-    must(px_parallel_for_md_fn(space, "transpose_md", md_policy(2, lower, upper, t),
-                               md_transpose_tile, &a),
-         "transpose");
+    if (impl == I_PAREXMDK)
+        must(px_parallel_for_md(space, "transpose_mdk", md_policy(2, lower, upper, t),
+                                &k_md_transpose, &a, sizeof a),
+             "transpose");
+    else
+        must(px_parallel_for_md_fn(space, "transpose_md", md_policy(2, lower, upper, t),
+                                   md_transpose_tile, &a),
+             "transpose");
 }
 
 static double md_reduce(const double *in, const tile3 *t)
@@ -366,9 +404,14 @@ static double md_reduce(const double *in, const tile3 *t)
     md_args a = {in, NULL, dims[0], dims[1], dims[2]};
     const int64_t lower[3] = {0, 0, 0}, upper[3] = {dims[0], dims[1], dims[2]};
     double s = 0.0;
-    must(px_parallel_reduce_md_fn(space, "ssq_md", md_policy(3, lower, upper, t), md_ssq_tile, &a,
-                                  &px_sum_f64, &s),
-         "reduce");
+    if (impl == I_PAREXMDK)
+        must(px_parallel_reduce_md(space, "ssq_mdk", md_policy(3, lower, upper, t), &k_md_ssq, &a,
+                                   sizeof a, &px_sum_f64, &s),
+             "reduce");
+    else
+        must(px_parallel_reduce_md_fn(space, "ssq_md", md_policy(3, lower, upper, t), md_ssq_tile,
+                                      &a, &px_sum_f64, &s),
+             "reduce");
     return s;
 }
 #endif /* PX_HAVE_MDRANGE */
@@ -496,7 +539,7 @@ static int parse_dims(const char *s, int64_t *out, int max)
 
 static void tile_name(const tile3 *t, char *buf, size_t n)
 {
-    if (impl != I_PAREXMD && kernel != K_TRANSPOSE) {
+    if (!is_md() && kernel != K_TRANSPOSE) {
         snprintf(buf, n, "none"); /* collapse(2) / rows: not tiled */
     } else if (t->t[0] == 0 && t->t[1] == 0 && t->t[2] == 0) {
         snprintf(buf, n, "default");
@@ -521,9 +564,9 @@ static int sweep_tiles(tile3 *tiles)
             : kernel == K_TRANSPOSE ? (int)(sizeof tr / sizeof *tr)
                                     : (int)(sizeof rd / sizeof *rd);
     int first = 0;
-    if (impl != I_PAREXMD && kernel != K_TRANSPOSE)
+    if (!is_md() && kernel != K_TRANSPOSE)
         n = 1; /* OpenMP collapse and parex rows: no tile */
-    else if (impl != I_PAREXMD)
+    else if (!is_md())
         first = 1; /* the blocked loops have no automatic tile */
     for (int i = first; i < n; ++i)
         tiles[i - first] = src[i];
@@ -532,7 +575,7 @@ static int sweep_tiles(tile3 *tiles)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_mdrange --impl omp|parex1d|parexmd --kernel "
+    fprintf(stderr, "usage: bench_mdrange --impl omp|parex1d|parexmd|parexmdk --kernel "
                     "stencil|transpose|reduce [--dims AxBxC|AxB] [--tile AxBxC|default] "
                     "[--tile-sweep] [--reps R] [--warmup W] [--space NAME]\n");
 }
@@ -571,6 +614,8 @@ int main(int argc, char **argv)
         impl = I_PAREX1D;
     else if (!strcmp(impl_name, "parexmd"))
         impl = I_PAREXMD;
+    else if (!strcmp(impl_name, "parexmdk"))
+        impl = I_PAREXMDK;
     else {
         usage();
         return 2;
@@ -613,12 +658,12 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (kernel == K_TRANSPOSE && impl != I_PAREXMD && tiles[0].t[0] == 0) {
+    if (kernel == K_TRANSPOSE && !is_md() && tiles[0].t[0] == 0) {
         tiles[0].t[0] = 64; /* the blocked loops' default tile: 64 x 64 */
         tiles[0].t[1] = 64;
     }
 #ifndef PX_HAVE_MDRANGE
-    if (impl == I_PAREXMD) {
+    if (is_md()) {
         printf("SKIP impl=parexmd kernel=%s: built without the mdrange API "
                "(px_parallel_for_md_fn)\n",
                kernel_name);

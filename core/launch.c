@@ -4,6 +4,7 @@
  * wrappers that build a pxi_launch; the engine's kernel ops (core/engine/kernel_ops.c) prepare
  * at push and run on a worker. An empty range never reaches the backend: core writes the
  * identity itself, so every backend gets a non-empty range. */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/launch.h"
@@ -12,6 +13,8 @@
 #include "core/runtime.h"
 #include "core/team.h"
 #include "core/tools.h"
+#include "parex/mdrange.h"
+#include "policy/mdrange.h"
 #include "policy/range.h"
 
 /* A kernel's name for messages (a hand-made px_kernel may leave it NULL). */
@@ -84,6 +87,10 @@ static int has_host_entry(const pxi_launch *l)
                                              : l->host_scan != NULL;
     case PXI_POLICY_TEAM:
         return l->kind == PX_KERNEL_FOR ? l->host_team_for != NULL : l->host_team_reduce != NULL;
+    case PXI_POLICY_MDRANGE:
+        return l->kind == PX_KERNEL_FOR      ? l->host_md_for != NULL
+               : l->kind == PX_KERNEL_REDUCE ? l->host_md_reduce != NULL
+                                             : 0;
     }
     return 0;
 }
@@ -235,9 +242,40 @@ static int check_policy(const pxi_launch *l, const char *caller)
         return pxi_range_check(&l->range, l->label);
     case PXI_POLICY_TEAM:
         return check_team_policy(&l->team, caller, l->label);
+    case PXI_POLICY_MDRANGE: {
+        char what[160];
+        snprintf(what, sizeof what, "%s(\"%s\")", caller, l->label);
+        return pxi_mdrange_check(&l->md, what);
+    }
     }
     PXI_ERROR("%s(\"%s\"): unknown policy kind %d", caller, l->label, (int)l->policy_kind);
     return PX_EINVAL;
+}
+
+/* A kernel's rank against the policy's: a 1-D kernel (rank 0) goes with a range policy, a
+ * PX_FOR_<N>D / PX_REDUCE_<N>D kernel with an MDRange policy of rank N. */
+static int check_shape(const pxi_launch *l, const char *caller)
+{
+    if (l->body != PXI_BODY_KERNEL)
+        return PX_OK;
+    const px_kernel *k = l->kernel;
+    if (l->policy_kind == PXI_POLICY_MDRANGE && k->rank != l->md.rank) {
+        if (k->rank == 0)
+            PXI_ERROR("%s(\"%s\"): kernel '%s' is a 1-D kernel (PX_FOR/PX_REDUCE) but the "
+                      "policy is an MDRange of rank %d; use px_parallel_for/px_parallel_reduce",
+                      caller, l->label, kname(k), l->md.rank);
+        else
+            PXI_ERROR("%s(\"%s\"): kernel '%s' has rank %d but the MDRange policy has rank %d",
+                      caller, l->label, kname(k), k->rank, l->md.rank);
+        return PX_EINVAL;
+    }
+    if (l->policy_kind == PXI_POLICY_RANGE && k->rank != 0) {
+        PXI_ERROR("%s(\"%s\"): kernel '%s' is a rank-%d MDRange kernel but the policy is a 1-D "
+                  "range; use px_parallel_for_md/px_parallel_reduce_md",
+                  caller, l->label, kname(k), k->rank);
+        return PX_EINVAL;
+    }
+    return PX_OK;
 }
 
 /* Whether the body can run on space @s. */
@@ -302,6 +340,8 @@ int pxi_launch_prepare(pxi_launch *l, const char *caller)
         return rc;
     if ((rc = check_policy(l, caller)) != PX_OK)
         return rc;
+    if ((rc = check_shape(l, caller)) != PX_OK)
+        return rc;
     if (l->kind != PX_KERNEL_FOR) {
         rc = check_reducer(l->reducer, l->result, l->kind == PX_KERNEL_REDUCE, caller, l->label);
         if (rc != PX_OK)
@@ -351,6 +391,11 @@ int pxi_launch_prepare(pxi_launch *l, const char *caller)
         l->host_for = l->kernel->host_for;
         l->host_reduce = l->kernel->host_reduce;
         l->host_scan = l->kernel->host_scan;
+        if (l->policy_kind == PXI_POLICY_MDRANGE) {
+            int it = l->md.iterate == PX_ITERATE_LEFT ? 1 : 0;
+            l->host_md_for = l->kernel->host_md_for[it];
+            l->host_md_reduce = l->kernel->host_md_reduce[it];
+        }
     }
     if ((rc = check_placement(l, s, caller)) != PX_OK)
         return rc;
@@ -369,6 +414,11 @@ static int launch_empty(const pxi_launch *l)
         return l->range.begin == l->range.end;
     case PXI_POLICY_TEAM:
         return l->team.league_size == 0;
+    case PXI_POLICY_MDRANGE:
+        for (int d = 0; d < l->md.rank; ++d)
+            if (l->md.lower[d] == l->md.upper[d])
+                return 1;
+        return 0;
     }
     return 1;
 }
@@ -559,4 +609,67 @@ int px_parallel_reduce_team(px_space *s, const char *label, px_team_policy p,
                     .reducer = r,
                     .result = result};
     return launch(&l, "px_parallel_reduce_team");
+}
+
+/* MDRange launches (parex/mdrange.h). */
+int px_parallel_for_md_fn(px_space *s, const char *label, px_mdrange_policy p, px_md_for_fn fn,
+                          void *ctx)
+{
+    pxi_launch l = {.kind = PX_KERNEL_FOR,
+                    .policy_kind = PXI_POLICY_MDRANGE,
+                    .body = PXI_BODY_FN,
+                    .label = label,
+                    .space = s,
+                    .md = p,
+                    .host_md_for = fn,
+                    .ctx = ctx};
+    return launch(&l, "px_parallel_for_md_fn");
+}
+
+int px_parallel_reduce_md_fn(px_space *s, const char *label, px_mdrange_policy p,
+                             px_md_reduce_fn fn, void *ctx, const px_reducer *r, void *result)
+{
+    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
+                    .policy_kind = PXI_POLICY_MDRANGE,
+                    .body = PXI_BODY_FN,
+                    .label = label,
+                    .space = s,
+                    .md = p,
+                    .host_md_reduce = fn,
+                    .ctx = ctx,
+                    .reducer = r,
+                    .result = result};
+    return launch(&l, "px_parallel_reduce_md_fn");
+}
+
+int px_parallel_for_md(px_space *s, const char *label, px_mdrange_policy p, const px_kernel *k,
+                       const void *args, size_t args_size)
+{
+    pxi_launch l = {.kind = PX_KERNEL_FOR,
+                    .policy_kind = PXI_POLICY_MDRANGE,
+                    .body = PXI_BODY_KERNEL,
+                    .label = label,
+                    .space = s,
+                    .md = p,
+                    .ctx = (void *)(uintptr_t)args,
+                    .kernel = k,
+                    .args_size = args_size};
+    return launch(&l, "px_parallel_for_md");
+}
+
+int px_parallel_reduce_md(px_space *s, const char *label, px_mdrange_policy p, const px_kernel *k,
+                          const void *args, size_t args_size, const px_reducer *r, void *result)
+{
+    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
+                    .policy_kind = PXI_POLICY_MDRANGE,
+                    .body = PXI_BODY_KERNEL,
+                    .label = label,
+                    .space = s,
+                    .md = p,
+                    .ctx = (void *)(uintptr_t)args,
+                    .kernel = k,
+                    .args_size = args_size,
+                    .reducer = r,
+                    .result = result};
+    return launch(&l, "px_parallel_reduce_md");
 }

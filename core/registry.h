@@ -45,12 +45,17 @@ typedef struct pxi_launch {
     union {
         px_range_policy range; /* PXI_POLICY_RANGE: begin <= end, chunk >= 0, known schedule */
         px_team_policy team;   /* PXI_POLICY_TEAM: within the space's pxi_team_limits */
+        px_mdrange_policy md;  /* PXI_POLICY_MDRANGE: valid (pxi_mdrange_check) */
     };
     /* Host body: the one matching kind is set (from the kernel for PXI_BODY_KERNEL; may then be
      * NULL on a device space). ctx is the _fn ctx or the kernel args. */
     px_host_for_entry host_for;
     px_host_reduce_entry host_reduce;
     px_host_scan_entry host_scan;
+    /* PXI_POLICY_MDRANGE host body, one tile per call: the one matching kind is set (for a
+     * kernel, its entry for the policy's iterate order). */
+    px_md_for_fn host_md_for;
+    px_md_reduce_fn host_md_reduce;
     void *ctx;
     /* The single-source kernel, or NULL for a _fn launch (device backends need it). */
     const px_kernel *kernel;

@@ -16,6 +16,7 @@
 #include "parex/engine.h"
 #include "parex/graph.h"
 #include "parex/kernel.h"
+#include "parex/mdrange.h"
 #include "parex/memory.h"
 #include "parex/mpi.h" /* MPI messages as engine ops (declared when PX_HAVE_MPI; needs <mpi.h>) */
 #include "parex/policy.h"

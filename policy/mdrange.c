@@ -34,6 +34,12 @@ px_mdrange_policy px_mdrange_set_iterate(px_mdrange_policy p, px_iterate iterate
     return p;
 }
 
+px_mdrange_policy px_mdrange_set_schedule(px_mdrange_policy p, px_schedule schedule)
+{
+    p.schedule = schedule;
+    return p;
+}
+
 /* a * b for a, b >= 0 without overflow: 0 and *r set, or -1. */
 static int mul_nonneg(int64_t a, int64_t b, int64_t *r)
 {
@@ -58,6 +64,11 @@ int pxi_mdrange_explain(const px_mdrange_policy *p, char *msg, size_t n)
     if (p->iterate != PX_ITERATE_RIGHT && p->iterate != PX_ITERATE_LEFT) {
         snprintf(msg, n, "mdrange iterate %d is not PX_ITERATE_RIGHT or PX_ITERATE_LEFT",
                  (int)p->iterate);
+        return PX_EINVAL;
+    }
+    if (p->schedule != PX_SCHEDULE_STATIC && p->schedule != PX_SCHEDULE_DYNAMIC) {
+        snprintf(msg, n, "mdrange schedule %d is not PX_SCHEDULE_STATIC or PX_SCHEDULE_DYNAMIC",
+                 (int)p->schedule);
         return PX_EINVAL;
     }
     for (int d = 0; d < p->rank; ++d) {

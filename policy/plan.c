@@ -125,3 +125,28 @@ void pxi_plan_team_claim_bounds(const pxi_team_plan *pl, int64_t u, int64_t *b, 
 {
     pxi_range_chunk_bounds(0, pl->league_size, pl->claim, u, b, e);
 }
+
+pxi_md_plan pxi_plan_md(const px_mdrange_policy *p, px_kernel_kind kind, int nranks,
+                        pxi_plan_space space, const pxi_md_hint *h)
+{
+    pxi_md_plan pl;
+    pxi_md_hint hint = {0};
+    if (h)
+        hint = *h;
+    if (nranks < 1)
+        nranks = 1;
+    if (space == PXI_PLAN_POOL) {
+        int64_t want = 8 * (int64_t)nranks;
+        if (hint.min_tiles < want)
+            hint.min_tiles = want;
+    } else if (space == PXI_PLAN_SERIAL) {
+        hint.min_tiles = 0;
+    }
+    pxi_mdrange_tiling_init(&pl.tiling, p, &hint);
+    /* Tile numbers as a 1-D range: static blocks of one-tile chunks, or dynamic claims. */
+    px_range_policy tr = px_range(0, pl.tiling.total);
+    tr.schedule = space == PXI_PLAN_POOL ? p->schedule : PX_SCHEDULE_STATIC;
+    tr.chunk_size = space == PXI_PLAN_DEVICE ? 0 : (tr.schedule == PX_SCHEDULE_STATIC ? 1 : 0);
+    pl.tiles = pxi_plan_range(&tr, kind, nranks, space);
+    return pl;
+}

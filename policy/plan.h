@@ -30,12 +30,13 @@
 #include "parex/kernel.h"
 #include "parex/policy.h"
 #include "parex/team.h"
+#include "policy/mdrange.h"
 
 /* The policy kinds a launch carries. Adding a kind: a value here, a plan struct and function
  * below, a member in pxi_plan's and pxi_launch's unions (core/registry.h), and one case in each
  * of core/launch.c's check_policy, has_host_entry and launch_empty.
- * Next: PXI_POLICY_MDRANGE (issue 13). PXI_POLICY_TEAM is 3 (issue 14; 2 is left to mdrange). */
-typedef enum { PXI_POLICY_RANGE = 1, PXI_POLICY_TEAM = 3 } pxi_policy_kind;
+ * MDRANGE: issue 13; TEAM: issue 14. */
+typedef enum { PXI_POLICY_RANGE = 1, PXI_POLICY_MDRANGE = 2, PXI_POLICY_TEAM = 3 } pxi_policy_kind;
 
 /* What kind of space runs the plan. */
 typedef enum {
@@ -106,14 +107,26 @@ void pxi_plan_team_block(const pxi_team_plan *pl, int g, int64_t *b, int64_t *e)
 /* Run @u's teams [*b, *e) in a dynamic plan, 0 <= u < nclaims. */
 void pxi_plan_team_claim_bounds(const pxi_team_plan *pl, int64_t u, int64_t *b, int64_t *e);
 
+/* An MDRange launch, resolved (pxi_plan_md): the box cut into tiles, and a range plan over the
+ * tile numbers [0, tiling.total) that deals tiles to ranks exactly as a 1-D launch deals
+ * indices: static, rank r runs one contiguous block of tiles (pxi_plan_static_block, chunk 1,
+ * so blocks differ by at most one tile), in tile order; dynamic (threads with
+ * PX_SCHEDULE_DYNAMIC, for and reduce), ranks claim units of consecutive tiles
+ * (pxi_plan_claim_bounds; at most PXI_PLAN_MAX_UNITS units for a reduce, each folded into its own
+ * value, joined in unit order). Either way a reduction joins values in tile order, so its result
+ * depends only on (policy, nranks, hint), never on timing. */
+typedef struct pxi_md_plan {
+    pxi_md_tiling tiling; /* tiles (automatic extents resolved with the hint) */
+    pxi_range_plan tiles; /* over tile numbers [0, tiling.total) */
+} pxi_md_plan;
+
 /* The plan of any launch: one member per policy kind. */
 typedef struct pxi_plan {
     pxi_policy_kind kind;
     union {
         pxi_range_plan range; /* PXI_POLICY_RANGE */
+        pxi_md_plan md;       /* PXI_POLICY_MDRANGE */
         pxi_team_plan team;   /* PXI_POLICY_TEAM */
-        /* PXI_POLICY_MDRANGE: tile extents and counts (issue 13); PXI_POLICY_TEAM: league size,
-         * team size, scratch bytes (issue 14). */
     };
 } pxi_plan;
 
@@ -122,6 +135,15 @@ typedef struct pxi_plan {
  * the partition). Pure, total on validated policies. */
 pxi_range_plan pxi_plan_range(const px_range_policy *p, px_kernel_kind kind, int nranks,
                               pxi_plan_space space);
+
+/* Resolve a validated MDRange policy (pxi_mdrange_check passed) for a launch of @kind (for or
+ * reduce) on @space with @nranks ranks. Automatic tiles follow px_mdrange_auto_tile with @h (NULL:
+ * the rule's defaults); a pool plan asks for at least 8 tiles per rank (h->min_tiles when that is
+ * larger) so that both schedules have tiles to balance, a serial plan for none, a device plan for
+ * h->min_tiles (the cuda space asks for blocks to fill its multiprocessors). The
+ * policy's schedule applies to PXI_PLAN_POOL only. Pure, total on validated policies. */
+pxi_md_plan pxi_plan_md(const px_mdrange_policy *p, px_kernel_kind kind, int nranks,
+                        pxi_plan_space space, const pxi_md_hint *h);
 
 /* Rank @rank's static block [*b, *e) (possibly empty, *b == *e), whole chunks, in rank order,
  * ranks differing by at most one chunk. 0 <= rank < nranks. */

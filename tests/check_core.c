@@ -639,7 +639,7 @@ START_TEST(test_kernel_without_host_entry_is_einval)
 {
     px_test_log_capture();
     px_kernel k = {PX_KERNEL_MAGIC, PX_KERNEL_FOR, NULL, 0, 0, NULL, NULL, NULL, NULL,
-                   PX_VALUE_CUSTOM};
+                   PX_VALUE_CUSTOM, 0, {NULL, NULL}, {NULL, NULL}};
     ck_assert_int_eq(
         px_parallel_for(px_space_by_name("serial"), "nohost", px_range(0, 4), &k, NULL, 0),
         PX_EINVAL);

@@ -848,6 +848,261 @@ START_TEST(test_every_team_launch_status_is_the_same_from_a_direct_launch_and_an
 }
 END_TEST
 
+/* --- MDRange launches: the same table idea for PXI_POLICY_MDRANGE ---------------------------- */
+
+#define MD0 10
+#define MD1 10
+
+PX_FOR_2D(lt_md_fill, lt_args, i, j, a)
+{
+    a->out[i * MD1 + j] += 1;
+}
+PX_REDUCE_2D(lt_md_sum, lt_args, int64_t, i, j, a, acc)
+{
+    (void)a;
+    *acc += i * MD1 + j;
+}
+PX_FOR_3D(lt_md_fill3, lt_args, i, j, k, a)
+{
+    a->out[(i * MD1 + j) + k] += 1;
+}
+static void md_fill_fn(const int64_t *lo, const int64_t *hi, void *ctx)
+{
+    int64_t *out = ctx;
+    for (int64_t i = lo[0]; i < hi[0]; ++i)
+        for (int64_t j = lo[1]; j < hi[1]; ++j)
+            out[i * MD1 + j] += 1;
+}
+static void md_sum_fn(const int64_t *lo, const int64_t *hi, void *ctx, void *acc)
+{
+    (void)ctx;
+    for (int64_t i = lo[0]; i < hi[0]; ++i)
+        for (int64_t j = lo[1]; j < hi[1]; ++j)
+            *(int64_t *)acc += i * MD1 + j;
+}
+
+typedef enum {
+    MP_GOOD,
+    MP_EMPTY,
+    MP_DYNAMIC_LEFT,
+    MP_RANK1,
+    MP_RANK7,
+    MP_LOWER_GT_UPPER,
+    MP_NEG_TILE,
+    MP_OVERFLOW,
+    MP_BAD_ITERATE,
+    MP_BAD_SCHEDULE
+} md_policy_sel;
+typedef enum { MK_GOOD, MK_NULL, MK_RANK3, MK_ONE_D, MK_WRONG_KIND } md_kernel_sel;
+
+typedef struct {
+    const char *name;
+    px_kernel_kind kind; /* for / reduce */
+    body_sel body;
+    space_sel space;
+    md_policy_sel policy;
+    int fn_null;
+    md_kernel_sel kernel;
+    reducer_sel reducer;
+    int result_null;
+    int expect;
+} md_case;
+
+static const md_case md_cases[] = {
+    {"md for fn", PX_KERNEL_FOR, FN, SP_DEFAULT, MP_GOOD, 0, MK_GOOD, R_GOOD, 0, PX_OK},
+    {"md for kernel", PX_KERNEL_FOR, KERNEL, SP_DEFAULT, MP_GOOD, 0, MK_GOOD, R_GOOD, 0, PX_OK},
+    {"md reduce fn", PX_KERNEL_REDUCE, FN, SP_DEFAULT, MP_GOOD, 0, MK_GOOD, R_GOOD, 0, PX_OK},
+    {"md reduce kernel", PX_KERNEL_REDUCE, KERNEL, SP_DEFAULT, MP_GOOD, 0, MK_GOOD, R_GOOD, 0,
+     PX_OK},
+    {"md reduce kernel, dynamic left", PX_KERNEL_REDUCE, KERNEL, SP_DEFAULT, MP_DYNAMIC_LEFT, 0,
+     MK_GOOD, R_GOOD, 0, PX_OK},
+    {"md reduce fn, empty box", PX_KERNEL_REDUCE, FN, SP_DEFAULT, MP_EMPTY, 0, MK_GOOD, R_GOOD, 0,
+     PX_OK},
+    {"md rank 1", PX_KERNEL_FOR, FN, SP_DEFAULT, MP_RANK1, 0, MK_GOOD, R_GOOD, 0, PX_EINVAL},
+    {"md rank 7", PX_KERNEL_REDUCE, KERNEL, SP_DEFAULT, MP_RANK7, 0, MK_GOOD, R_GOOD, 0, PX_EINVAL},
+    {"md lower > upper", PX_KERNEL_FOR, KERNEL, SP_DEFAULT, MP_LOWER_GT_UPPER, 0, MK_GOOD, R_GOOD,
+     0, PX_EINVAL},
+    {"md negative tile", PX_KERNEL_REDUCE, FN, SP_DEFAULT, MP_NEG_TILE, 0, MK_GOOD, R_GOOD, 0,
+     PX_EINVAL},
+    {"md extents overflow", PX_KERNEL_FOR, FN, SP_DEFAULT, MP_OVERFLOW, 0, MK_GOOD, R_GOOD, 0,
+     PX_EINVAL},
+    {"md unknown iterate", PX_KERNEL_FOR, KERNEL, SP_DEFAULT, MP_BAD_ITERATE, 0, MK_GOOD, R_GOOD, 0,
+     PX_EINVAL},
+    {"md unknown schedule", PX_KERNEL_REDUCE, KERNEL, SP_DEFAULT, MP_BAD_SCHEDULE, 0, MK_GOOD,
+     R_GOOD, 0, PX_EINVAL},
+    {"md NULL for fn", PX_KERNEL_FOR, FN, SP_DEFAULT, MP_GOOD, 1, MK_GOOD, R_GOOD, 0, PX_EFAULT},
+    {"md NULL reduce fn", PX_KERNEL_REDUCE, FN, SP_DEFAULT, MP_GOOD, 1, MK_GOOD, R_GOOD, 0,
+     PX_EFAULT},
+    {"md NULL kernel", PX_KERNEL_FOR, KERNEL, SP_DEFAULT, MP_GOOD, 0, MK_NULL, R_GOOD, 0,
+     PX_EFAULT},
+    {"md 3-D kernel on a rank-2 policy", PX_KERNEL_FOR, KERNEL, SP_DEFAULT, MP_GOOD, 0, MK_RANK3,
+     R_GOOD, 0, PX_EINVAL},
+    {"md 1-D kernel on an MDRange policy", PX_KERNEL_REDUCE, KERNEL, SP_DEFAULT, MP_GOOD, 0,
+     MK_ONE_D, R_GOOD, 0, PX_EINVAL},
+    {"md for kernel launched as reduce", PX_KERNEL_REDUCE, KERNEL, SP_DEFAULT, MP_GOOD, 0,
+     MK_WRONG_KIND, R_GOOD, 0, PX_EINVAL},
+    {"md NULL reducer", PX_KERNEL_REDUCE, FN, SP_DEFAULT, MP_GOOD, 0, MK_GOOD, R_NULL, 0,
+     PX_EFAULT},
+    {"md value size mismatch", PX_KERNEL_REDUCE, KERNEL, SP_DEFAULT, MP_GOOD, 0, MK_GOOD,
+     R_WRONG_SIZE, 0, PX_EINVAL},
+    {"md NULL result", PX_KERNEL_REDUCE, KERNEL, SP_DEFAULT, MP_GOOD, 0, MK_GOOD, R_GOOD, 1,
+     PX_EFAULT},
+    {"md host fn on a device space", PX_KERNEL_FOR, FN, SP_DEV, MP_GOOD, 0, MK_GOOD, R_GOOD, 0,
+     PX_EINVAL},
+    {"md kernel not compiled for the device", PX_KERNEL_REDUCE, KERNEL, SP_DEV, MP_GOOD, 0, MK_GOOD,
+     R_GOOD, 0, PX_EINVAL},
+    {"md host fn on cuda", PX_KERNEL_FOR, FN, SP_CUDA, MP_GOOD, 0, MK_GOOD, R_GOOD, 0, PX_EINVAL},
+    {"md space not available", PX_KERNEL_FOR, KERNEL, SP_ABSENT, MP_GOOD, 0, MK_GOOD, R_GOOD, 0,
+     PX_ENODEV},
+};
+#define N_MD_CASES ((int)(sizeof md_cases / sizeof md_cases[0]))
+
+static px_mdrange_policy md_policy(md_policy_sel sel)
+{
+    int64_t lo[PX_MAX_RANK] = {0}, hi[PX_MAX_RANK] = {MD0, MD1, 2, 2, 2, 2, };
+    int64_t tile[2] = {3, 4};
+    px_mdrange_policy p = px_mdrange_tiled(2, lo, hi, tile);
+    switch (sel) {
+    case MP_GOOD:
+        break;
+    case MP_EMPTY:
+        p.upper[1] = 0;
+        break;
+    case MP_DYNAMIC_LEFT:
+        p = px_mdrange_set_schedule(px_mdrange_set_iterate(p, PX_ITERATE_LEFT),
+                                    PX_SCHEDULE_DYNAMIC);
+        break;
+    case MP_RANK1:
+        p.rank = 1;
+        break;
+    case MP_RANK7:
+        p.rank = 7;
+        break;
+    case MP_LOWER_GT_UPPER:
+        p.lower[0] = MD0 + 1;
+        break;
+    case MP_NEG_TILE:
+        p.tile[1] = -1;
+        break;
+    case MP_OVERFLOW:
+        p.upper[0] = INT64_MAX / 4;
+        p.upper[1] = 8;
+        break;
+    case MP_BAD_ITERATE:
+        p.iterate = (px_iterate)5;
+        break;
+    case MP_BAD_SCHEDULE:
+        p.schedule = (px_schedule)5;
+        break;
+    }
+    return p;
+}
+
+static const px_kernel *md_kernel(const md_case *c)
+{
+    switch (c->kernel) {
+    case MK_GOOD:
+        return c->kind == PX_KERNEL_FOR ? &lt_md_fill : &lt_md_sum;
+    case MK_NULL:
+        return NULL;
+    case MK_RANK3:
+        return &lt_md_fill3;
+    case MK_ONE_D:
+        return c->kind == PX_KERNEL_FOR ? &lt_fill : &lt_sum;
+    case MK_WRONG_KIND:
+        return c->kind == PX_KERNEL_FOR ? &lt_md_sum : &lt_md_fill;
+    }
+    return NULL;
+}
+
+/* Run row @c through the direct call (e == NULL) or an engine push writing @v. */
+static int md_launch(const md_case *c, launch_input *in, px_engine *e, px_var *v)
+{
+    launch_case lc = {.space = c->space, .kernel = K_GOOD, .args = A_GOOD, .reducer = c->reducer,
+                      .kind = c->kind};
+    if (!build(&lc, in))
+        return -1;
+    px_mdrange_policy p = md_policy(c->policy);
+    const px_kernel *k = md_kernel(c);
+    void *res = c->result_null ? NULL : &in->result;
+    px_var *w[1] = {v};
+    int for_ = c->kind == PX_KERNEL_FOR;
+    if (c->body == FN) {
+        px_md_for_fn ff = c->fn_null ? NULL : md_fill_fn;
+        px_md_reduce_fn rf = c->fn_null ? NULL : md_sum_fn;
+        if (!e)
+            return for_ ? px_parallel_for_md_fn(in->space, c->name, p, ff, in->out)
+                        : px_parallel_reduce_md_fn(in->space, c->name, p, rf, in->out, in->reducer,
+                                                   res);
+        return for_ ? px_engine_push_parallel_for_md_fn(e, in->space, c->name, p, ff, in->out,
+                                                        NULL, 0, w, 1)
+                    : px_engine_push_parallel_reduce_md_fn(e, in->space, c->name, p, rf, in->out,
+                                                           in->reducer, res, NULL, 0, w, 1);
+    }
+    if (!e)
+        return for_ ? px_parallel_for_md(in->space, c->name, p, k, in->args, in->args_size)
+                    : px_parallel_reduce_md(in->space, c->name, p, k, in->args, in->args_size,
+                                            in->reducer, res);
+    return for_ ? px_engine_push_parallel_for_md(e, in->space, c->name, p, k, in->args,
+                                                 in->args_size, NULL, 0, w, 1)
+                 : px_engine_push_parallel_reduce_md(e, in->space, c->name, p, k, in->args,
+                                                     in->args_size, in->reducer, res, NULL, 0, w,
+                                                     1);
+}
+
+static void md_check_result(const md_case *c, const launch_input *in, const char *path)
+{
+    px_mdrange_policy p = md_policy(c->policy);
+    int64_t sum = 0;
+    for (int64_t i = 0; i < N; ++i) {
+        int inside = i / MD1 < p.upper[0] && i % MD1 < p.upper[1];
+        if (inside)
+            sum += i;
+        int64_t want = c->kind == PX_KERNEL_FOR && inside ? 1 : 0;
+        ck_assert_msg(in->out[i] == want, "%s, %s: out[%lld] = %lld, expected %lld", c->name, path,
+                      (long long)i, (long long)in->out[i], (long long)want);
+    }
+    if (c->kind == PX_KERNEL_REDUCE)
+        ck_assert_msg(in->result == sum, "%s, %s: result %lld, expected %lld", c->name, path,
+                      (long long)in->result, (long long)sum);
+}
+
+START_TEST(test_every_md_launch_status_is_the_same_from_a_direct_launch_and_an_engine_push)
+{
+    const md_case *c = &md_cases[_i];
+    launch_input in;
+    px_test_log_clear();
+    int rc = md_launch(c, &in, NULL, NULL);
+    if (rc == -1)
+        return; /* a cuda row on a machine without a GPU */
+    ck_assert_msg(rc == c->expect, "%s, direct: %s, expected %s", c->name, px_strerror(rc),
+                  px_strerror(c->expect));
+    if (rc != PX_OK)
+        ck_assert_msg(px_test_log_text()[0] != '\0', "%s, direct: %s without a message", c->name,
+                      px_strerror(rc));
+    else
+        md_check_result(c, &in, "direct");
+
+    px_engine *e = px_engine_default();
+    ck_assert_ptr_nonnull(e);
+    px_var *v = px_var_new(e);
+    ck_assert_ptr_nonnull(v);
+    px_test_log_clear();
+    rc = md_launch(c, &in, e, v);
+    ck_assert_msg(rc == c->expect, "%s, engine push: %s, expected %s", c->name, px_strerror(rc),
+                  px_strerror(c->expect));
+    if (rc != PX_OK)
+        ck_assert_msg(px_test_log_text()[0] != '\0', "%s, engine push: %s without a message",
+                      c->name, px_strerror(rc));
+    ck_assert_msg(px_engine_wait_for_var(e, v) == PX_OK, "%s: the op failed on a worker", c->name);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    if (rc == PX_OK)
+        md_check_result(c, &in, "engine");
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+}
+END_TEST
+
+
 static void setup(void)
 {
     px_test_log_capture();
@@ -865,6 +1120,9 @@ static Suite *launch_suite(void)
     tcase_add_loop_test(
         tc, test_every_team_launch_status_is_the_same_from_a_direct_launch_and_an_engine_push, 0,
         N_TEAM_CASES);
+    tcase_add_loop_test(
+        tc, test_every_md_launch_status_is_the_same_from_a_direct_launch_and_an_engine_push, 0,
+        N_MD_CASES);
     tcase_add_test(tc, test_an_engine_kernel_push_runs_on_the_arguments_given_at_push);
     tcase_add_test(tc, test_spaces_get_their_settings_at_initialize_and_report_their_device);
     suite_add_tcase(s, tc);

@@ -391,6 +391,59 @@ START_TEST(test_auto_chunk_odd_inputs)
 END_TEST
 
 /* The launch-side check names the kernel label and the bad value in its message. */
+/* pxi_plan_md: tile numbers dealt like a 1-D range; a pool plan has at least 8 tiles per rank
+ * where the box allows, static blocks partition [0, total) in rank order, dynamic claims cover
+ * it once, and the tiling does not depend on the kind (for and reduce see the same tiles). */
+START_TEST(test_plan_md_deals_tiles_like_a_range)
+{
+    int64_t hi[3] = {64, 64, 64};
+    for (int nranks = 1; nranks <= 8; ++nranks) {
+        for (int dyn = 0; dyn < 2; ++dyn) {
+            px_mdrange_policy p = px_mdrange(3, NULL, hi);
+            p = px_mdrange_set_schedule(p, dyn ? PX_SCHEDULE_DYNAMIC : PX_SCHEDULE_STATIC);
+            pxi_md_hint h = {.l2_bytes = 1 << 20};
+            pxi_md_plan a = pxi_plan_md(&p, PX_KERNEL_FOR, nranks, PXI_PLAN_POOL, &h);
+            pxi_md_plan b = pxi_plan_md(&p, PX_KERNEL_REDUCE, nranks, PXI_PLAN_POOL, &h);
+            ck_assert_int_ge(a.tiling.total, 8 * nranks);
+            ck_assert_int_eq(a.tiling.total, b.tiling.total);
+            for (int d = 0; d < 3; ++d)
+                ck_assert_int_eq(a.tiling.tile[d], b.tiling.tile[d]);
+            const pxi_range_plan *tp = &a.tiles;
+            ck_assert_int_eq(tp->begin, 0);
+            ck_assert_int_eq(tp->end, a.tiling.total);
+            ck_assert_int_eq(tp->dynamic, dyn);
+            int64_t next = 0;
+            if (!dyn) {
+                for (int r = 0; r < nranks; ++r) {
+                    int64_t bb, ee;
+                    pxi_plan_static_block(tp, r, &bb, &ee);
+                    ck_assert_int_eq(bb, next);
+                    next = ee;
+                }
+            } else {
+                for (int64_t u = 0; u < tp->nclaims; ++u) {
+                    int64_t bb, ee;
+                    pxi_plan_claim_bounds(tp, u, &bb, &ee);
+                    ck_assert_int_eq(bb, next);
+                    ck_assert_int_lt(bb, ee);
+                    next = ee;
+                }
+            }
+            ck_assert_int_eq(next, a.tiling.total);
+        }
+    }
+    /* Serial ignores the schedule and asks for no tile minimum. */
+    px_mdrange_policy p = px_mdrange_set_schedule(px_mdrange(3, NULL, hi), PX_SCHEDULE_DYNAMIC);
+    pxi_md_plan s = pxi_plan_md(&p, PX_KERNEL_FOR, 4, PXI_PLAN_SERIAL, NULL);
+    ck_assert_int_eq(s.tiles.dynamic, 0);
+    ck_assert_int_eq(s.tiles.nranks, 1);
+    /* A device plan takes its tile minimum from the hint. */
+    pxi_md_hint dh = {.l2_bytes = 128 * 1024, .min_tiles = 1000};
+    pxi_md_plan dv = pxi_plan_md(&p, PX_KERNEL_FOR, 1, PXI_PLAN_DEVICE, &dh);
+    ck_assert_int_ge(dv.tiling.total, 1000);
+}
+END_TEST
+
 START_TEST(test_range_check_message_names_label_and_value)
 {
     px_test_log_capture();
@@ -495,6 +548,7 @@ static Suite *policy_suite(void)
     tcase_add_test(tc, test_plan_at_int64_limits);
     tcase_add_test(tc, test_range_chunked_keeps_fields);
     tcase_add_test(tc, test_auto_chunk_odd_inputs);
+    tcase_add_test(tc, test_plan_md_deals_tiles_like_a_range);
     tcase_add_test(tc, test_range_check_message_names_label_and_value);
     tcase_add_test(tc, test_plan_team_covers_the_league_once_for_every_size_and_schedule);
     suite_add_tcase(s, tc);

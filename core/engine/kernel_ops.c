@@ -315,3 +315,79 @@ int px_engine_push_parallel_reduce_team_fn(px_engine *e, px_space *s, const char
     return kernel_op_push(e, &l, "px_engine_push_parallel_reduce_team_fn", reads, n_reads, writes,
                           n_writes);
 }
+
+/* MDRange launches (parex/mdrange.h): the same stored prepared launch, policy kind MDRANGE. */
+int px_engine_push_parallel_for_md(px_engine *e, px_space *s, const char *label,
+                                   px_mdrange_policy p, const px_kernel *k, const void *args,
+                                   size_t args_size, px_var *const *reads, size_t n_reads,
+                                   px_var *const *writes, size_t n_writes)
+{
+    pxi_launch l = {.kind = PX_KERNEL_FOR,
+                    .policy_kind = PXI_POLICY_MDRANGE,
+                    .body = PXI_BODY_KERNEL,
+                    .label = label,
+                    .space = s,
+                    .md = p,
+                    .ctx = (void *)(uintptr_t)args,
+                    .kernel = k,
+                    .args_size = args_size};
+    return kernel_op_push(e, &l, "px_engine_push_parallel_for_md", reads, n_reads, writes,
+                          n_writes);
+}
+
+int px_engine_push_parallel_for_md_fn(px_engine *e, px_space *s, const char *label,
+                                      px_mdrange_policy p, px_md_for_fn fn, void *ctx,
+                                      px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                      size_t n_writes)
+{
+    pxi_launch l = {.kind = PX_KERNEL_FOR,
+                    .policy_kind = PXI_POLICY_MDRANGE,
+                    .body = PXI_BODY_FN,
+                    .label = label,
+                    .space = s,
+                    .md = p,
+                    .host_md_for = fn,
+                    .ctx = ctx};
+    return kernel_op_push(e, &l, "px_engine_push_parallel_for_md_fn", reads, n_reads, writes,
+                          n_writes);
+}
+
+int px_engine_push_parallel_reduce_md(px_engine *e, px_space *s, const char *label,
+                                      px_mdrange_policy p, const px_kernel *k, const void *args,
+                                      size_t args_size, const px_reducer *r, void *result,
+                                      px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                      size_t n_writes)
+{
+    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
+                    .policy_kind = PXI_POLICY_MDRANGE,
+                    .body = PXI_BODY_KERNEL,
+                    .label = label,
+                    .space = s,
+                    .md = p,
+                    .ctx = (void *)(uintptr_t)args,
+                    .kernel = k,
+                    .args_size = args_size,
+                    .reducer = r,
+                    .result = result};
+    return kernel_op_push(e, &l, "px_engine_push_parallel_reduce_md", reads, n_reads, writes,
+                          n_writes);
+}
+
+int px_engine_push_parallel_reduce_md_fn(px_engine *e, px_space *s, const char *label,
+                                         px_mdrange_policy p, px_md_reduce_fn fn, void *ctx,
+                                         const px_reducer *r, void *result, px_var *const *reads,
+                                         size_t n_reads, px_var *const *writes, size_t n_writes)
+{
+    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
+                    .policy_kind = PXI_POLICY_MDRANGE,
+                    .body = PXI_BODY_FN,
+                    .label = label,
+                    .space = s,
+                    .md = p,
+                    .host_md_reduce = fn,
+                    .ctx = ctx,
+                    .reducer = r,
+                    .result = result};
+    return kernel_op_push(e, &l, "px_engine_push_parallel_reduce_md_fn", reads, n_reads, writes,
+                          n_writes);
+}

@@ -437,6 +437,45 @@ PX_API int px_engine_push_parallel_scan_fn(px_engine *e, px_space *s, const char
                                            px_range_policy p, px_scan_fn fn, void *ctx,
                                            const px_reducer *r, void *total, px_var *const *reads,
                                            size_t n_reads, px_var *const *writes, size_t n_writes);
+/**
+ * Push an MDRange kernel launch (px_parallel_for_md; a PX_FOR_<N>D kernel with N == p.rank) as
+ * an op. Statuses as px_parallel_for_md, checked at push, plus the Var and engine statuses of
+ * px_engine_push_parallel_for. Thread-safe; blocks under backpressure.
+ */
+PX_API int px_engine_push_parallel_for_md(px_engine *e, px_space *s, const char *label,
+                                          px_mdrange_policy p, const px_kernel *k, const void *args,
+                                          size_t args_size, px_var *const *reads, size_t n_reads,
+                                          px_var *const *writes, size_t n_writes);
+/**
+ * Push an MDRange host function launch (px_parallel_for_md_fn) as an op; @p ctx must stay valid
+ * until the op has run. Statuses as px_parallel_for_md_fn, checked at push, plus those of
+ * px_engine_push_parallel_for. Thread-safe.
+ */
+PX_API int px_engine_push_parallel_for_md_fn(px_engine *e, px_space *s, const char *label,
+                                             px_mdrange_policy p, px_md_for_fn fn, void *ctx,
+                                             px_var *const *reads, size_t n_reads,
+                                             px_var *const *writes, size_t n_writes);
+/**
+ * Push an MDRange reduce kernel launch (px_parallel_reduce_md; a PX_REDUCE_<N>D kernel) as an
+ * op; *result is written when the op runs. Statuses as px_parallel_reduce_md, checked at push,
+ * plus those of px_engine_push_parallel_for. Thread-safe.
+ */
+PX_API int px_engine_push_parallel_reduce_md(px_engine *e, px_space *s, const char *label,
+                                             px_mdrange_policy p, const px_kernel *k,
+                                             const void *args, size_t args_size,
+                                             const px_reducer *r, void *result,
+                                             px_var *const *reads, size_t n_reads,
+                                             px_var *const *writes, size_t n_writes);
+/**
+ * Push an MDRange host function reduce (px_parallel_reduce_md_fn) as an op; *result is written
+ * when the op runs. Statuses as px_parallel_reduce_md_fn, checked at push, plus those of
+ * px_engine_push_parallel_for. Thread-safe.
+ */
+PX_API int px_engine_push_parallel_reduce_md_fn(px_engine *e, px_space *s, const char *label,
+                                                px_mdrange_policy p, px_md_reduce_fn fn, void *ctx,
+                                                const px_reducer *r, void *result,
+                                                px_var *const *reads, size_t n_reads,
+                                                px_var *const *writes, size_t n_writes);
 /** @} */
 
 /** @name Team launches as ops (parex/team.h)

@@ -96,6 +96,15 @@ typedef void (*px_reduce_fn)(int64_t begin, int64_t end, void *ctx, void *acc);
  * before begin. On the pass with final_pass != 0 that prefix is exact and outputs are written.
  */
 typedef void (*px_scan_fn)(int64_t begin, int64_t end, void *ctx, void *partial, int final_pass);
+/**
+ * Runs one tile of an MDRange parallel_for: the box lo[d] <= i_d < hi[d], d < the policy's rank
+ * (each array holds rank entries; the box is never empty). The function loops over the box
+ * itself, in any order (parex/mdrange.h says which tiles a call receives).
+ */
+typedef void (*px_md_for_fn)(const int64_t *lo, const int64_t *hi, void *ctx);
+/** Folds one tile [lo, hi) of an MDRange reduce into *acc (the identity or earlier tiles' fold,
+ * in tile order). */
+typedef void (*px_md_reduce_fn)(const int64_t *lo, const int64_t *hi, void *ctx, void *acc);
 /** @} */
 
 /** @name Single-source kernel objects (made by PX_FOR / PX_REDUCE / PX_SCAN)
@@ -131,6 +140,13 @@ typedef struct px_kernel {
      *  type (PX_EINVAL), since equal sizes do not make a double and an int64_t compatible.
      *  Zero (custom) in a hand-made px_kernel: only value_size is checked then. */
     px_value_type value_type;
+    /** Rank of an MDRange kernel (PX_FOR_2D ... PX_FOR_6D, PX_REDUCE_2D ...; parex/mdrange.h);
+     * 0 for the 1-D macros above. */
+    int rank;
+    /** MDRange host entries, one tile per call, indexed by px_iterate (the loop nest for
+     * PX_ITERATE_RIGHT, last index innermost, and for PX_ITERATE_LEFT, first index innermost). */
+    px_md_for_fn host_md_for[2];       /**< Set for an MDRange PX_KERNEL_FOR. */
+    px_md_reduce_fn host_md_reduce[2]; /**< Set for an MDRange PX_KERNEL_REDUCE. */
 } px_kernel;
 /** @} */
 
@@ -295,6 +311,10 @@ PX_API int px_parallel_scan(px_space *s, const char *label, px_range_policy p, c
 #define PXI_DEVICE_REDUCE_PTR(name) NULL
 #define PXI_DEVICE_SCAN(name, Args, Value)
 #define PXI_DEVICE_SCAN_PTR(name) NULL
+#define PXI_DEVICE_FOR_MD(name, Args, N)
+#define PXI_DEVICE_FOR_MD_PTR(name) NULL
+#define PXI_DEVICE_REDUCE_MD(name, Args, Value, N)
+#define PXI_DEVICE_REDUCE_MD_PTR(name) NULL
 #endif
 
 #if defined(__GNUC__)
@@ -358,7 +378,7 @@ PXI_VALUE_TYPE_OF_(px_valloc_f64, PX_VALUE_VALLOC_F64)
     PXI_DEVICE_FOR(name, Args)                                                                     \
     PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC, PX_KERNEL_FOR, #name, sizeof(Args), 0,   \
                                          name##_pxhost, NULL, NULL, PXI_DEVICE_FOR_PTR(name),     \
-                                         PX_VALUE_CUSTOM};                                         \
+                                         PX_VALUE_CUSTOM, 0, {NULL, NULL}, {NULL, NULL}};          \
     PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a)
 
 #define PX_REDUCE(name, Args, Value, i, a, acc)                                                    \
@@ -375,7 +395,7 @@ PXI_VALUE_TYPE_OF_(px_valloc_f64, PX_VALUE_VALLOC_F64)
     PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC,   PX_KERNEL_REDUCE, #name,              \
                                          sizeof(Args),      sizeof(Value),    NULL,               \
                                          name##_pxhost,     NULL,             PXI_DEVICE_REDUCE_PTR(name), \
-                                         PXI_VALUE_TYPE(Value)};                                   \
+                                         PXI_VALUE_TYPE(Value), 0, {NULL, NULL}, {NULL, NULL}};    \
     PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a, Value *PXI_RESTRICT acc)
 
 #define PX_SCAN(name, Args, Value, i, a, partial, final_pass)                                      \
@@ -393,8 +413,133 @@ PXI_VALUE_TYPE_OF_(px_valloc_f64, PX_VALUE_VALLOC_F64)
     PXI_DEVICE_SCAN(name, Args, Value)                                                             \
     PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC, PX_KERNEL_SCAN, #name,   sizeof(Args),   \
                                          sizeof(Value),   NULL,           NULL,    name##_pxhost,  \
-                                         PXI_DEVICE_SCAN_PTR(name), PXI_VALUE_TYPE(Value)};        \
+                                         PXI_DEVICE_SCAN_PTR(name), PXI_VALUE_TYPE(Value), 0,      \
+                                         {NULL, NULL}, {NULL, NULL}};                              \
     PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a,                             \
                                 Value *PXI_RESTRICT partial, int final_pass)
+
+/* ---- MDRange kernels (parex/mdrange.h): PX_FOR_<N>D and PX_REDUCE_<N>D, N = 2..6 ------------
+ *
+ * Each kernel gets two host entries, one per iterate order, each a loop nest over one tile with
+ * the body inlined: PX_ITERATE_RIGHT nests the dimensions 0, 1, ..., N-1 (the last index
+ * innermost), PX_ITERATE_LEFT N-1, ..., 0 (the first innermost). The launch picks the entry of
+ * the policy's order once; the innermost loop is then unit-stride for a view of the matching
+ * layout and the compiler vectorizes it. The bounds are copied into locals so stores in the
+ * body cannot alias them. */
+#define PXI_MD_LOOP(q, d) for (int64_t q = pxl_[d]; q < pxh_[d]; ++q)
+#define PXI_MD_NEST_R2    PXI_MD_LOOP(pxq0_, 0) PXI_MD_LOOP(pxq1_, 1)
+#define PXI_MD_NEST_L2    PXI_MD_LOOP(pxq1_, 1) PXI_MD_LOOP(pxq0_, 0)
+#define PXI_MD_NEST_R3    PXI_MD_NEST_R2 PXI_MD_LOOP(pxq2_, 2)
+#define PXI_MD_NEST_L3    PXI_MD_LOOP(pxq2_, 2) PXI_MD_NEST_L2
+#define PXI_MD_NEST_R4    PXI_MD_NEST_R3 PXI_MD_LOOP(pxq3_, 3)
+#define PXI_MD_NEST_L4    PXI_MD_LOOP(pxq3_, 3) PXI_MD_NEST_L3
+#define PXI_MD_NEST_R5    PXI_MD_NEST_R4 PXI_MD_LOOP(pxq4_, 4)
+#define PXI_MD_NEST_L5    PXI_MD_LOOP(pxq4_, 4) PXI_MD_NEST_L4
+#define PXI_MD_NEST_R6    PXI_MD_NEST_R5 PXI_MD_LOOP(pxq5_, 5)
+#define PXI_MD_NEST_L6    PXI_MD_LOOP(pxq5_, 5) PXI_MD_NEST_L5
+#define PXI_MD_Q2         pxq0_, pxq1_
+#define PXI_MD_Q3         PXI_MD_Q2, pxq2_
+#define PXI_MD_Q4         PXI_MD_Q3, pxq3_
+#define PXI_MD_Q5         PXI_MD_Q4, pxq4_
+#define PXI_MD_Q6         PXI_MD_Q5, pxq5_
+/* The tile's bounds as locals pxl_[N], pxh_[N]. */
+#define PXI_MD_BOUNDS(N)                                                                           \
+    int64_t pxl_[N], pxh_[N];                                                                      \
+    for (int pxd_ = 0; pxd_ < (N); ++pxd_) {                                                       \
+        pxl_[pxd_] = pxlo_[pxd_];                                                                  \
+        pxh_[pxd_] = pxhi_[pxd_];                                                                  \
+    }
+
+/* One host entry of a for kernel: ORDER is R or L. */
+#define PXI_MD_FOR_HOST(name, Args, N, ORDER)                                                      \
+    static void name##_pxh##ORDER(const int64_t *pxlo_, const int64_t *pxhi_, void *pxargs_)       \
+    {                                                                                              \
+        const Args pxa_ = *(const Args *)pxargs_;                                                  \
+        PXI_MD_BOUNDS(N)                                                                           \
+        PXI_MD_NEST_##ORDER##N name##_pxbody(PXI_MD_Q##N, &pxa_);                                  \
+    }
+#define PXI_MD_REDUCE_HOST(name, Args, Value, N, ORDER)                                            \
+    static void name##_pxh##ORDER(const int64_t *pxlo_, const int64_t *pxhi_, void *pxargs_,       \
+                                  void *pxacc_)                                                    \
+    {                                                                                              \
+        const Args pxa_ = *(const Args *)pxargs_;                                                  \
+        Value pxv_ = *(Value *)pxacc_;                                                             \
+        PXI_MD_BOUNDS(N)                                                                           \
+        PXI_MD_NEST_##ORDER##N name##_pxbody(PXI_MD_Q##N, &pxa_, &pxv_);                           \
+        *(Value *)pxacc_ = pxv_;                                                                   \
+    }
+
+/* A rank-N for kernel; the variadic arguments are the body's parameter list. */
+#define PXI_MD_FOR_DEF(name, Args, N, ...)                                                         \
+    PXI_BODY void name##_pxbody(__VA_ARGS__);                                                      \
+    PXI_MD_FOR_HOST(name, Args, N, R)                                                              \
+    PXI_MD_FOR_HOST(name, Args, N, L)                                                              \
+    PXI_DEVICE_FOR_MD(name, Args, N)                                                               \
+    PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC,                                          \
+                                         PX_KERNEL_FOR,                                            \
+                                         #name,                                                    \
+                                         sizeof(Args),                                             \
+                                         0,                                                        \
+                                         NULL,                                                     \
+                                         NULL,                                                     \
+                                         NULL,                                                     \
+                                         PXI_DEVICE_FOR_MD_PTR(name),                              \
+                                         PX_VALUE_CUSTOM,                                          \
+                                         N,                                                        \
+                                         {name##_pxhR, name##_pxhL},                               \
+                                         {NULL, NULL}};                                            \
+    PXI_BODY void name##_pxbody(__VA_ARGS__)
+
+#define PXI_MD_REDUCE_DEF(name, Args, Value, N, ...)                                               \
+    PXI_BODY void name##_pxbody(__VA_ARGS__);                                                      \
+    PXI_MD_REDUCE_HOST(name, Args, Value, N, R)                                                    \
+    PXI_MD_REDUCE_HOST(name, Args, Value, N, L)                                                    \
+    PXI_DEVICE_REDUCE_MD(name, Args, Value, N)                                                     \
+    PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC,                                          \
+                                         PX_KERNEL_REDUCE,                                         \
+                                         #name,                                                    \
+                                         sizeof(Args),                                             \
+                                         sizeof(Value),                                            \
+                                         NULL,                                                     \
+                                         NULL,                                                     \
+                                         NULL,                                                     \
+                                         PXI_DEVICE_REDUCE_MD_PTR(name),                           \
+                                         PXI_VALUE_TYPE(Value),                                    \
+                                         N,                                                        \
+                                         {NULL, NULL},                                             \
+                                         {name##_pxhR, name##_pxhL}};                              \
+    PXI_BODY void name##_pxbody(__VA_ARGS__)
+
+#define PXI_I64 int64_t
+/** MDRange for kernels of rank 2..6: indices named by the caller, `a` a const Args *. */
+#define PX_FOR_2D(name, Args, i0, i1, a)                                                           \
+    PXI_MD_FOR_DEF(name, Args, 2, PXI_I64 i0, PXI_I64 i1, const Args *PXI_RESTRICT a)
+#define PX_FOR_3D(name, Args, i0, i1, i2, a)                                                       \
+    PXI_MD_FOR_DEF(name, Args, 3, PXI_I64 i0, PXI_I64 i1, PXI_I64 i2, const Args *PXI_RESTRICT a)
+#define PX_FOR_4D(name, Args, i0, i1, i2, i3, a)                                                   \
+    PXI_MD_FOR_DEF(name, Args, 4, PXI_I64 i0, PXI_I64 i1, PXI_I64 i2, PXI_I64 i3,                  \
+                   const Args *PXI_RESTRICT a)
+#define PX_FOR_5D(name, Args, i0, i1, i2, i3, i4, a)                                               \
+    PXI_MD_FOR_DEF(name, Args, 5, PXI_I64 i0, PXI_I64 i1, PXI_I64 i2, PXI_I64 i3, PXI_I64 i4,      \
+                   const Args *PXI_RESTRICT a)
+#define PX_FOR_6D(name, Args, i0, i1, i2, i3, i4, i5, a)                                           \
+    PXI_MD_FOR_DEF(name, Args, 6, PXI_I64 i0, PXI_I64 i1, PXI_I64 i2, PXI_I64 i3, PXI_I64 i4,      \
+                   PXI_I64 i5, const Args *PXI_RESTRICT a)
+/** MDRange reduce kernels of rank 2..6: fold the point into *acc (a Value *). */
+#define PX_REDUCE_2D(name, Args, Value, i0, i1, a, acc)                                            \
+    PXI_MD_REDUCE_DEF(name, Args, Value, 2, PXI_I64 i0, PXI_I64 i1, const Args *PXI_RESTRICT a,    \
+                      Value *PXI_RESTRICT acc)
+#define PX_REDUCE_3D(name, Args, Value, i0, i1, i2, a, acc)                                        \
+    PXI_MD_REDUCE_DEF(name, Args, Value, 3, PXI_I64 i0, PXI_I64 i1, PXI_I64 i2,                    \
+                      const Args *PXI_RESTRICT a, Value *PXI_RESTRICT acc)
+#define PX_REDUCE_4D(name, Args, Value, i0, i1, i2, i3, a, acc)                                    \
+    PXI_MD_REDUCE_DEF(name, Args, Value, 4, PXI_I64 i0, PXI_I64 i1, PXI_I64 i2, PXI_I64 i3,        \
+                      const Args *PXI_RESTRICT a, Value *PXI_RESTRICT acc)
+#define PX_REDUCE_5D(name, Args, Value, i0, i1, i2, i3, i4, a, acc)                                \
+    PXI_MD_REDUCE_DEF(name, Args, Value, 5, PXI_I64 i0, PXI_I64 i1, PXI_I64 i2, PXI_I64 i3,        \
+                      PXI_I64 i4, const Args *PXI_RESTRICT a, Value *PXI_RESTRICT acc)
+#define PX_REDUCE_6D(name, Args, Value, i0, i1, i2, i3, i4, i5, a, acc)                            \
+    PXI_MD_REDUCE_DEF(name, Args, Value, 6, PXI_I64 i0, PXI_I64 i1, PXI_I64 i2, PXI_I64 i3,        \
+                      PXI_I64 i4, PXI_I64 i5, const Args *PXI_RESTRICT a, Value *PXI_RESTRICT acc)
 
 #endif /* PAREX_KERNEL_H */

@@ -115,6 +115,12 @@ typedef struct {
     int64_t upper[PX_MAX_RANK];  /**< One past the last index; upper[d] >= lower[d]. */
     int64_t tile[PX_MAX_RANK];   /**< Tile extent per dimension, >= 0; 0: automatic. */
     px_iterate iterate;          /**< Order inside and across tiles. */
+    /** How the Threads space deals tiles to its ranks (a parex addition after DESIGN.md's
+     * fields; set it with px_mdrange_set_schedule): PX_SCHEDULE_STATIC (0, the default of
+     * px_mdrange) gives each rank one contiguous block of tiles in tile order;
+     * PX_SCHEDULE_DYNAMIC lets ranks claim groups of consecutive tiles at run time (uneven
+     * work per tile). Serial and cuda ignore it. */
+    px_schedule schedule;
 } px_mdrange_policy;
 
 /**
@@ -155,12 +161,25 @@ PX_API px_mdrange_policy px_mdrange_tiled(int rank, const int64_t *lower, const 
 PX_API px_mdrange_policy px_mdrange_set_iterate(px_mdrange_policy p, px_iterate iterate);
 
 /**
+ * The same policy with another tile schedule on the Threads space (Kokkos spells it
+ * MDRangePolicy<Schedule<Dynamic>>). Reductions stay bitwise reproducible under both: values
+ * are joined in tile order, never in claim order.
+ *
+ * @param p         the policy.
+ * @param schedule  PX_SCHEDULE_STATIC or PX_SCHEDULE_DYNAMIC (other values are kept and
+ *                  rejected by validation).
+ * @return the changed policy value. Thread-safe, pure.
+ */
+PX_API px_mdrange_policy px_mdrange_set_schedule(px_mdrange_policy p, px_schedule schedule);
+
+/**
  * Check an MDRange policy as a launch would.
  *
  * @param p  the policy.
  * @return PX_OK;
  *         PX_EINVAL rank outside 2..PX_MAX_RANK;
  *         PX_EINVAL iterate is not a px_iterate value;
+ *         PX_EINVAL schedule is not a px_schedule value;
  *         PX_EINVAL lower[d] > upper[d] in some dimension d;
  *         PX_EINVAL upper[d] - lower[d] does not fit in int64_t;
  *         PX_EINVAL a negative tile extent;

@@ -400,6 +400,71 @@ out:
     return rc;
 }
 
+/* Threads per block of an MDRange launch: the map's block stays within it (policy/mdrange.h). */
+#define CUDA_MD_MAX_THREADS 256
+/* The cache budget automatic device tiles are sized for (px_mdrange_auto_tile's l2_bytes). */
+#define CUDA_MD_TILE_BUDGET (128 * 1024)
+
+/* An MDRange kernel (PX_FOR_<N>D / PX_REDUCE_<N>D; the launch path checked the kernel's rank):
+ * the device plan's tiles (explicit ones kept, automatic ones by the rule for a 128 KiB budget)
+ * mapped to blocks by pxi_mdrange_cuda_map, fastest dimension on threadIdx.x. */
+int launch_md(const pxi_launch *l, const px_kernel_device *d)
+{
+    /* Automatic tiles: a block's points within a 128 KiB budget (L1/shared size class, not the
+     * host's L2), and at least 8 tiles (blocks) per multiprocessor while the box allows. */
+    pxi_md_hint hint;
+    memset(&hint, 0, sizeof hint);
+    hint.l2_bytes = CUDA_MD_TILE_BUDGET;
+    hint.min_tiles = 8 * (int64_t)g.sm_count;
+    const pxi_md_plan pl = pxi_plan_md(&l->md, l->kind, 1, PXI_PLAN_DEVICE, &hint);
+    const pxi_md_tiling *t = &pl.tiling;
+    pxi_md_cuda_map map;
+    pxi_mdrange_cuda_map(t, CUDA_MD_MAX_THREADS, &map);
+    pxi_cuda_md md;
+    memset(&md, 0, sizeof md);
+    md.rank = t->rank;
+    md.iterate = (int)t->iterate;
+    for (int k = 0; k < t->rank; ++k) {
+        md.lower[k] = t->lower[k];
+        md.upper[k] = t->upper[k];
+        md.tile[k] = t->tile[k];
+        md.ntiles[k] = t->ntiles[k];
+    }
+    md.total = t->total;
+    unsigned prod = 1;
+    for (int a = 0; a < 3; ++a) {
+        md.dim[a] = map.dim[a];
+        md.block[a] = map.block[a] > 0 ? map.block[a] : 1;
+        prod *= md.block[a];
+    }
+    md.threads = (prod + 31u) / 32u * 32u;
+    md.grid = map.grid;
+    pxi_cuda_run run;
+    memset(&run, 0, sizeof run);
+    run.device = g.device;
+    run.sm_count = g.sm_count;
+    run.begin = 0;
+    run.end = t->total;
+    run.args = l->ctx;
+    run.md = &md;
+    run.stream = stream_or_default(l->stream);
+    cudaError_t e = use_device();
+    if (e != cudaSuccess)
+        return cuda_fail(e, "launch \"%s\": selecting device %d", l->label, g.device);
+    if (l->kind == PX_KERNEL_FOR) {
+        run.phase = PXI_CUDA_FOR;
+        e = (cudaError_t)d->run(&run);
+        if (e != cudaSuccess)
+            return cuda_fail(e, "launch \"%s\" (kernel '%s')", l->label, l->kernel->name);
+        return PX_OK;
+    }
+    if (l->kind != PX_KERNEL_REDUCE) {
+        PXI_ERROR("cuda: launch \"%s\": MDRange launches are for or reduce", l->label);
+        return PX_EINVAL;
+    }
+    return launch_folding(l, &run);
+}
+
 int cuda_launch(const pxi_launch *l)
 {
     const px_kernel *k = l->kernel;
@@ -409,7 +474,7 @@ int cuda_launch(const pxi_launch *l)
                   l->label);
         return PX_EINVAL;
     }
-    if (l->policy_kind != PXI_POLICY_RANGE) {
+    if (l->policy_kind != PXI_POLICY_RANGE && l->policy_kind != PXI_POLICY_MDRANGE) {
         PXI_ERROR("cuda: launch \"%s\": unknown policy kind %d", l->label, (int)l->policy_kind);
         return PX_EINVAL;
     }
@@ -426,6 +491,8 @@ int cuda_launch(const pxi_launch *l)
                   l->label, k->name, d->abi, PXI_CUDA_ABI);
         return PX_EINVAL;
     }
+    if (l->policy_kind == PXI_POLICY_MDRANGE)
+        return launch_md(l, d);
     pxi_cuda_run run;
     memset(&run, 0, sizeof run);
     run.device = g.device;

@@ -97,10 +97,41 @@ static int serial_team_launch(const pxi_launch *l)
     return PX_OK;
 }
 
+/* An MDRange launch: every tile in tile order (policy/plan.h, pxi_plan_md), a reduce folding
+ * them into one value, so a threads run with one rank gives the same bits. */
+static int serial_launch_md(const pxi_launch *l)
+{
+    if (l->kind != PX_KERNEL_FOR && l->kind != PX_KERNEL_REDUCE)
+        return PX_EINVAL;
+    const pxi_md_plan pl = pxi_plan_md(&l->md, l->kind, 1, PXI_PLAN_SERIAL, NULL);
+    const pxi_md_tiling *t = &pl.tiling;
+    if (!PX_ALWAYS(t->total > 0))
+        return PX_EINVAL;
+    alignas(64) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];
+    if (l->kind == PX_KERNEL_REDUCE)
+        l->reducer->identity(acc);
+    int64_t coord[PX_MAX_RANK], lo[PX_MAX_RANK], hi[PX_MAX_RANK];
+    pxi_mdrange_tile_coords(t, 0, coord);
+    pxi_mdrange_coords_box(t, coord, lo, hi);
+    ++in_kernel_depth;
+    do {
+        if (l->kind == PX_KERNEL_FOR)
+            l->host_md_for(lo, hi, l->ctx);
+        else
+            l->host_md_reduce(lo, hi, l->ctx, acc);
+    } while (pxi_mdrange_tile_next(t, coord, lo, hi));
+    --in_kernel_depth;
+    if (l->kind == PX_KERNEL_REDUCE)
+        memcpy(l->result, acc, l->reducer->value_size);
+    return PX_OK;
+}
+
 static int serial_launch(const pxi_launch *l)
 {
     if (l->policy_kind == PXI_POLICY_TEAM)
         return serial_team_launch(l);
+    if (l->policy_kind == PXI_POLICY_MDRANGE)
+        return serial_launch_md(l);
     /* core/launch.c hands backends prepared, non-empty ranges only (it answers empty ones
      * itself). */
     if (!PX_ALWAYS(l->policy_kind == PXI_POLICY_RANGE && l->range.begin < l->range.end))

@@ -66,6 +66,7 @@ static struct {
     const char *wait_name;
     int throttled;
     int debug_check;         /* PX_DEBUG_CHECK: run check_after after every launch */
+    size_t l2_bytes;         /* one core's L2 (hwloc), for automatic MDRange tiles */
     unsigned scan_seq;       /* lock */
     unsigned char *unit_buf; /* lock: dynamic reduction slots */
     size_t unit_buf_bytes;   /* lock */
@@ -333,6 +334,8 @@ static int threads_launch(const pxi_launch *l)
         PXI_ERROR("threads: launch '%s' of unknown kind %d", l->label, (int)l->kind);
         return PX_EINVAL;
     }
+    if (l->policy_kind == PXI_POLICY_MDRANGE)
+        return pxi_threads_md_launch(l, st.pool, st.l2_bytes); /* mdrange.c */
     if (l->policy_kind != PXI_POLICY_RANGE) {
         PXI_ERROR("threads: launch '%s' of unknown policy kind %d", l->label, (int)l->policy_kind);
         return PX_EINVAL;
@@ -435,6 +438,7 @@ static int threads_initialize(const pxi_space_config *c)
     st.throttled = pxi_wait_throttled(n, st.pus);
     st.spin_us = pxi_wait_spin_ns(n, st.pus) / 1000;
     st.debug_check = c->debug_check;
+    st.l2_bytes = pxi_topo_l2_bytes(st.topo);
     rc = pxi_tpool_create(&st.pool, n, st.topo, st.pu_of_rank, st.spin_us * 1000);
     if (rc != PX_OK)
         goto fail;

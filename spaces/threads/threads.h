@@ -42,4 +42,13 @@ typedef enum { PXI_DYNAMIC_STEAL = 0, PXI_DYNAMIC_SHARED = 1 } pxi_threads_dynam
  * no launch is running (tests and benchmarks, between launches). */
 void pxi_threads_set_dynamic_mode(pxi_threads_dynamic_mode mode);
 
+/* An MDRange launch (spaces/threads/mdrange.c) on @pool, with automatic tiles sized for an L2
+ * of @l2_bytes (0: the rule's default). Called by threads_launch for PXI_POLICY_MDRANGE with a
+ * prepared, non-empty launch; takes the pool's launch lock itself (or runs inline when called
+ * from inside a job). PX_OK, PX_EINVAL (a kind other than for/reduce), PX_ENOMEM (dynamic
+ * reduce values). */
+struct pxi_launch;
+struct pxi_tpool;
+int pxi_threads_md_launch(const struct pxi_launch *l, struct pxi_tpool *pool, size_t l2_bytes);
+
 #endif

@@ -74,6 +74,10 @@ int pxi_topo_num_cores(const pxi_topo *t);
 /* Number of PUs (hardware threads) in the process cpuset; >= num_cores (t == NULL gives 1). */
 int pxi_topo_num_pus(const pxi_topo *t);
 
+/* Bytes of the L2 cache of one core (hwloc's L2 object above the first core), or 0 when unknown
+ * (no L2 object, a synthetic topology, a build without hwloc). */
+size_t pxi_topo_l2_bytes(const pxi_topo *t);
+
 /* Map ranks 0..nranks-1 to OS PU indices for a binding policy.
  *
  * @param nranks      number of ranks (>= 1).

@@ -509,3 +509,17 @@ int pxi_topo_cache_group(const pxi_topo *t, const int *pu_of_rank, int nranks)
     }
     return 1;
 }
+
+size_t pxi_topo_l2_bytes(const pxi_topo *t)
+{
+    if (t == NULL || t->synthetic || t->topo == NULL)
+        return 0;
+    /* The L2 (unified or data) above the first core: every core of one machine has the same. */
+    hwloc_obj_t core = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_CORE, 0);
+    if (!core)
+        core = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_PU, 0);
+    for (hwloc_obj_t o = core; o; o = o->parent)
+        if (o->type == HWLOC_OBJ_L2CACHE && o->attr && o->attr->cache.size > 0)
+            return (size_t)o->attr->cache.size;
+    return 0;
+}

@@ -105,3 +105,9 @@ int pxi_topo_cache_group(const pxi_topo *t, const int *pu_of_rank, int nranks)
     (void)nranks;
     return 1;
 }
+
+size_t pxi_topo_l2_bytes(const pxi_topo *t)
+{
+    (void)t; /* no cache sizes without hwloc */
+    return 0;
+}

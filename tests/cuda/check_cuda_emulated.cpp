@@ -25,6 +25,10 @@
 #undef PXI_DEVICE_REDUCE_PTR
 #undef PXI_DEVICE_SCAN
 #undef PXI_DEVICE_SCAN_PTR
+#undef PXI_DEVICE_FOR_MD
+#undef PXI_DEVICE_FOR_MD_PTR
+#undef PXI_DEVICE_REDUCE_MD
+#undef PXI_DEVICE_REDUCE_MD_PTR
 #define PXI_CUDA_EMULATE 1
 #define __host__
 #define __device__
@@ -364,6 +368,111 @@ START_TEST(test_emulated_builtin_joins_match_core_semantics)
 }
 END_TEST
 
+/* ---- MDRange kernels: tiles to blocks, axes to threads ----------------------------------------
+ */
+
+struct md_targs {
+    int rank;
+    int64_t lower[PX_MAX_RANK], ext[PX_MAX_RANK];
+    int32_t *cnt;
+};
+static int64_t md_lin(const md_targs *a, const int64_t *x)
+{
+    int64_t l = 0;
+    for (int d = 0; d < a->rank; ++d)
+        l = l * a->ext[d] + (x[d] - a->lower[d]);
+    return l;
+}
+struct md_visit_k {
+    static void fold(const int64_t *x, const md_targs *a)
+    {
+        __atomic_fetch_add(&a->cnt[md_lin(a, x)], 1, __ATOMIC_RELAXED);
+    }
+};
+struct md_sum_k {
+    static void fold(const int64_t *x, const md_targs *a, int64_t *acc)
+    {
+        *acc += md_lin(a, x) + 1;
+    }
+};
+
+struct md_config {
+    int rank, iterate;
+    int64_t lower[PX_MAX_RANK], upper[PX_MAX_RANK], tile[PX_MAX_RANK];
+    int dim[3];
+    unsigned block[3];
+};
+static const md_config md_configs[] = {
+    {3, PX_ITERATE_RIGHT, {-1, 0, 2}, {6, 5, 9}, {3, 2, 4}, {2, 1, 0}, {4, 2, 3}},
+    {3, PX_ITERATE_LEFT, {0, -3, 0}, {5, 4, 7}, {2, 3, 5}, {0, 1, 2}, {3, 2, 2}},
+    {2, PX_ITERATE_RIGHT, {0, 0}, {9, 70}, {2, 40}, {1, 0, -1}, {32, 2, 1}},
+    {2, PX_ITERATE_LEFT, {-4, 0}, {37, 3}, {37, 1}, {0, 1, -1}, {20, 1, 1}},
+    {4, PX_ITERATE_RIGHT, {0, 0, 0, 0}, {3, 4, 5, 6}, {2, 3, 2, 4}, {3, 2, 1}, {2, 2, 2}},
+    {5, PX_ITERATE_LEFT, {0, 0, 0, 0, 0}, {3, 2, 4, 3, 5}, {1, 2, 3, 2, 2}, {0, 1, 2}, {1, 2, 3}},
+};
+
+static pxi_cuda_md md_of(const md_config &c, int64_t grid)
+{
+    pxi_cuda_md m;
+    memset(&m, 0, sizeof m);
+    m.rank = c.rank;
+    m.iterate = c.iterate;
+    m.total = 1;
+    for (int d = 0; d < c.rank; ++d) {
+        m.lower[d] = c.lower[d];
+        m.upper[d] = c.upper[d];
+        m.tile[d] = c.tile[d];
+        int64_t e = c.upper[d] - c.lower[d];
+        m.ntiles[d] = e / c.tile[d] + (e % c.tile[d] != 0);
+        m.total *= m.ntiles[d];
+    }
+    unsigned prod = 1;
+    for (int a = 0; a < 3; ++a) {
+        m.dim[a] = c.dim[a];
+        m.block[a] = c.block[a];
+        prod *= c.block[a];
+    }
+    m.threads = (prod + 31u) / 32u * 32u;
+    m.grid = grid;
+    return m;
+}
+
+START_TEST(test_emulated_md_for_visits_every_point_once_and_reduce_is_exact)
+{
+    for (const md_config &c : md_configs)
+        for (int64_t grid : {(int64_t)1, (int64_t)3, (int64_t)1000}) {
+            md_targs a;
+            memset(&a, 0, sizeof a);
+            a.rank = c.rank;
+            int64_t n = 1;
+            for (int d = 0; d < c.rank; ++d) {
+                a.lower[d] = c.lower[d];
+                a.ext[d] = c.upper[d] - c.lower[d];
+                n *= a.ext[d];
+            }
+            std::vector<int32_t> cnt((size_t)n, 0);
+            a.cnt = cnt.data();
+            pxi_cuda_md m = md_of(c, grid);
+            unsigned g = (unsigned)(grid < m.total ? grid : m.total);
+            emu_launch(g, m.threads, [&] { pxi_cuda_kfor_md<md_visit_k, md_targs>(a, m); });
+            for (int64_t k = 0; k < n; ++k)
+                ck_assert_msg(cnt[(size_t)k] == 1, "rank %d grid %u: point %lld seen %d", c.rank, g,
+                              (long long)k, cnt[(size_t)k]);
+            std::vector<int64_t> part(g);
+            int64_t ident = 0;
+            emu_launch(g, m.threads, [&] {
+                pxi_cuda_kreduce_md<md_sum_k, md_targs, int64_t>(a, m, PX_REDUCER_SUM, ident,
+                                                                 part.data());
+            });
+            int64_t sum = 0;
+            for (unsigned k = 0; k < g; ++k)
+                sum += part[k];
+            ck_assert_msg(sum == n * (n + 1) / 2, "rank %d grid %u: sum %lld, expected %lld",
+                          c.rank, g, (long long)sum, (long long)(n * (n + 1) / 2));
+        }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cuda_emulated");
@@ -375,6 +484,7 @@ int main(void)
     tcase_add_test(tc, test_emulated_scan_writes_exact_exclusive_prefixes);
     tcase_add_test(tc, test_emulated_scan_joins_prefixes_in_index_order);
     tcase_add_test(tc, test_emulated_builtin_joins_match_core_semantics);
+    tcase_add_test(tc, test_emulated_md_for_visits_every_point_once_and_reduce_is_exact);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,50 @@
+# Runs parex-stencil and checks its result (cmake -P; used by the stencil_* ctests).
+#   -DBIN=<parex-stencil> -DARGS=<;-list of arguments>
+#   -DEXPECT_RC=<n>   expected exit status (default 0); with 0 the last stdout line must be the
+#                     JSON summary, with SPACE and THREADS (if given) matching its fields, the
+#                     check passed and the discrete error within the tolerance.
+if(NOT DEFINED EXPECT_RC)
+  set(EXPECT_RC 0)
+endif()
+execute_process(COMMAND ${BIN} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+message("${err}${out}")
+if(NOT rc STREQUAL "${EXPECT_RC}")
+  message(FATAL_ERROR "parex-stencil ${ARGS}: exit status '${rc}', expected ${EXPECT_RC}")
+endif()
+if(NOT EXPECT_RC EQUAL 0)
+  if(err STREQUAL "")
+    message(FATAL_ERROR "parex-stencil ${ARGS}: failed without a message on stderr")
+  endif()
+  return()
+endif()
+string(STRIP "${out}" out)
+string(REGEX REPLACE "^.*\n" "" last "${out}")
+string(JSON passed ERROR_VARIABLE jerr GET "${last}" passed)
+if(jerr)
+  message(FATAL_ERROR "last line is not the JSON summary (${jerr}): ${last}")
+endif()
+foreach(key n steps space threads seconds points_per_s gbs rel_err_discrete tol
+            rel_err_continuous l2_norm l2_norm_exact)
+  string(JSON v_${key} GET "${last}" ${key})
+endforeach()
+if(NOT passed STREQUAL "ON")
+  message(FATAL_ERROR "check failed: rel_err_discrete ${v_rel_err_discrete} > tol ${v_tol}")
+endif()
+if(DEFINED SPACE AND NOT v_space STREQUAL SPACE)
+  message(FATAL_ERROR "space is '${v_space}', expected '${SPACE}'")
+endif()
+if(DEFINED THREADS AND NOT v_threads EQUAL THREADS)
+  message(FATAL_ERROR "threads is ${v_threads}, expected ${THREADS}")
+endif()
+# Rounding level against the exact discrete solution, O(h^2) (n = 24: about 2e-3) against
+# the continuous one; a positive rate.
+if(v_rel_err_discrete GREATER 1e-11)
+  message(FATAL_ERROR "rel_err_discrete ${v_rel_err_discrete} is not at rounding level")
+endif()
+if(v_rel_err_continuous GREATER 1e-2 OR v_rel_err_continuous LESS 1e-6)
+  message(FATAL_ERROR "rel_err_continuous ${v_rel_err_continuous} is not O(h^2)")
+endif()
+if(NOT v_gbs GREATER 0 OR NOT v_points_per_s GREATER 0)
+  message(FATAL_ERROR "gbs ${v_gbs} / points_per_s ${v_points_per_s} not positive")
+endif()
