@@ -17,3 +17,5 @@ int pxi_runtime_lost_to_fork(const char *caller)
               caller);
     return 1;
 }
+
+_Thread_local int pxi_exec_rank;

@@ -31,4 +31,12 @@ static inline int pxi_runtime_ready(void)
  * returns NULL with *status set when the runtime is down or no space exists. */
 px_space *pxi_space_resolve(px_space *s, const char *caller, int *status);
 
+/* The calling thread's rank in the host launches it runs, for px_scatter_add's replica
+ * (core/scatter.c, px_exec_rank_location). A threads worker stores its pool rank once when it
+ * starts (spaces/threads/pool.c: a worker always runs the same rank); every other thread,
+ * including the launcher that works as rank 0, reads 0, its initial value. Only the owning
+ * thread reads or writes it, so plain accesses suffice. Defined here, below the backends, so a
+ * backend sets it without calling up into scatter-add. */
+extern _Thread_local int pxi_exec_rank;
+
 #endif

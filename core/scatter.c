@@ -1,5 +1,5 @@
 /* core/scatter.c - scatter-add (parex/scatter.h): create, contribute, reset, destroy, and the
- * executing-rank hook the inline px_scatter_add reads (core/scatter.h). */
+ * executing-rank hook the inline px_scatter_add reads (pxi_exec_rank, core/runtime.h). */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -8,13 +8,10 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "core/runtime.h"
-#include "core/scatter.h"
 #include "parex/config.h"
 #include "parex/cuda.h"
 #include "parex/kernel.h"
 #include "parex/scatter.h"
-
-_Thread_local int pxi_exec_rank;
 
 int *px_exec_rank_location(void)
 {

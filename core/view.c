@@ -285,13 +285,15 @@ int px_view_mirror(px_view *host, const px_view *v)
     }
     if (px_space_host_accessible(v->space)) {
         px_view m = *v;
-        m.owner = 0;
+        /* Sharing: the mirror owns nothing, unless it is v itself (then v keeps its data). */
+        m.owner = host == v ? v->owner : 0;
         *host = m;
         return PX_OK;
     }
     px_space *h = host_space();
     if (!h) {
-        PXI_ERROR("px_view_mirror('%s'): no host space is available", v->label);
+        PXI_ERROR("px_view_mirror('%s'): no host space is available",
+                  v->label ? v->label : VIEW_DEFAULT_LABEL);
         view_clear(host);
         return PX_ENODEV;
     }
@@ -303,6 +305,13 @@ int px_view_mirror(px_view *host, const px_view *v)
 
 int px_view_subview(px_view *sub, const px_view *v, const int64_t *lo, const int64_t *hi)
 {
+    if (sub && sub == v && v->owner) {
+        /* The subview would replace the only handle that can free v's allocation. */
+        PXI_ERROR("px_view_subview('%s'): sub is the owning view v itself; its allocation would "
+                  "be lost (write the subview to another px_view)",
+                  v->label ? v->label : VIEW_DEFAULT_LABEL);
+        return PX_EINVAL;
+    }
     if (!sub) {
         PXI_ERROR("px_view_subview: subview is NULL");
         return PX_EFAULT;
@@ -443,7 +452,8 @@ static int stage_alloc(px_view *t, const px_view *v)
     px_view s = *v;
     s.space = host_space();
     if (!s.space) {
-        PXI_ERROR("px_view_deep_copy('%s'): no host space to stage through", v->label);
+        PXI_ERROR("px_view_deep_copy('%s'): no host space to stage through",
+                  v->label ? v->label : VIEW_DEFAULT_LABEL);
         return PX_ENODEV;
     }
     view_set_strides(&s);

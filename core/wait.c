@@ -99,11 +99,26 @@ static inline int spin_until(int (*ok)(const void *), const void *arg, int64_t s
                              unsigned flags)
 {
     int64_t deadline = 0;
-    for (unsigned i = 1;; ++i) {
-        if ((flags & PXI_WAIT_YIELD) && i % SPIN_YIELD_EVERY == 0)
+    if (flags & PXI_WAIT_YIELD) {
+        /* Polite polling (an engine lane's idle workers): a group of pauses, then give the
+         * core away, then one look at the condition and the clock. Polling between the pauses
+         * instead made every handed-off op 1.8x dearer on 2 cores with 2 workers and a pusher
+         * (bench/RESULTS.md "## Structure": the poller kept the core the pusher needed). */
+        for (;;) {
+            for (int k = 0; k < SPIN_YIELD_EVERY; ++k)
+                pxi_os_cpu_pause();
             pxi_os_yield();
-        else
-            pxi_os_cpu_pause();
+            if (ok(arg))
+                return 1;
+            int64_t now = pxi_os_now_ns();
+            if (deadline == 0)
+                deadline = now + spin_ns;
+            else if (now >= deadline)
+                return 0;
+        }
+    }
+    for (unsigned i = 1;; ++i) {
+        pxi_os_cpu_pause();
         if (ok(arg))
             return 1;
         if (i < SPIN_MIN_POLLS)

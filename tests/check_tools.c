@@ -119,6 +119,62 @@ static void kt_team_reduce(const px_team *t, void *ctx, void *acc)
         *(double *)acc += 1.0;
 }
 
+/* MDRange launches report like any launch too: begin/end with their label, a kernel id that
+ * pairs, direct and pushed (issue 13). */
+static void kt_md_for(const int64_t *lo, const int64_t *hi, void *ctx)
+{
+    (void)lo;
+    (void)hi;
+    (void)ctx;
+}
+static void kt_md_reduce(const int64_t *lo, const int64_t *hi, void *ctx, void *acc)
+{
+    (void)ctx;
+    *(double *)acc += (double)((hi[0] - lo[0]) * (hi[1] - lo[1]));
+}
+
+START_TEST(test_mdrange_launches_report_begin_and_end_events)
+{
+    init_with(KPTEST_TOOL_PATH);
+    const int64_t lo[2] = {0, 0}, hi[2] = {7, 9};
+    px_mdrange_policy p = px_mdrange(2, lo, hi);
+    const char *spaces[] = {"serial", "threads"};
+    uint64_t n = 0;
+    for (int k = 0; k < 2; ++k) {
+        px_space *s = px_space_by_name(spaces[k]);
+        if (!s)
+            continue;
+        ck_assert_int_eq(px_parallel_for_md_fn(s, "md-for", p, kt_md_for, NULL), PX_OK);
+        double d = 0;
+        ck_assert_int_eq(
+            px_parallel_reduce_md_fn(s, "md-reduce", p, kt_md_reduce, NULL, &px_sum_f64, &d), PX_OK);
+        ck_assert_double_eq(d, 63.0);
+        ++n;
+    }
+    px_engine *e = px_engine_default();
+    px_var *v = px_var_new(e);
+    px_var *w[1] = {v};
+    ck_assert_int_eq(
+        px_engine_push_parallel_for_md_fn(e, NULL, "md-push", p, kt_md_for, NULL, NULL, 0, w, 1),
+        PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    const kpt_state *st = tool_state(KPTEST_TOOL_PATH);
+    ck_assert_uint_ge(st->count[KPT_BEGIN_FOR], n + 1);
+    ck_assert_uint_eq(st->count[KPT_BEGIN_FOR], st->count[KPT_END_FOR]);
+    ck_assert_uint_ge(st->count[KPT_BEGIN_REDUCE], n);
+    ck_assert_uint_eq(st->count[KPT_BEGIN_REDUCE], st->count[KPT_END_REDUCE]);
+    const kpt_event *ev = last_event(st, KPT_BEGIN_REDUCE);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(ev->name, "md-reduce");
+    ev = last_event(st, KPT_BEGIN_FOR);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_str_eq(ev->name, "md-push");
+    ck_assert_int_eq(st->errors, 0);
+    finalize();
+}
+END_TEST
+
 START_TEST(test_team_launches_report_begin_and_end_events)
 {
     init_with(KPTEST_TOOL_PATH);
@@ -908,6 +964,7 @@ static Suite *tools_suite(void)
     Suite *s = suite_create("tools");
     TCase *tc = tcase_create("events");
     tcase_add_test(tc, test_team_launches_report_begin_and_end_events);
+    tcase_add_test(tc, test_mdrange_launches_report_begin_and_end_events);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_launches_pair_begin_end_with_ids_labels_and_device_ids);
     tcase_add_test(tc, test_empty_or_null_label_never_reaches_a_tool);

@@ -424,6 +424,12 @@ START_TEST(test_view_subview_outside_is_einval)
     /* empty boxes are fine, also at the far end */
     ck_assert_int_eq(px_view_subview(&s, &v, (int64_t[]){4, 1}, (int64_t[]){4, 3}), PX_OK);
     ck_assert_int_eq(px_view_size(&s), 0);
+    /* In place on the owning view would lose the allocation: refused, v untouched. */
+    void *data = v.data;
+    ck_assert_int_eq(px_view_subview(&v, &v, (int64_t[]){1, 1}, (int64_t[]){3, 3}), PX_EINVAL);
+    ck_assert(px_test_log_contains("allocation would be lost"));
+    ck_assert_ptr_eq(v.data, data);
+    ck_assert_int_eq(v.owner, 1);
     ck_assert_int_eq(px_view_free(&v), PX_OK);
 }
 END_TEST

@@ -433,6 +433,15 @@ pxi_opr *pxi_engine_take_local(void);
 /* Publish the ops this worker finished to the engine's in-flight count (call when idle). */
 void pxi_engine_worker_flush(void);
 int pxi_engine_in_op(void);
+/* The handle of a push's dep @i: reads first (0 .. n_reads - 1), then writes; from the handle
+ * array when the push carries one (reusable operators), else from the Var pointers. */
+static inline uintptr_t pxi_push_handle(const pxi_push *p, size_t i)
+{
+    if (p->handles)
+        return p->handles[i];
+    return (uintptr_t)(i >= p->n_reads ? p->writes[i - p->n_reads] : p->reads[i]);
+}
+
 /* Mark @v failed with @status in the engine's current failure epoch (push.c). The caller holds
  * the Var as its writer (an op or a graph launch at the head of its queue). */
 void pxi_engine_var_fail(const pxi_engine *e, pxi_var *v, int status);

@@ -290,11 +290,7 @@ static int record_op(pxi_graph_rec *r, pxi_engine *e, const pxi_push *p)
     gdep *d = r->deps + r->n_deps;
     for (size_t i = 0; i < n; ++i) {
         int write = i >= p->n_reads;
-        uintptr_t h;
-        if (p->handles)
-            h = p->handles[i];
-        else
-            h = (uintptr_t)(write ? p->writes[i - p->n_reads] : p->reads[i]);
+        uintptr_t h = pxi_push_handle(p, i);
         uint32_t gen = 0;
         pxi_var *v = pxi_handle_table_lookup(&e->vars, h, &gen);
         if (!v) {

@@ -257,8 +257,11 @@ int pxi_lane_create(pxi_engine *e, pxi_lane_kind kind, int device_id, int n_work
     l->e = e;
     atomic_init(&l->n_queued, 0);
     pxi_wait_event_init(&l->wake);
-    /* The lane's workers and the pusher that feeds them share the cores. */
-    l->spin_ns = pxi_wait_spin_ns(n_workers + 1, 0);
+    /* Throttled only when the lane's own workers outnumber the CPUs. The pusher is not counted:
+     * it usually pushes and then waits (asleep), and counting it throttled every 2-worker lane
+     * on 2 cores to a 1 us spin, so each handed-off op cost a futex wake-up: 88 -> 162 ns per
+     * independent op (bench/RESULTS.md, "## Structure"). */
+    l->spin_ns = pxi_wait_spin_ns(n_workers, 0);
     atomic_init(&l->n_spinning, 0);
     atomic_init(&l->stop, 0);
     if (kind == PXI_LANE_GPU || kind == PXI_LANE_GPU_COPY)

@@ -576,6 +576,14 @@ static int check_common(px_engine *e, const void *buf, int count, MPI_Datatype t
     int rc = pxi_engine_validate(e, caller);
     if (rc != PX_OK)
         return rc;
+    if (pxi_graph_tl_rec != NULL) {
+        /* A message's state (its request) is per post; queued launches of one graph could post
+         * it twice at once. */
+        PXI_ERROR("%s: MPI ops cannot be recorded in a graph (px_graph_begin is active on this "
+                  "thread); push them outside the recording",
+                  caller);
+        return PX_EINVAL;
+    }
     if (count < 0) {
         PXI_ERROR("%s: count = %d is negative", caller, count);
         return PX_EINVAL;

@@ -537,11 +537,7 @@ static int deps_prepare(pxi_engine *e, pxi_opr *o, const pxi_push *p, size_t n)
 {
     for (size_t i = 0; i < n; ++i) {
         int write = i >= p->n_reads;
-        uintptr_t h;
-        if (p->handles)
-            h = p->handles[i];
-        else
-            h = (uintptr_t)(write ? p->writes[i - p->n_reads] : p->reads[i]);
+        uintptr_t h = pxi_push_handle(p, i);
         int rc = resolve(e, &o->deps[i], h, write, p->caller, write ? "writes" : "reads",
                          write ? i - p->n_reads : i);
         if (rc != PX_OK)

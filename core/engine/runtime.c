@@ -130,8 +130,9 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     e->low_pending = e->max_pending * 3 / 4;
     if (e->low_pending >= e->max_pending)
         e->low_pending = e->max_pending - 1;
-    /* A waiting thread competes with the CPU workers for the cores. */
-    e->spin_ns = pxi_wait_spin_ns(cpu_workers + 1, 0);
+    /* A waiting thread spins like the workers it waits for (lanes.c: throttled only when the
+     * workers alone outnumber the CPUs). */
+    e->spin_ns = pxi_wait_spin_ns(cpu_workers, 0);
     e->inline_ns = cfg->engine_inline_ns >= 0 ? cfg->engine_inline_ns : PXI_DEFAULT_INLINE_NS;
     e->clock_ns = pxi_engine_clock_cost_ns();
     for (int c = 0; c < PXI_COST_SLOTS; ++c)

@@ -197,9 +197,12 @@ int chol_generate(chol_matrix *m, uint64_t seed)
                 gen_tile(g);
                 continue;
             }
-            px_var *w = m->vars[chol_tid(i, j)];
-            rc = px_engine_push_sync(m->eng, gen_op, g, cpu, NULL, 0, &w, 1, m->prop, 0,
-                                     "chol_generate");
+            rc = px_engine_push(m->eng, &(px_op){.fn = gen_op,
+                                                 .arg = g,
+                                                 .writes = PX_VARS(m->vars[chol_tid(i, j)]),
+                                                 .ctx = cpu,
+                                                 .property = m->prop,
+                                                 .name = "chol_generate"});
             if (rc != PX_OK)
                 goto done;
         }
@@ -438,31 +441,48 @@ int chol_factor(chol_matrix *m)
     for (int64_t k = 0; k < nt && rc == PX_OK; k++) {
         chol_task *t = &tasks[next++];
         *t = (chol_task){m, K_POTRF, k, k, k};
-        px_var *w = v[chol_tid(k, k)];
-        rc = px_engine_push_sync(m->eng, potrf_op, t, cpu, NULL, 0, &w, 1, m->prop,
-                                 chol_priority(nt, k, K_POTRF), "potrf");
+        rc = px_engine_push(m->eng, &(px_op){.fn = potrf_op,
+                                             .arg = t,
+                                             .writes = PX_VARS(v[chol_tid(k, k)]),
+                                             .ctx = cpu,
+                                             .property = m->prop,
+                                             .priority = chol_priority(nt, k, K_POTRF),
+                                             .name = "potrf"});
         for (int64_t i = k + 1; i < nt && rc == PX_OK; i++) {
             t = &tasks[next++];
             *t = (chol_task){m, K_TRSM, i, k, k};
-            px_var *r = v[chol_tid(k, k)];
-            w = v[chol_tid(i, k)];
-            rc = px_engine_push_sync(m->eng, trsm_op, t, cpu, &r, 1, &w, 1, m->prop,
-                                     chol_priority(nt, k, K_TRSM), "trsm");
+            rc = px_engine_push(m->eng, &(px_op){.fn = trsm_op,
+                                                 .arg = t,
+                                                 .reads = PX_VARS(v[chol_tid(k, k)]),
+                                                 .writes = PX_VARS(v[chol_tid(i, k)]),
+                                                 .ctx = cpu,
+                                                 .property = m->prop,
+                                                 .priority = chol_priority(nt, k, K_TRSM),
+                                                 .name = "trsm"});
         }
         for (int64_t j = k + 1; j < nt && rc == PX_OK; j++) {
             t = &tasks[next++];
             *t = (chol_task){m, K_SYRK, j, j, k};
-            px_var *r = v[chol_tid(j, k)];
-            w = v[chol_tid(j, j)];
-            rc = px_engine_push_sync(m->eng, syrk_op, t, cpu, &r, 1, &w, 1, m->prop,
-                                     chol_priority(nt, j, K_SYRK), "syrk");
+            rc = px_engine_push(m->eng, &(px_op){.fn = syrk_op,
+                                                 .arg = t,
+                                                 .reads = PX_VARS(v[chol_tid(j, k)]),
+                                                 .writes = PX_VARS(v[chol_tid(j, j)]),
+                                                 .ctx = cpu,
+                                                 .property = m->prop,
+                                                 .priority = chol_priority(nt, j, K_SYRK),
+                                                 .name = "syrk"});
             for (int64_t i = j + 1; i < nt && rc == PX_OK; i++) {
                 t = &tasks[next++];
                 *t = (chol_task){m, K_GEMM, i, j, k};
-                px_var *r2[2] = {v[chol_tid(i, k)], v[chol_tid(j, k)]};
-                w = v[chol_tid(i, j)];
-                rc = px_engine_push_sync(m->eng, gemm_op, t, cpu, r2, 2, &w, 1, m->prop,
-                                         chol_priority(nt, j, K_GEMM), "gemm");
+                rc = px_engine_push(
+                    m->eng, &(px_op){.fn = gemm_op,
+                                     .arg = t,
+                                     .reads = PX_VARS(v[chol_tid(i, k)], v[chol_tid(j, k)]),
+                                     .writes = PX_VARS(v[chol_tid(i, j)]),
+                                     .ctx = cpu,
+                                     .property = m->prop,
+                                     .priority = chol_priority(nt, j, K_GEMM),
+                                     .name = "gemm"});
             }
         }
     }

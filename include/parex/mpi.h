@@ -130,7 +130,8 @@ PX_API int px_mpi_set_drain_timeout_ms(int64_t ms);
  * @param reads   the Var that guards @p buf, or NULL for no ordering.
  * @return PX_OK (the op is queued; its own failure shows on px_engine_wait_for_all);
  *         PX_EFAULT   e NULL, or buf NULL with count > 0;
- *         PX_EINVAL   count < 0, type MPI_DATATYPE_NULL, comm MPI_COMM_NULL, dest or tag out of
+ *         PX_EINVAL   while this thread records a graph (px_graph_begin: a message cannot be
+ *                     replayed), count < 0, type MPI_DATATYPE_NULL, comm MPI_COMM_NULL, dest or tag out of
  *                     range, a stale Var or engine;
  *         PX_EMPI     MPI not initialized, already finalized, or below MPI_THREAD_MULTIPLE;
  *         PX_ENOMEM.

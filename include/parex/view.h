@@ -155,7 +155,9 @@ PX_API int px_view_deep_copy(px_view *dst, const px_view *src);
  * subview keeps v's rank, strides, layout, space and label; its extents are hi - lo and its
  * data points at element lo. The subview is valid only while v's data is.
  *
- * @param sub  [out] the subview (owner 0); cleared on failure. May be the same object as v.
+ * @param sub  [out] the subview (owner 0); cleared on failure. May be the same object as v
+ *             when v owns nothing (a subview or a sharing mirror); for an owning v that is
+ *             PX_EINVAL, since v is the only handle px_view_free can release.
  * @param v    [in] a valid view.
  * @param lo   [in] rank first indices, 0 <= lo[d] <= hi[d]; NULL: all zeros.
  * @param hi   [in] rank bounds, hi[d] <= v->extent[d]; NULL: v's extents.

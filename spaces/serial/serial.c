@@ -8,6 +8,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/registry.h"
+#include "core/runtime.h"
 #include "policy/plan.h"
 
 /* Depth of serial kernels running on this thread (nested launches are allowed and inline). */
@@ -126,7 +127,20 @@ static int serial_launch_md(const pxi_launch *l)
     return PX_OK;
 }
 
+static int serial_launch_any(const pxi_launch *l);
+
+/* A serial launch runs as rank 0 (pxi_exec_rank, core/runtime.h), also when it is nested in a
+ * threads kernel, whose rank would index a replica a serial scatter-add does not have. */
 static int serial_launch(const pxi_launch *l)
+{
+    int outer = pxi_exec_rank;
+    pxi_exec_rank = 0;
+    int rc = serial_launch_any(l);
+    pxi_exec_rank = outer;
+    return rc;
+}
+
+static int serial_launch_any(const pxi_launch *l)
 {
     if (l->policy_kind == PXI_POLICY_TEAM)
         return serial_team_launch(l);

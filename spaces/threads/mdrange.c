@@ -72,25 +72,15 @@ static void run_unit(const md_job *j, int64_t u)
     run_tiles(j, b, e, v);
 }
 
-/* Claim and run units until none is left: this rank's own range first, then the others' in
- * rank order. Each fetch_add result is unique, so every unit runs exactly once; relaxed is
- * enough (the data a unit produces reaches rank 0 through the fan-in's release/acquire). */
+static void run_unit_any(const void *j, int64_t u)
+{
+    run_unit(j, u);
+}
+
+/* Claim and run units of tiles until none is left (pxi_tpool_claim_units). */
 static void claims(const md_job *j, pxi_tpool *pool, int rank)
 {
-    pxi_tpool_slot *slots = pxi_tpool_slots(pool);
-    int p = pxi_tpool_size(pool);
-    for (int d = 0; d < p; ++d) {
-        int v = rank + d < p ? rank + d : rank + d - p;
-        pxi_tpool_slot *s = &slots[v];
-        if (atomic_load_explicit(&s->next, memory_order_relaxed) >= s->end)
-            continue;
-        for (;;) {
-            int64_t u = atomic_fetch_add_explicit(&s->next, 1, memory_order_relaxed);
-            if (u >= s->end)
-                break;
-            run_unit(j, u);
-        }
-    }
+    pxi_tpool_claim_units(pool, rank, run_unit_any, j);
 }
 
 static void md_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)

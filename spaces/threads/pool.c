@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/os.h"
+#include "core/runtime.h"
 #include "core/wait.h"
 
 typedef struct worker_start {
@@ -84,6 +85,7 @@ static void *worker_main(void *arg)
     worker_start *ws = arg;
     pxi_tpool *pool = ws->pool;
     int rank = ws->rank;
+    pxi_exec_rank = rank; /* px_scatter_add's replica (core/runtime.h) */
     char name[16];
     snprintf(name, sizeof name, "px-threads-%d", rank);
     pxi_os_thread_set_name(name);

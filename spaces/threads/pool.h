@@ -85,6 +85,34 @@ void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg);
  * pxi_tpool_run). Launches check it to run nested launches inline. */
 int pxi_tpool_in_job(void);
 
+/* Run every unit of the per-rank claim ranges (slot->next .. slot->end of each rank, filled by
+ * the launcher before dispatch): this rank's own range first, then the others' in rank order,
+ * so an idle rank steals from the busy ones by index. Each claim is one relaxed fetch_add whose
+ * result is unique, so every unit runs exactly once whatever the interleaving; the data a unit
+ * produces reaches rank 0 through the fan-in's release/acquire. A relaxed peek skips exhausted
+ * ranges without a read-modify-write on their line. @run gets @job and the unit number; the
+ * 1-D (threads.c) and MDRange (mdrange.c) dynamic schedules share this loop, and since @run is
+ * a constant at both call sites the compiler inlines it. */
+static inline __attribute__((always_inline)) void
+pxi_tpool_claim_units(pxi_tpool *pool, int rank, void (*run)(const void *job, int64_t u),
+                      const void *job)
+{
+    pxi_tpool_slot *slots = pxi_tpool_slots(pool);
+    int p = pxi_tpool_size(pool);
+    for (int d = 0; d < p; ++d) {
+        int v = rank + d < p ? rank + d : rank + d - p;
+        pxi_tpool_slot *s = &slots[v];
+        if (atomic_load_explicit(&s->next, memory_order_relaxed) >= s->end)
+            continue;
+        for (;;) {
+            int64_t u = atomic_fetch_add_explicit(&s->next, 1, memory_order_relaxed);
+            if (u >= s->end)
+                break;
+            run(job, u);
+        }
+    }
+}
+
 /* Structure checker (STYLE.md section 7): with the launch lock held and no job running, assert
  * that the last job completed everywhere: the dispatch word holds the last generation, every
  * rank >= 1 posted it on its up flag, and (scan_seq != 0) the last scan's sequence on its down

@@ -19,7 +19,6 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/registry.h"
-#include "core/scatter.h"
 #include "core/wait.h"
 #include "policy/plan.h"
 #include "spaces/threads/fanin.h"
@@ -124,8 +123,14 @@ static void dynamic_unit(const job *j, int64_t u)
     }
 }
 
-/* Claim and run units until none is left. Every claim is one fetch_add whose result is unique,
- * so each unit runs exactly once whatever the interleaving. */
+static void dynamic_unit_any(const void *j, int64_t u)
+{
+    dynamic_unit(j, u);
+}
+
+/* Claim and run units until none is left: from one shared counter (PXI_DYNAMIC_SHARED), or
+ * from the per-rank ranges (pxi_tpool_claim_units). Every claim is one fetch_add whose result is
+ * unique, so each unit runs exactly once whatever the interleaving. */
 static void dynamic_claims(const job *j, pxi_tpool *pool, int rank)
 {
     if (j->mode == PXI_DYNAMIC_SHARED) {
@@ -136,27 +141,12 @@ static void dynamic_claims(const job *j, pxi_tpool *pool, int rank)
             dynamic_unit(j, u);
         }
     }
-    pxi_tpool_slot *slots = pxi_tpool_slots(pool);
-    int p = pxi_tpool_size(pool);
-    for (int d = 0; d < p; ++d) {
-        int v = rank + d < p ? rank + d : rank + d - p;
-        pxi_tpool_slot *s = &slots[v];
-        /* A relaxed peek skips exhausted ranges without a read-modify-write on their line. */
-        if (atomic_load_explicit(&s->next, memory_order_relaxed) >= s->end)
-            continue;
-        for (;;) {
-            int64_t u = atomic_fetch_add_explicit(&s->next, 1, memory_order_relaxed);
-            if (u >= s->end)
-                break;
-            dynamic_unit(j, u);
-        }
-    }
+    pxi_tpool_claim_units(pool, rank, dynamic_unit_any, j);
 }
 
 static void job_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 {
     const job *j = arg;
-    pxi_exec_rank = rank; /* px_scatter_add's replica (core/scatter.h) */
     int64_t b, e;
     if (j->kind == PX_KERNEL_FOR) {
         if (j->plan.dynamic) {
@@ -199,7 +189,6 @@ static void job_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 static void scan_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 {
     const job *j = arg;
-    pxi_exec_rank = rank; /* px_scatter_add's replica (core/scatter.h) */
     const px_reducer *r = j->reducer;
     size_t size = r->value_size;
     pxi_tpool_slot *slots = pxi_tpool_slots(pool);
