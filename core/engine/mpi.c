@@ -617,8 +617,11 @@ static int check_common(px_engine *e, const void *buf, int count, MPI_Datatype t
  * range (or MPI_ANY_TAG where allowed). */
 static int check_peer_tag(MPI_Comm comm, int peer, int tag, int any_ok, const char *caller)
 {
-    int size = 0;
-    int err = MPI_Comm_size(comm, &size);
+    /* Peers of an inter-communicator are ranks of its remote group. */
+    int size = 0, inter = 0;
+    int err = MPI_Comm_test_inter(comm, &inter);
+    if (err == MPI_SUCCESS)
+        err = inter ? MPI_Comm_remote_size(comm, &size) : MPI_Comm_size(comm, &size);
     if (err != MPI_SUCCESS) {
         log_mpi_error(caller, err);
         return PX_EINVAL;

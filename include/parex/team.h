@@ -251,8 +251,9 @@ PX_API int px_team_reduce(const px_team *t, const px_reducer *r, const void *min
  * order on the member. The range is evaluated once; b > e visits nothing. No implied barrier.
  */
 #define PX_TEAM_THREAD_FOR(t, i, b, e)                                                             \
-    for (int64_t i = pxi_team_share_begin((t), (b), (e)),                                          \
-                 pxi_end_##i = pxi_team_share_end((t), (b), (e));                                  \
+    for (int64_t pxi_b_##i = (int64_t)(b), pxi_e_##i = (int64_t)(e),                               \
+                 i = pxi_team_share_begin((t), pxi_b_##i, pxi_e_##i),                              \
+                 pxi_end_##i = pxi_team_share_end((t), pxi_b_##i, pxi_e_##i);                      \
          i < pxi_end_##i; ++i)
 #define PX_THREAD_VECTOR_FOR(t, i, b, e)                                                           \
     for (int64_t i = ((void)(t), (int64_t)(b)), pxi_vend_##i = (int64_t)(e); i < pxi_vend_##i; ++i)
