@@ -18,10 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/cli.h"
 #include "cg.h"
 #include "mmio.h"
 
-#define EXIT_USAGE         2
+#define EXIT_USAGE 2
+#define PROG       "parex-cg"
+#if EXIT_USAGE != EX_CLI_EXIT_USAGE
+#error "EXIT_USAGE must be the shared usage status (examples/common/cli.h)"
+#endif
 #define EXIT_NOT_CONVERGED 3
 
 static const char usage[] =
@@ -63,43 +68,6 @@ typedef struct {
     int json;
 } cli;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static int
-usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "parex-cg: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'parex-cg --help'.\n");
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE || v < lo || v > hi)
-        return 0;
-    *out = (int64_t)v;
-    return 1;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return 0;
-    *out = v;
-    return 1;
-}
-
 /* Returns 0 on success (or a help request: *help set), else an exit status. */
 static int parse_cli(int argc, char **argv, cli *c, int *help)
 {
@@ -134,23 +102,23 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
                     val = arg + len + 1;
                 } else {
                     if (i + 1 >= argc)
-                        return usage_error("option %s needs a value", valued[k]);
+                        return ex_cli_usage_error(PROG, "option %s needs a value", valued[k]);
                     val = argv[++i];
                 }
                 break;
             }
         }
         if (which == sizeof valued / sizeof valued[0])
-            return usage_error("unknown argument '%s'", arg);
+            return ex_cli_usage_error(PROG, "unknown argument '%s'", arg);
         switch (which) {
         case 0:
             if (*val == '\0')
-                return usage_error("--matrix needs a file name");
+                return ex_cli_usage_error(PROG, "--matrix needs a file name");
             c->matrix = val;
             break;
         case 1:
-            if (!parse_int(val, 1, 1290, &c->grid))
-                return usage_error("--grid '%s' is not an integer in 1..1290", val);
+            if (!ex_cli_parse_int(val, 1, 1290, &c->grid))
+                return ex_cli_usage_error(PROG, "--grid '%s' is not an integer in 1..1290", val);
             break;
         case 2:
             c->space = val;
@@ -161,24 +129,25 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
             else if (strcmp(val, "jacobi") == 0)
                 c->jacobi = 1;
             else
-                return usage_error("--precond '%s' is not none or jacobi", val);
+                return ex_cli_usage_error(PROG, "--precond '%s' is not none or jacobi", val);
             break;
         case 4:
-            if (!parse_double(val, &c->tol) || !(c->tol > 0.0 && c->tol < 1.0))
-                return usage_error("--tol '%s' is not a number in (0, 1)", val);
+            if (!ex_cli_parse_double(val, &c->tol) || !(c->tol > 0.0 && c->tol < 1.0))
+                return ex_cli_usage_error(PROG, "--tol '%s' is not a number in (0, 1)", val);
             break;
         case 5:
-            if (!parse_int(val, 1, INT64_MAX, &c->max_iters))
-                return usage_error("--max-iters '%s' is not a positive integer", val);
+            if (!ex_cli_parse_int(val, 1, INT64_MAX, &c->max_iters))
+                return ex_cli_usage_error(PROG, "--max-iters '%s' is not a positive integer", val);
             break;
         default:
-            if (!parse_double(val, &c->progress_s) || c->progress_s < 0.0)
-                return usage_error("--progress '%s' is not a number of seconds >= 0", val);
+            if (!ex_cli_parse_double(val, &c->progress_s) || c->progress_s < 0.0)
+                return ex_cli_usage_error(PROG, "--progress '%s' is not a number of seconds >= 0",
+                                          val);
             break;
         }
     }
     if (c->matrix && c->grid)
-        return usage_error("--matrix and --grid exclude each other");
+        return ex_cli_usage_error(PROG, "--matrix and --grid exclude each other");
     if (!c->matrix && !c->grid)
         c->grid = 64;
     return 0;

@@ -16,9 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/cli.h"
 #include "fem.h"
 
-#define EXIT_USAGE         2
+#define EXIT_USAGE 2
+#define PROG       "parex-fem"
+#if EXIT_USAGE != EX_CLI_EXIT_USAGE
+#error "EXIT_USAGE must be the shared usage status (examples/common/cli.h)"
+#endif
 #define EXIT_NOT_CONVERGED 3
 #define EXIT_ORDER         4
 #define MAX_LEVELS         8
@@ -67,32 +72,6 @@ typedef struct {
     int json;
 } cli;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static int
-usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "parex-fem: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'parex-fem --help'.\n");
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE || v < lo || v > hi)
-        return 0;
-    *out = (int64_t)v;
-    return 1;
-}
-
 static int parse_u64(const char *s, uint64_t *out)
 {
     char *end;
@@ -103,17 +82,6 @@ static int parse_u64(const char *s, uint64_t *out)
     if (*end != '\0' || errno == ERANGE)
         return 0;
     *out = (uint64_t)v;
-    return 1;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return 0;
-    *out = v;
     return 1;
 }
 
@@ -151,27 +119,29 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
                     val = arg + len + 1;
                 } else {
                     if (i + 1 >= argc)
-                        return usage_error("option %s needs a value", valued[k]);
+                        return ex_cli_usage_error(PROG, "option %s needs a value", valued[k]);
                     val = argv[++i];
                 }
                 break;
             }
         }
         if (which == n_valued)
-            return usage_error("unknown argument '%s'", arg);
+            return ex_cli_usage_error(PROG, "unknown argument '%s'", arg);
         switch (which) {
         case 0:
-            if (!parse_int(val, 2, FEM_MESH_MAX_N, &c->n))
-                return usage_error("--n '%s' is not an integer in 2..%d", val, FEM_MESH_MAX_N);
+            if (!ex_cli_parse_int(val, 2, FEM_MESH_MAX_N, &c->n))
+                return ex_cli_usage_error(PROG, "--n '%s' is not an integer in 2..%d", val,
+                                          FEM_MESH_MAX_N);
             break;
         case 1:
             if (!parse_u64(val, &c->seed))
-                return usage_error("--seed '%s' is not an unsigned 64-bit integer", val);
+                return ex_cli_usage_error(PROG, "--seed '%s' is not an unsigned 64-bit integer",
+                                          val);
             break;
         case 2:
-            if (!parse_int(val, 1, MAX_LEVELS, &c->levels))
-                return usage_error("--refinements '%s' is not an integer in 1..%d", val,
-                                   MAX_LEVELS);
+            if (!ex_cli_parse_int(val, 1, MAX_LEVELS, &c->levels))
+                return ex_cli_usage_error(PROG, "--refinements '%s' is not an integer in 1..%d",
+                                          val, MAX_LEVELS);
             break;
         case 3:
             c->space = val;
@@ -180,13 +150,15 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
             if (strcmp(val, "all") == 0)
                 c->all = 1;
             else if (fem_assembly_parse(val, &c->assembly) != PX_OK)
-                return usage_error("--assembly '%s' is not atomic, duplicated, colored, auto or "
-                                   "all",
-                                   val);
+                return ex_cli_usage_error(
+                    PROG,
+                    "--assembly '%s' is not atomic, duplicated, colored, auto or "
+                    "all",
+                    val);
             break;
         case 5:
-            if (!parse_double(val, &c->tol) || !(c->tol > 0.0 && c->tol < 1.0))
-                return usage_error("--tol '%s' is not a number in (0, 1)", val);
+            if (!ex_cli_parse_double(val, &c->tol) || !(c->tol > 0.0 && c->tol < 1.0))
+                return ex_cli_usage_error(PROG, "--tol '%s' is not a number in (0, 1)", val);
             break;
         case 6: {
             char buf[128];
@@ -194,23 +166,26 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
             snprintf(buf, sizeof buf, "%s", val);
             comma = strchr(buf, ',');
             if (!comma)
-                return usage_error("--expect-order '%s' is not LO,HI", val);
+                return ex_cli_usage_error(PROG, "--expect-order '%s' is not LO,HI", val);
             *comma = '\0';
-            if (!parse_double(buf, &c->order_lo) || !parse_double(comma + 1, &c->order_hi) ||
-                c->order_lo > c->order_hi)
-                return usage_error("--expect-order '%s' is not LO,HI with LO <= HI", val);
+            if (!ex_cli_parse_double(buf, &c->order_lo) ||
+                !ex_cli_parse_double(comma + 1, &c->order_hi) || c->order_lo > c->order_hi)
+                return ex_cli_usage_error(PROG, "--expect-order '%s' is not LO,HI with LO <= HI",
+                                          val);
             c->expect_order = 1;
             break;
         }
         default:
-            if (!parse_double(val, &c->progress_s) || c->progress_s < 0.0)
-                return usage_error("--progress '%s' is not a number of seconds >= 0", val);
+            if (!ex_cli_parse_double(val, &c->progress_s) || c->progress_s < 0.0)
+                return ex_cli_usage_error(PROG, "--progress '%s' is not a number of seconds >= 0",
+                                          val);
             break;
         }
     }
     if ((c->n << (c->levels - 1)) > FEM_MESH_MAX_N)
-        return usage_error("--n %lld with %lld refinements gives a finest level above %d",
-                           (long long)c->n, (long long)c->levels, FEM_MESH_MAX_N);
+        return ex_cli_usage_error(PROG,
+                                  "--n %lld with %lld refinements gives a finest level above %d",
+                                  (long long)c->n, (long long)c->levels, FEM_MESH_MAX_N);
     return 0;
 }
 

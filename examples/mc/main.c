@@ -16,9 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/cli.h"
 #include "mc.h"
 
-#define EXIT_USAGE      2
+#define EXIT_USAGE 2
+#define PROG       "parex-mc"
+#if EXIT_USAGE != EX_CLI_EXIT_USAGE
+#error "EXIT_USAGE must be the shared usage status (examples/common/cli.h)"
+#endif
 #define EXIT_CHECK_FAIL 3
 /* |z| above this fails the analytic check */
 #define Z_LIMIT 5.0
@@ -72,32 +77,6 @@ typedef struct {
     int json;
 } cli;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static int
-usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "parex-mc: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'parex-mc --help'.\n");
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE || v < lo || v > hi)
-        return 0;
-    *out = (int64_t)v;
-    return 1;
-}
-
 static int parse_u64(const char *s, uint64_t *out)
 {
     char *end;
@@ -108,17 +87,6 @@ static int parse_u64(const char *s, uint64_t *out)
     if (end == s || *end != '\0' || errno == ERANGE)
         return 0;
     *out = (uint64_t)v;
-    return 1;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return 0;
-    *out = v;
     return 1;
 }
 
@@ -161,43 +129,45 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
                     val = arg + len + 1;
                 } else {
                     if (i + 1 >= argc)
-                        return usage_error("option %s needs a value", valued[k]);
+                        return ex_cli_usage_error(PROG, "option %s needs a value", valued[k]);
                     val = argv[++i];
                 }
                 break;
             }
         }
         if (which == nvalued)
-            return usage_error("unknown argument '%s'", arg);
+            return ex_cli_usage_error(PROG, "unknown argument '%s'", arg);
         switch (which) {
         case 0:
-            if (!parse_int(val, 1, MC_MAX_PARTICLES, &c->particles))
-                return usage_error("--particles '%s' is not an integer in 1..2^53", val);
+            if (!ex_cli_parse_int(val, 1, MC_MAX_PARTICLES, &c->particles))
+                return ex_cli_usage_error(PROG, "--particles '%s' is not an integer in 1..2^53",
+                                          val);
             break;
         case 1:
             if (!parse_u64(val, &c->prob.seed))
-                return usage_error("--seed '%s' is not an integer in 0..2^64-1", val);
+                return ex_cli_usage_error(PROG, "--seed '%s' is not an integer in 0..2^64-1", val);
             break;
         case 2:
             if (*val == '\0')
-                return usage_error("--space needs a name");
+                return ex_cli_usage_error(PROG, "--space needs a name");
             c->space = val;
             break;
         case 3:
-            if (!parse_double(val, &c->prob.sigma_t) || !(c->prob.sigma_t > 0.0))
-                return usage_error("--sigma-t '%s' is not a number > 0", val);
+            if (!ex_cli_parse_double(val, &c->prob.sigma_t) || !(c->prob.sigma_t > 0.0))
+                return ex_cli_usage_error(PROG, "--sigma-t '%s' is not a number > 0", val);
             break;
         case 4:
-            if (!parse_double(val, &c->prob.c) || !(c->prob.c >= 0.0 && c->prob.c <= 1.0))
-                return usage_error("--c '%s' is not a number in [0, 1]", val);
+            if (!ex_cli_parse_double(val, &c->prob.c) || !(c->prob.c >= 0.0 && c->prob.c <= 1.0))
+                return ex_cli_usage_error(PROG, "--c '%s' is not a number in [0, 1]", val);
             break;
         case 5:
-            if (!parse_double(val, &c->prob.thickness) || !(c->prob.thickness > 0.0))
-                return usage_error("--thickness '%s' is not a number > 0", val);
+            if (!ex_cli_parse_double(val, &c->prob.thickness) || !(c->prob.thickness > 0.0))
+                return ex_cli_usage_error(PROG, "--thickness '%s' is not a number > 0", val);
             break;
         case 6:
-            if (!parse_int(val, 1, MC_MAX_BINS, &c->prob.bins))
-                return usage_error("--bins '%s' is not an integer in 1..%d", val, MC_MAX_BINS);
+            if (!ex_cli_parse_int(val, 1, MC_MAX_BINS, &c->prob.bins))
+                return ex_cli_usage_error(PROG, "--bins '%s' is not an integer in 1..%d", val,
+                                          MC_MAX_BINS);
             break;
         case 7:
             if (strcmp(val, "atomic") == 0)
@@ -207,22 +177,24 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
             else if (strcmp(val, "auto") == 0)
                 c->mode = PX_SCATTER_AUTO;
             else
-                return usage_error("--mode '%s' is not atomic, duplicated or auto", val);
+                return ex_cli_usage_error(PROG, "--mode '%s' is not atomic, duplicated or auto",
+                                          val);
             break;
         case 8:
-            if (!parse_int(val, 1, INT64_MAX, &c->batch))
-                return usage_error("--batch '%s' is not a positive integer", val);
+            if (!ex_cli_parse_int(val, 1, INT64_MAX, &c->batch))
+                return ex_cli_usage_error(PROG, "--batch '%s' is not a positive integer", val);
             break;
         default:
-            if (!parse_double(val, &c->progress_s) || c->progress_s < 0.0)
-                return usage_error("--progress '%s' is not a number of seconds >= 0", val);
+            if (!ex_cli_parse_double(val, &c->progress_s) || c->progress_s < 0.0)
+                return ex_cli_usage_error(PROG, "--progress '%s' is not a number of seconds >= 0",
+                                          val);
             break;
         }
     }
     double tau = c->prob.sigma_t * c->prob.thickness;
     if (!(tau <= MC_MAX_OPTICAL_THICKNESS))
-        return usage_error("optical thickness sigma_t * L = %g exceeds %g", tau,
-                           MC_MAX_OPTICAL_THICKNESS);
+        return ex_cli_usage_error(PROG, "optical thickness sigma_t * L = %g exceeds %g", tau,
+                                  MC_MAX_OPTICAL_THICKNESS);
     return 0;
 }
 

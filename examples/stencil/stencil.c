@@ -35,9 +35,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/cli.h"
 #include "parex.h"
 
-#define EXIT_USAGE        2
+#define EXIT_USAGE 2
+#define PROG       "parex-stencil"
+#if EXIT_USAGE != EX_CLI_EXIT_USAGE
+#error "EXIT_USAGE must be the shared usage status (examples/common/cli.h)"
+#endif
 #define EXIT_CHECK_FAILED 3
 
 /* Bytes one interior point moves per step in the GB/s figure (see the usage text). */
@@ -159,43 +164,6 @@ typedef struct {
     int json;
 } cli;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static int
-usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "parex-stencil: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'parex-stencil --help'.\n");
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE || v < lo || v > hi)
-        return 0;
-    *out = (int64_t)v;
-    return 1;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return 0;
-    *out = v;
-    return 1;
-}
-
 /* "0" (all automatic) or "AxBxC" with each part an integer in 0..65536. */
 static int parse_tile(const char *s, int64_t tile[3])
 {
@@ -259,41 +227,43 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
                     val = arg + len + 1;
                 } else {
                     if (i + 1 >= argc)
-                        return usage_error("option %s needs a value", valued[k]);
+                        return ex_cli_usage_error(PROG, "option %s needs a value", valued[k]);
                     val = argv[++i];
                 }
                 break;
             }
         }
         if (which == nvalued)
-            return usage_error("unknown argument '%s'", arg);
+            return ex_cli_usage_error(PROG, "unknown argument '%s'", arg);
         switch (which) {
         case 0:
-            if (!parse_int(val, 2, 4096, &c->n))
-                return usage_error("--n '%s' is not an integer in 2..4096", val);
+            if (!ex_cli_parse_int(val, 2, 4096, &c->n))
+                return ex_cli_usage_error(PROG, "--n '%s' is not an integer in 2..4096", val);
             break;
         case 1:
-            if (!parse_int(val, 1, INT64_MAX, &c->steps))
-                return usage_error("--steps '%s' is not a positive integer", val);
+            if (!ex_cli_parse_int(val, 1, INT64_MAX, &c->steps))
+                return ex_cli_usage_error(PROG, "--steps '%s' is not a positive integer", val);
             break;
         case 2:
             c->space = val;
             break;
         case 3:
             if (!parse_tile(val, c->tile))
-                return usage_error("--tile '%s' is not 0 or AxBxC with integers in 0..65536", val);
+                return ex_cli_usage_error(
+                    PROG, "--tile '%s' is not 0 or AxBxC with integers in 0..65536", val);
             break;
         case 4:
-            if (!parse_double(val, &c->dt) || !(c->dt > 0.0))
-                return usage_error("--dt '%s' is not a positive number", val);
+            if (!ex_cli_parse_double(val, &c->dt) || !(c->dt > 0.0))
+                return ex_cli_usage_error(PROG, "--dt '%s' is not a positive number", val);
             break;
         case 5:
-            if (!parse_double(val, &c->tol) || !(c->tol > 0.0))
-                return usage_error("--tol '%s' is not a positive number", val);
+            if (!ex_cli_parse_double(val, &c->tol) || !(c->tol > 0.0))
+                return ex_cli_usage_error(PROG, "--tol '%s' is not a positive number", val);
             break;
         default:
-            if (!parse_double(val, &c->progress_s) || c->progress_s < 0.0)
-                return usage_error("--progress '%s' is not a number of seconds >= 0", val);
+            if (!ex_cli_parse_double(val, &c->progress_s) || c->progress_s < 0.0)
+                return ex_cli_usage_error(PROG, "--progress '%s' is not a number of seconds >= 0",
+                                          val);
             break;
         }
     }
@@ -301,8 +271,9 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
      * lambda_max < 12 / h^2, so dt <= h^2 / 6 always suffices. */
     const double h = 1.0 / (double)(c->n + 1);
     if (c->dt > h * h / 6.0)
-        return usage_error("--dt %g exceeds the stability limit h^2/6 = %g for --n %lld", c->dt,
-                           h * h / 6.0, (long long)c->n);
+        return ex_cli_usage_error(PROG,
+                                  "--dt %g exceeds the stability limit h^2/6 = %g for --n %lld",
+                                  c->dt, h * h / 6.0, (long long)c->n);
     return 0;
 }
 
