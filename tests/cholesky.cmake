@@ -13,6 +13,11 @@ px_add_check_test(check_cholesky SOURCES check_cholesky.c ${PXCHOL_SOURCES}
                   ENGINES naive pooled per_device ENV OPENBLAS_NUM_THREADS=1 TIMEOUT 120)
 target_include_directories(check_cholesky PRIVATE ${PXCHOL_INCLUDE_DIRS})
 target_compile_definitions(check_cholesky PRIVATE PXCHOL_MATRIX_DIR="${PXCHOL_MATRIX_DIR}")
+# --repeat: graph launches against pushed repeats (examples/cholesky/chol_repeat.h).
+px_add_check_test(check_cholesky_repeat SOURCES check_cholesky_repeat.c ${PXCHOL_SOURCES}
+                  LIBS PkgConfig::PXCHOL_BLAS m LABELS "concurrency;cholesky"
+                  ENGINES naive pooled per_device ENV OPENBLAS_NUM_THREADS=1 TIMEOUT 120)
+target_include_directories(check_cholesky_repeat PRIVATE ${PXCHOL_INCLUDE_DIRS})
 
 if(NOT PX_BUILD_EXAMPLES)
   return()
@@ -43,6 +48,19 @@ if(EXISTS ${PXCHOL_MATRIX_DIR}/bcsstk09.mtx)
   set_tests_properties(cholesky_cli_bcsstk09 PROPERTIES ENVIRONMENT "${_chol_env}"
                        LABELS "cholesky" TIMEOUT 60)
 endif()
+# --repeat through a recorded graph: the residual passes, and the graph and the pushed repeats
+# print the same residual (their factors are bitwise equal).
+add_test(NAME cholesky_cli_repeat3_graph_on
+         COMMAND parex-cholesky --n 256 --tile 64 --workers 2 --repeat 3 --graph on --check 1e-12)
+add_test(NAME cholesky_cli_repeat3_graph_on_off_same_residual
+         COMMAND sh -c "on=$(\"$0\" --n 192 --tile 48 --repeat 3 --graph on | grep '^residual') && off=$(\"$0\" --n 192 --tile 48 --repeat 3 --graph off | grep '^residual') && echo \"$on\" && test -n \"$on\" && test \"$on\" = \"$off\""
+                 $<TARGET_FILE:parex-cholesky>)
+add_test(NAME cholesky_cli_bad_graph_value_exits_2
+         COMMAND sh -c "out=$(\"$0\" --repeat 2 --graph maybe 2>&1); test $? -eq 2 && echo \"$out\" | grep -q \"bad value 'maybe' for --graph\""
+                 $<TARGET_FILE:parex-cholesky>)
+set_tests_properties(cholesky_cli_repeat3_graph_on cholesky_cli_repeat3_graph_on_off_same_residual
+                     cholesky_cli_bad_graph_value_exits_2
+                     PROPERTIES ENVIRONMENT "${_chol_env}" LABELS "cholesky" TIMEOUT 60)
 # Expected failures check the exit status and the message together.
 add_test(NAME cholesky_cli_bad_flag_exits_2
          COMMAND sh -c "out=$(\"$0\" --n 64 --bogus 2>&1); test $? -eq 2 && echo \"$out\" | grep -q \"unknown flag '--bogus'\""

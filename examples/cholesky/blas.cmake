@@ -15,5 +15,6 @@ endif()
 set(PXCHOL_SOURCES
     ${PROJECT_SOURCE_DIR}/examples/cholesky/chol.c
     ${PROJECT_SOURCE_DIR}/examples/cholesky/chol_cli.c
+    ${PROJECT_SOURCE_DIR}/examples/cholesky/chol_repeat.c
     ${PROJECT_SOURCE_DIR}/examples/cg/mmio.c)
 set(PXCHOL_INCLUDE_DIRS ${PROJECT_SOURCE_DIR}/examples/cholesky ${PROJECT_SOURCE_DIR}/examples/cg)

@@ -221,12 +221,6 @@ done:
 
 enum { K_GEMM = 0, K_SYRK = 1, K_TRSM = 2, K_POTRF = 3 };
 
-typedef struct chol_task {
-    chol_matrix *m;
-    int kind;
-    int64_t i, j, k; /* POTRF (k,k); TRSM (i,k); SYRK (j,j) by k; GEMM (i,j) by k */
-} chol_task;
-
 static int potrf_op(const px_run_context *rc, void *arg)
 {
     (void)rc;
@@ -420,18 +414,9 @@ int chol_priority(int64_t nt, int64_t c, int kind)
     return (int)(4 * (nt - 1 - c) + kind);
 }
 
-int chol_factor(chol_matrix *m)
+int chol_push_factor(chol_matrix *m, chol_task *tasks)
 {
     int64_t nt = m->nt;
-    int64_t ntasks = chol_task_count(nt);
-    chol_task *tasks = malloc((size_t)ntasks * sizeof *tasks);
-    if (!tasks)
-        return PX_ENOMEM;
-    atomic_store_explicit(&m->notspd_order, 0, memory_order_relaxed);
-    if (chol_matrix_alloc_inverses(m) != PX_OK) {
-        free(tasks);
-        return PX_ENOMEM;
-    }
     px_context cpu = {PX_DEV_CPU, 0};
     px_var **v = m->vars;
     int64_t next = 0;
@@ -474,18 +459,32 @@ int chol_factor(chol_matrix *m)
             for (int64_t i = j + 1; i < nt && rc == PX_OK; i++) {
                 t = &tasks[next++];
                 *t = (chol_task){m, K_GEMM, i, j, k};
-                rc = px_engine_push(
-                    m->eng, &(px_op){.fn = gemm_op,
-                                     .arg = t,
-                                     .reads = PX_VARS(v[chol_tid(i, k)], v[chol_tid(j, k)]),
-                                     .writes = PX_VARS(v[chol_tid(i, j)]),
-                                     .ctx = cpu,
-                                     .property = m->prop,
-                                     .priority = chol_priority(nt, j, K_GEMM),
-                                     .name = "gemm"});
+                rc = px_engine_push(m->eng,
+                                    &(px_op){.fn = gemm_op,
+                                             .arg = t,
+                                             .reads = PX_VARS(v[chol_tid(i, k)], v[chol_tid(j, k)]),
+                                             .writes = PX_VARS(v[chol_tid(i, j)]),
+                                             .ctx = cpu,
+                                             .property = m->prop,
+                                             .priority = chol_priority(nt, j, K_GEMM),
+                                             .name = "gemm"});
             }
         }
     }
+    return rc;
+}
+
+int chol_factor(chol_matrix *m)
+{
+    chol_task *tasks = malloc((size_t)chol_task_count(m->nt) * sizeof *tasks);
+    if (!tasks)
+        return PX_ENOMEM;
+    atomic_store_explicit(&m->notspd_order, 0, memory_order_relaxed);
+    if (chol_matrix_alloc_inverses(m) != PX_OK) {
+        free(tasks);
+        return PX_ENOMEM;
+    }
+    int rc = chol_push_factor(m, tasks);
     /* Always drain before freeing the task descriptors the ops point to. */
     int wrc = px_engine_wait_for_all(m->eng);
     if (rc == PX_OK)

@@ -193,6 +193,23 @@ int chol_generate(chol_matrix *m, uint64_t seed);
 /** Copy every tile of @p src into @p dst (same n and tile). */
 void chol_matrix_copy(chol_matrix *dst, const chol_matrix *src);
 
+/** One tile op of the factorization DAG: what an op's argument points to. */
+typedef struct chol_task {
+    chol_matrix *m;
+    int kind;        /**< 3 POTRF, 2 TRSM, 1 SYRK, 0 GEMM (the priority rule's kind) */
+    int64_t i, j, k; /**< POTRF (k,k); TRSM (i,k); SYRK (j,j) by k; GEMM (i,j) by k */
+} chol_task;
+
+/**
+ * Push the factorization DAG of @p m (Vars attached, m->dinv allocated) to its engine
+ * without waiting: chol_task_count(m->nt) ops, in the sequential right-looking order, whose
+ * arguments are the entries of @p tasks (that many, filled here). @p tasks must stay valid
+ * until the ops ran, or, when the calling thread records a graph (px_graph_begin), as long
+ * as the graph may be launched. Does not reset m->notspd_order.
+ * @return PX_OK; the status of the first push that failed (no further op is pushed then).
+ */
+int chol_push_factor(chol_matrix *m, chol_task *tasks);
+
 /**
  * Push the whole factorization DAG of @p m (Vars attached) to its engine and wait for it.
  * On return the lower tiles hold L. The first call allocates m->dinv (see

@@ -34,10 +34,14 @@ typedef struct chol_options {
     chol_res_mode residual; /**< --residual auto|exact|estimate|none (auto: exact if n<=2048) */
     double check;           /**< --check TOL: exit 3 if residual > TOL; < 0: no check */
     int repeat;             /**< --repeat R: factorize R times, report the fastest (default 1) */
+    int graph;              /**< --graph on|off: 1 each repeat launches one recorded engine graph
+                                 (restore + DAG), 0 pushes the ops again; -1 (default): on
+                                 when repeat > 1 */
     int help;               /**< --help given */
 } chol_options;
 
-/** Defaults: n 4096, tile 256, default engine, seed 1, residual auto, no check, repeat 1. */
+/** Defaults: n 4096, tile 256, default engine, seed 1, residual auto, no check, repeat 1,
+ *  graph -1 (on when repeat > 1). */
 void chol_options_default(chol_options *o);
 
 /**
