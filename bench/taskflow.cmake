@@ -22,3 +22,11 @@ set_target_properties(bench_taskflow PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQ
 target_include_directories(bench_taskflow SYSTEM PRIVATE "${PX_TASKFLOW_DIR}/taskflow")
 target_compile_options(bench_taskflow PRIVATE -O2 -Wall -Wextra)
 target_link_libraries(bench_taskflow PRIVATE Threads::Threads)
+# Taskflow's side of bench_overhead (ops of 1, 10 and 100 us of work; bench/overhead.cmake).
+add_executable(bench_overhead_taskflow bench_overhead_taskflow.cpp)
+set_target_properties(bench_overhead_taskflow PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON
+                                                         CXX_EXTENSIONS OFF)
+target_include_directories(bench_overhead_taskflow SYSTEM PRIVATE "${PX_TASKFLOW_DIR}/taskflow")
+target_compile_options(bench_overhead_taskflow PRIVATE -O2 -Wall -Wextra
+                       $<$<BOOL:${PX_WERROR}>:-Werror>)
+target_link_libraries(bench_overhead_taskflow PRIVATE Threads::Threads)
