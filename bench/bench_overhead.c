@@ -79,8 +79,8 @@ static void push_dag(px_engine *e, px_var **vars, const config *c, uint64_t *ite
     int64_t nv = n_vars(c);
     for (int64_t i = 0; i < c->n_ops; ++i) {
         px_var *w = vars[i % nv];
-        int rc = px_engine_push_sync(e, spin_op, iters, cpu, NULL, 0, &w, 1,
-                                     PX_FN_NORMAL, 0, "spin");
+        int rc =
+            px_engine_push_sync(e, spin_op, iters, cpu, NULL, 0, &w, 1, PX_FN_NORMAL, 0, "spin");
         if (rc != PX_OK)
             die("px_engine_push_sync", rc);
     }

@@ -24,7 +24,8 @@
 
 #include "bench_spin.h"
 
-namespace {
+namespace
+{
 
 constexpr int64_t ind_stride = 1024;
 

@@ -8,6 +8,9 @@
 # 2. Overhead as a fraction of the work for ops of 1, 10 and 100 us (bench_overhead,
 #    bench_overhead_taskflow): parex push (default inlining and PX_ENGINE_INLINE_NS=0), parex
 #    graph re-launch, Taskflow build-and-run and re-run, libgomp depend; chain and independent.
+# 3. parex-cholesky --repeat 10 with --graph on and off (n 4096, tile 256): the change a graph
+#    makes to a real DAG that repeats (the restore of A and the tile ops, see
+#    examples/cholesky/README.md); best and median seconds of the repeats, medians over rounds.
 #
 # Every round runs each contender once per DAG, in the listed order on odd rounds and in reverse
 # on even ones (the first of two back-to-back processes runs slower on these VMs, and the load
@@ -27,6 +30,7 @@
 #   OVERHEAD=1                          0 skips part 2; OV_REPS=3 runs per process,
 #   OV_TARGET_S=0.3                     ideal seconds of one run, OV_WORK_US=1,10,100
 #   DAGS="chain independent wavefront tree"   part 1 DAGs
+#   CHOL=1                              0 skips part 3; CHOL_N=4096 CHOL_TILE=256 CHOL_REPEAT=10
 #   PLOT=1                              0 skips the PNG
 #   DAT_DIR=bench                       where the .dat files and the PNG go (smoke runs: /tmp)
 # Smoke run (seconds): SIZE="--ops 2000 --wf 30 --tree-leaves 512" REPS=1 OV_TARGET_S=0.01 \
@@ -47,10 +51,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 dat_dir=${DAT_DIR:-$here}
 dat=$dat_dir/graph_ns_per_task.dat
 ovdat=$dat_dir/graph_overhead.dat
-need="bench_engine bench_taskflow"
-[ "$overhead" = 0 ] || need="$need bench_overhead bench_overhead_taskflow"
+chol=${CHOL:-1}
+chol_n=${CHOL_N:-4096}
+chol_tile=${CHOL_TILE:-256}
+chol_repeat=${CHOL_REPEAT:-10}
+chol_exe=$build/examples/cholesky/parex-cholesky
+need="bench/bench_engine bench/bench_taskflow"
+[ "$overhead" = 0 ] || need="$need bench/bench_overhead bench/bench_overhead_taskflow"
+[ "$chol" = 0 ] || need="$need examples/cholesky/parex-cholesky"
 for exe in $need; do
-  [ -x "$build/bench/$exe" ] || { echo "run_graph.sh: $build/bench/$exe not built" >&2; exit 1; }
+  [ -x "$build/$exe" ] || { echo "run_graph.sh: $build/$exe not built" >&2; exit 1; }
 done
 
 # Part 1 contenders: one process each; "tag" prefixes its RESULT lines.
@@ -90,6 +100,11 @@ run_ov_contender() { # run_ov_contender NAME
     taskflow) "$build/bench/bench_overhead_taskflow" "$@" ;;
   esac 2>/dev/null | grep '^RESULT'
 }
+run_chol() { # run_chol on|off: one RESULT line from parex-cholesky's JSON
+  OPENBLAS_NUM_THREADS=1 "$chol_exe" --n "$chol_n" --tile "$chol_tile" --workers "$workers" \
+    --repeat "$chol_repeat" --graph "$1" --residual none --json | tail -n 1 |
+    sed -n "s/.*\"seconds\": \([0-9.]*\), \"seconds_median\": \([0-9.]*\).*/RESULT bench=cholesky_repeat impl=graph_$1 n=$chol_n tile=$chol_tile repeat=$chol_repeat best_s=\1 median_s=\2/p"
+}
 order() { # order ROUND LIST...: the list, reversed on even rounds
   r=$1
   shift
@@ -115,6 +130,11 @@ while [ "$r" -le "$rounds" ]; do
   if [ "$overhead" != 0 ]; then
     for c in $(order "$r" $contenders); do
       run_ov_contender "$c" | sed "s/^RESULT /RESULT round=$r /" >> "$out"
+    done
+  fi
+  if [ "$chol" != 0 ]; then
+    for g in $(order "$r" on off); do
+      run_chol "$g" | sed "s/^RESULT /RESULT round=$r /" >> "$out"
     done
   fi
   echo "run_graph.sh: round $r of $rounds done" >&2
@@ -201,6 +221,18 @@ if [ "$overhead" != 0 ]; then
   rm -f "$out.ov_medians"
 fi
 rm -f "$out.medians"
+
+# Part 3 summary: Cholesky repeats through a graph against pushed repeats.
+if [ "$chol" != 0 ]; then
+  echo "== parex-cholesky --n $chol_n --tile $chol_tile --repeat $chol_repeat (median over $rounds rounds) =="
+  for k in best_s median_s; do
+    on=$(grep 'impl=graph_on' "$out" | field "$k" | awk '{ print "x", $1 }' | medians | awk '{ print $2 }')
+    off=$(grep 'impl=graph_off' "$out" | field "$k" | awk '{ print "x", $1 }' | medians | awk '{ print $2 }')
+    awk -v k="$k" -v on="$on" -v off="$off" 'BEGIN {
+      if (on > 0 && off > 0) printf "%-9s graph on %.4f s  off %.4f s  on/off %.3f\n", k, on, off, on / off
+      else printf "%-9s no data\n", k }'
+  done
+fi
 if [ "${PLOT:-1}" != 0 ] && command -v gnuplot > /dev/null; then
   "$here/plot_graph.sh" "$dat" "$dat_dir/graph_ns_per_task.png"
 fi
