@@ -73,6 +73,10 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cholesky_not_spd.mtx
 add_test(NAME cholesky_cli_not_spd_exits_1_with_message
          COMMAND sh -c "out=$(\"$0\" --matrix \"$1\" --tile 2 2>&1); test $? -eq 1 && echo \"$out\" | grep -q 'not positive definite: the leading minor of order 3'"
                  $<TARGET_FILE:parex-cholesky> ${CMAKE_CURRENT_BINARY_DIR}/cholesky_not_spd.mtx)
+add_test(NAME cholesky_cli_not_spd_graph_repeat_exits_1_with_message
+         COMMAND sh -c "out=$(\"$0\" --matrix \"$1\" --tile 2 --repeat 2 --graph on 2>&1); test $? -eq 1 && echo \"$out\" | grep -q 'not positive definite: the leading minor of order 3'"
+                 $<TARGET_FILE:parex-cholesky> ${CMAKE_CURRENT_BINARY_DIR}/cholesky_not_spd.mtx)
 set_tests_properties(cholesky_cli_bad_flag_exits_2 cholesky_cli_bad_value_exits_2
                      cholesky_cli_not_spd_exits_1_with_message
+                     cholesky_cli_not_spd_graph_repeat_exits_1_with_message
                      PROPERTIES ENVIRONMENT "${_chol_env}" LABELS "cholesky" TIMEOUT 60)
