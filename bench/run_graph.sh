@@ -121,6 +121,7 @@ contenders="push_noinline graph taskflow libgomp push"
 : > "$out"
 echo "# load at start: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out"
 r=1
+# shellcheck disable=SC2086  # $contenders is a list of words on purpose
 while [ "$r" -le "$rounds" ]; do
   for dag in $dags; do
     for c in $(order "$r" $contenders); do
