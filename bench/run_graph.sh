@@ -230,7 +230,7 @@ if [ "$chol" != 0 ]; then
     on=$(grep 'impl=graph_on' "$out" | field "$k" | awk '{ print "x", $1 }' | medians | awk '{ print $2 }')
     off=$(grep 'impl=graph_off' "$out" | field "$k" | awk '{ print "x", $1 }' | medians | awk '{ print $2 }')
     awk -v k="$k" -v on="$on" -v off="$off" 'BEGIN {
-      if (on > 0 && off > 0) printf "%-9s graph on %.4f s  off %.4f s  on/off %.3f\n", k, on, off, on / off
+      if (on > 0 && off > 0) printf "%-9s graph on %.6f s  off %.6f s  on/off %.3f\n", k, on, off, on / off
       else printf "%-9s no data\n", k }'
   done
 fi

@@ -98,6 +98,52 @@ static int parse_double(const char *s, double *out)
     return PX_OK;
 }
 
+/* Store the value @p val of the known flag @p name in @p o.
+ * @return PX_OK; PX_EINVAL for a malformed or out-of-range value. */
+static int parse_value(const char *name, const char *val, chol_options *o)
+{
+    int rc = PX_OK;
+    int64_t v = 0;
+    if (strcmp(name, "--n") == 0) {
+        rc = parse_i64(val, 1, 1 << 20, &o->n);
+    } else if (strcmp(name, "--tile") == 0) {
+        rc = parse_i64(val, 1, 1 << 16, &o->tile);
+    } else if (strcmp(name, "--engine") == 0) {
+        px_engine_kind k;
+        rc = chol_engine_kind(val, &k);
+        o->engine = val;
+    } else if (strcmp(name, "--workers") == 0) {
+        rc = parse_i64(val, 1, 4096, &v);
+        o->workers = (int)v;
+    } else if (strcmp(name, "--matrix") == 0) {
+        rc = *val ? PX_OK : PX_EINVAL;
+        o->matrix = val;
+    } else if (strcmp(name, "--seed") == 0) {
+        rc = parse_i64(val, 0, INT64_MAX, &v);
+        o->seed = (uint64_t)v;
+    } else if (strcmp(name, "--residual") == 0) {
+        if (strcmp(val, "auto") == 0)
+            o->residual = CHOL_RES_AUTO;
+        else if (strcmp(val, "exact") == 0)
+            o->residual = CHOL_RES_EXACT;
+        else if (strcmp(val, "estimate") == 0)
+            o->residual = CHOL_RES_ESTIMATE;
+        else if (strcmp(val, "none") == 0)
+            o->residual = CHOL_RES_NONE;
+        else
+            rc = PX_EINVAL;
+    } else if (strcmp(name, "--check") == 0) {
+        rc = parse_double(val, &o->check);
+    } else if (strcmp(name, "--graph") == 0) {
+        o->graph = strcmp(val, "on") == 0 ? 1 : strcmp(val, "off") == 0 ? 0 : -1;
+        rc = o->graph < 0 ? PX_EINVAL : PX_OK;
+    } else { /* --repeat */
+        rc = parse_i64(val, 1, 1000, &v);
+        o->repeat = (int)v;
+    }
+    return rc;
+}
+
 int chol_parse_args(int argc, char **argv, chol_options *o, FILE *err)
 {
     for (int a = 1; a < argc; a++) {
@@ -147,45 +193,7 @@ int chol_parse_args(int argc, char **argv, chol_options *o, FILE *err)
             fprintf(err, "parex-cholesky: %s needs a value\n", name);
             return PX_EINVAL;
         }
-        int rc = PX_OK;
-        int64_t v = 0;
-        if (strcmp(name, "--n") == 0) {
-            rc = parse_i64(val, 1, 1 << 20, &o->n);
-        } else if (strcmp(name, "--tile") == 0) {
-            rc = parse_i64(val, 1, 1 << 16, &o->tile);
-        } else if (strcmp(name, "--engine") == 0) {
-            px_engine_kind k;
-            rc = chol_engine_kind(val, &k);
-            o->engine = val;
-        } else if (strcmp(name, "--workers") == 0) {
-            rc = parse_i64(val, 1, 4096, &v);
-            o->workers = (int)v;
-        } else if (strcmp(name, "--matrix") == 0) {
-            rc = *val ? PX_OK : PX_EINVAL;
-            o->matrix = val;
-        } else if (strcmp(name, "--seed") == 0) {
-            rc = parse_i64(val, 0, INT64_MAX, &v);
-            o->seed = (uint64_t)v;
-        } else if (strcmp(name, "--residual") == 0) {
-            if (strcmp(val, "auto") == 0)
-                o->residual = CHOL_RES_AUTO;
-            else if (strcmp(val, "exact") == 0)
-                o->residual = CHOL_RES_EXACT;
-            else if (strcmp(val, "estimate") == 0)
-                o->residual = CHOL_RES_ESTIMATE;
-            else if (strcmp(val, "none") == 0)
-                o->residual = CHOL_RES_NONE;
-            else
-                rc = PX_EINVAL;
-        } else if (strcmp(name, "--check") == 0) {
-            rc = parse_double(val, &o->check);
-        } else if (strcmp(name, "--graph") == 0) {
-            o->graph = strcmp(val, "on") == 0 ? 1 : strcmp(val, "off") == 0 ? 0 : -1;
-            rc = o->graph < 0 ? PX_EINVAL : PX_OK;
-        } else { /* --repeat */
-            rc = parse_i64(val, 1, 1000, &v);
-            o->repeat = (int)v;
-        }
+        int rc = parse_value(name, val, o);
         if (rc != PX_OK) {
             fprintf(err, "parex-cholesky: bad value '%s' for %s (see --help)\n", val, name);
             return PX_EINVAL;
@@ -327,83 +335,163 @@ static int time_factorizations(const chol_options *o, int use_graph, chol_matrix
     return rc;
 }
 
+/* chol_load_matrix_market for the run's flags; it prints its own messages. */
+static int chol_matrix_load_checked(const chol_options *o, chol_matrix *a, FILE *err, int *reported)
+{
+    int rc = chol_load_matrix_market(o->matrix, o->tile, a, err);
+    *reported = rc != PX_OK;
+    return rc;
+}
+
+/* Build the input: @p l, the working matrix (factorized in place, Vars on @p eng, ops of
+ * property @p prop), and, when @p need_a or the input is a file, @p a, which keeps A for the
+ * residual and the repeats. A generated matrix is filled by one engine op per tile. Sets
+ * *reported when the failure's message was already printed. */
+static int load_input(const chol_options *o, px_engine *eng, px_fn_property prop, int need_a,
+                      chol_matrix *a, chol_matrix *l, FILE *err, int *reported)
+{
+    int rc;
+    *reported = 0;
+    if (o->matrix) {
+        rc = chol_matrix_load_checked(o, a, err, reported);
+        if (rc != PX_OK)
+            return rc;
+        rc = chol_matrix_init(l, a->n, o->tile);
+        l->prop = prop;
+        if (rc == PX_OK)
+            rc = chol_matrix_attach(l, eng);
+        if (rc == PX_OK)
+            chol_matrix_copy(l, a);
+        return rc;
+    }
+    rc = chol_matrix_init(l, o->n, o->tile);
+    l->prop = prop;
+    if (rc == PX_OK)
+        rc = chol_matrix_attach(l, eng);
+    if (rc == PX_OK)
+        rc = chol_generate(l, o->seed);
+    if (rc == PX_OK && need_a) {
+        rc = chol_matrix_init(a, o->n, o->tile);
+        if (rc == PX_OK)
+            chol_matrix_copy(a, l);
+    }
+    return rc;
+}
+
+/* What one run measured, for the report. */
+typedef struct chol_report {
+    const char *engine_name, *queue, *method;
+    int workers, use_graph;
+    chol_res_mode mode; /* resolved: exact, estimate or none */
+    double gflops, residual;
+    chol_timing tm;
+} chol_report;
+
+/* ||A - L L^T||_F / ||A||_F by the mode @p o asks for (auto resolved by n); NAN for none. */
+static double residual_of(const chol_options *o, const chol_matrix *a, const chol_matrix *l,
+                          chol_report *r)
+{
+    r->mode = o->residual;
+    if (r->mode == CHOL_RES_AUTO)
+        r->mode = l->n <= CHOL_EXACT_RESIDUAL_MAX_N ? CHOL_RES_EXACT : CHOL_RES_ESTIMATE;
+    r->method = "none";
+    if (r->mode == CHOL_RES_NONE)
+        return NAN;
+    double anorm = chol_norm_fro(a);
+    if (r->mode == CHOL_RES_EXACT) {
+        r->method = "exact";
+        return chol_residual_exact(a, l) / anorm;
+    }
+    r->method = "estimate";
+    return chol_residual_estimate(a, l, CHOL_ESTIMATE_VECTORS, o->seed ^ 0x5eedu) / anorm;
+}
+
+static void print_report(FILE *out, const chol_options *o, const chol_matrix *l,
+                         const chol_report *r)
+{
+    const chol_timing *tm = &r->tm;
+    const char *matrix = o->matrix ? o->matrix : "generated";
+    fprintf(out,
+            "parex-cholesky: n=%" PRId64 " tile=%" PRId64 " (%" PRId64 "x%" PRId64
+            " tiles, %" PRId64 " tile ops) engine=%s workers=%d queue=%s matrix=%s\n",
+            l->n, l->tile, l->nt, l->nt, chol_task_count(l->nt), r->engine_name, r->workers,
+            r->queue, matrix);
+    fprintf(out, "factorization: %.4f s, %.2f GFLOP/s (n^3/3 flops%s)\n", tm->best, r->gflops,
+            tm->restored ? "; each run restores A first, timed with it" : "");
+    if (o->repeat > 1)
+        fprintf(out, "repeats: %d, best %.4f s, median %.4f s\n", o->repeat, tm->best, tm->median);
+    if (r->use_graph)
+        fprintf(out, "graph: %zu ops, %zu edges, recorded in %.4f s, launched %d times\n",
+                tm->graph_ops, tm->graph_edges, tm->record_s, o->repeat);
+    if (r->mode != CHOL_RES_NONE)
+        fprintf(out, "residual ||A - L L^T||_F / ||A||_F = %.3e (%s)\n", r->residual, r->method);
+    if (!o->json)
+        return;
+    fprintf(out,
+            "{\"n\": %" PRId64 ", \"tile\": %" PRId64 ", \"tiles\": %" PRId64
+            ", \"tasks\": %" PRId64 ", \"engine\": ",
+            l->n, l->tile, l->nt, chol_task_count(l->nt));
+    json_string(out, r->engine_name);
+    fprintf(out, ", \"workers\": %d, \"queue\": \"%s\", \"matrix\": ", r->workers, r->queue);
+    json_string(out, matrix);
+    fprintf(out,
+            ", \"repeat\": %d, \"graph\": %s, \"seconds\": %.6f, \"seconds_median\": %.6f"
+            ", \"gflops\": %.3f",
+            o->repeat, r->use_graph ? "true" : "false", tm->best, tm->median, r->gflops);
+    if (r->use_graph)
+        fprintf(out, ", \"graph_ops\": %zu, \"graph_edges\": %zu, \"graph_record_seconds\": %.6f",
+                tm->graph_ops, tm->graph_edges, tm->record_s);
+    fprintf(out, ", \"residual\": ");
+    if (isnan(r->residual))
+        fprintf(out, "null");
+    else
+        fprintf(out, "%.6e", r->residual);
+    fprintf(out, ", \"residual_method\": \"%s\"}\n", r->method);
+}
+
 int chol_run(const chol_options *o, FILE *out, FILE *err)
 {
     chol_matrix a, l;
     memset(&a, 0, sizeof a);
     memset(&l, 0, sizeof l);
-    px_engine *eng = NULL, *created = NULL;
+    chol_report r;
+    memset(&r, 0, sizeof r);
     int code = CHOL_EXIT_FAIL;
-    int rc;
+    int rc, reported;
 
     /* The program makes its own engine: the runtime's default per_device engine has one CPU
      * worker (MXNet's default), and the DAG's parallelism needs several. */
-    const char *engine_name = o->engine;
-    if (!engine_name) {
-        const char *env = getenv("PX_ENGINE");
-        engine_name = env && *env ? env : "per_device";
-    }
+    const char *env = getenv("PX_ENGINE");
+    r.engine_name = o->engine ? o->engine : env && *env ? env : "per_device";
     px_engine_kind kind;
-    if (chol_engine_kind(engine_name, &kind) != PX_OK) {
-        fprintf(err, "parex-cholesky: unknown engine '%s'\n", engine_name);
+    if (chol_engine_kind(r.engine_name, &kind) != PX_OK) {
+        fprintf(err, "parex-cholesky: unknown engine '%s'\n", r.engine_name);
         return CHOL_EXIT_USAGE;
     }
-    int workers = o->workers;
-    if (workers < 1) {
+    r.workers = o->workers;
+    if (r.workers < 1) {
         px_space *threads = px_space_by_name("threads");
-        workers = threads ? px_space_concurrency(threads) : 1;
-        if (workers < 1)
-            workers = 1;
+        r.workers = threads ? px_space_concurrency(threads) : 1;
+        if (r.workers < 1)
+            r.workers = 1;
     }
     px_fn_property prop;
-    created = chol_engine_create(kind, workers, o->fifo, &prop);
-    if (!created) {
-        fprintf(err, "parex-cholesky: cannot create a %s engine with %d workers\n", engine_name,
-                workers);
+    px_engine *eng = chol_engine_create(kind, r.workers, o->fifo, &prop);
+    if (!eng) {
+        fprintf(err, "parex-cholesky: cannot create a %s engine with %d workers\n", r.engine_name,
+                r.workers);
         return CHOL_EXIT_FAIL;
     }
-    eng = created;
-    const char *queue = prop == PX_FN_CPU_PRIORITIZED ? "priority" : "fifo";
-
-    /* Input: l is the working matrix (factorized in place); a keeps A for the residual and
-     * for repeats. A generated matrix is filled by one engine op per tile. */
-    int use_graph = o->graph < 0 ? o->repeat > 1 : o->graph;
-    int need_a = o->residual != CHOL_RES_NONE || o->repeat > 1 || use_graph;
-    if (o->matrix) {
-        rc = chol_load_matrix_market(o->matrix, o->tile, &a, err);
-        if (rc != PX_OK)
-            goto out;
-        rc = chol_matrix_init(&l, a.n, o->tile);
-        l.prop = prop;
-        if (rc == PX_OK)
-            rc = chol_matrix_attach(&l, eng);
-        if (rc != PX_OK)
-            goto fail_rc;
-        chol_matrix_copy(&l, &a);
-    } else {
-        rc = chol_matrix_init(&l, o->n, o->tile);
-        l.prop = prop;
-        if (rc == PX_OK)
-            rc = chol_matrix_attach(&l, eng);
-        if (rc == PX_OK)
-            rc = chol_generate(&l, o->seed);
-        if (rc == PX_OK && need_a) {
-            rc = chol_matrix_init(&a, o->n, o->tile);
-            if (rc == PX_OK)
-                chol_matrix_copy(&a, &l);
-        }
-        if (rc != PX_OK)
-            goto fail_rc;
-    }
-
+    r.queue = prop == PX_FN_CPU_PRIORITIZED ? "priority" : "fifo";
+    r.use_graph = o->graph < 0 ? o->repeat > 1 : o->graph;
+    int need_a = o->residual != CHOL_RES_NONE || o->repeat > 1 || r.use_graph;
+    rc = load_input(o, eng, prop, need_a, &a, &l, err, &reported);
     /* The diagonal-inverse buffers (7.5 MiB at n = 4096, tile 256) are allocated here, not
      * inside the first timed factorization. */
-    rc = chol_matrix_alloc_inverses(&l);
-    if (rc != PX_OK)
-        goto fail_rc;
-    int64_t n = l.n;
-    chol_timing tm;
-    rc = time_factorizations(o, use_graph, &l, &a, &tm);
+    if (rc == PX_OK)
+        rc = chol_matrix_alloc_inverses(&l);
+    if (rc == PX_OK)
+        rc = time_factorizations(o, r.use_graph, &l, &a, &r.tm);
     if (rc == CHOL_ENOTSPD) {
         int64_t order = atomic_load_explicit(&l.notspd_order, memory_order_relaxed);
         fprintf(err,
@@ -411,87 +499,27 @@ int chol_run(const chol_options *o, FILE *out, FILE *err)
                 "of order %" PRId64 " is not positive (POTRF of diagonal tile %" PRId64
                 " failed; its dependent ops were skipped)\n",
                 order, order > 0 ? (order - 1) / l.tile : 0);
-        goto out;
-    }
-    if (rc != PX_OK)
-        goto fail_rc;
-    double best = tm.best;
-
-    double flops = (double)n * (double)n * (double)n / 3.0;
-    double gflops = flops / best * 1e-9;
-    double residual = NAN;
-    const char *method = "none";
-    chol_res_mode mode = o->residual;
-    if (mode == CHOL_RES_AUTO)
-        mode = n <= CHOL_EXACT_RESIDUAL_MAX_N ? CHOL_RES_EXACT : CHOL_RES_ESTIMATE;
-    if (mode != CHOL_RES_NONE) {
-        double anorm = chol_norm_fro(&a);
-        double rnorm;
-        if (mode == CHOL_RES_EXACT) {
-            rnorm = chol_residual_exact(&a, &l);
-            method = "exact";
-        } else {
-            rnorm = chol_residual_estimate(&a, &l, CHOL_ESTIMATE_VECTORS, o->seed ^ 0x5eedu);
-            method = "estimate";
+    } else if (rc != PX_OK) {
+        if (!reported)
+            fprintf(err, "parex-cholesky: %s\n", px_strerror(rc));
+    } else {
+        double n = (double)l.n;
+        r.gflops = n * n * n / 3.0 / r.tm.best * 1e-9;
+        r.residual = residual_of(o, &a, &l, &r);
+        print_report(out, o, &l, &r);
+        code = CHOL_EXIT_OK;
+        if (o->check >= 0.0 && !(r.residual <= o->check)) {
+            fprintf(err, "parex-cholesky: residual %.3e exceeds --check %.3e\n", r.residual,
+                    o->check);
+            code = CHOL_EXIT_RESIDUAL;
         }
-        residual = rnorm / anorm;
     }
-
-    fprintf(out,
-            "parex-cholesky: n=%" PRId64 " tile=%" PRId64 " (%" PRId64 "x%" PRId64
-            " tiles, %" PRId64 " tile ops) engine=%s workers=%d queue=%s matrix=%s\n",
-            n, l.tile, l.nt, l.nt, chol_task_count(l.nt), engine_name, workers, queue,
-            o->matrix ? o->matrix : "generated");
-    fprintf(out, "factorization: %.4f s, %.2f GFLOP/s (n^3/3 flops%s)\n", best, gflops,
-            tm.restored ? "; each run restores A first, timed with it" : "");
-    if (o->repeat > 1)
-        fprintf(out, "repeats: %d, best %.4f s, median %.4f s\n", o->repeat, best, tm.median);
-    if (use_graph)
-        fprintf(out, "graph: %zu ops, %zu edges, recorded in %.4f s, launched %d times\n",
-                tm.graph_ops, tm.graph_edges, tm.record_s, o->repeat);
-    if (mode != CHOL_RES_NONE)
-        fprintf(out, "residual ||A - L L^T||_F / ||A||_F = %.3e (%s)\n", residual, method);
-    if (o->json) {
-        fprintf(out,
-                "{\"n\": %" PRId64 ", \"tile\": %" PRId64 ", \"tiles\": %" PRId64
-                ", \"tasks\": %" PRId64 ", \"engine\": ",
-                n, l.tile, l.nt, chol_task_count(l.nt));
-        json_string(out, engine_name);
-        fprintf(out, ", \"workers\": %d, \"queue\": \"%s\", \"matrix\": ", workers, queue);
-        json_string(out, o->matrix ? o->matrix : "generated");
-        fprintf(out,
-                ", \"repeat\": %d, \"graph\": %s, \"seconds\": %.6f, \"seconds_median\": %.6f"
-                ", \"gflops\": %.3f",
-                o->repeat, use_graph ? "true" : "false", best, tm.median, gflops);
-        if (use_graph)
-            fprintf(out,
-                    ", \"graph_ops\": %zu, \"graph_edges\": %zu, \"graph_record_seconds\": %.6f",
-                    tm.graph_ops, tm.graph_edges, tm.record_s);
-        fprintf(out, ", \"residual\": ");
-        if (isnan(residual))
-            fprintf(out, "null");
-        else
-            fprintf(out, "%.6e", residual);
-        fprintf(out, ", \"residual_method\": \"%s\"}\n", method);
-    }
-    code = CHOL_EXIT_OK;
-    if (o->check >= 0.0 && !(residual <= o->check)) {
-        fprintf(err, "parex-cholesky: residual %.3e exceeds --check %.3e\n", residual, o->check);
-        code = CHOL_EXIT_RESIDUAL;
-    }
-    goto out;
-
-fail_rc:
-    fprintf(err, "parex-cholesky: %s\n", px_strerror(rc));
-out:
     chol_matrix_fini(&l);
     chol_matrix_fini(&a);
-    if (created) {
-        rc = px_engine_destroy(created);
-        if (rc != PX_OK && code == CHOL_EXIT_OK) {
-            fprintf(err, "parex-cholesky: px_engine_destroy: %s\n", px_strerror(rc));
-            code = CHOL_EXIT_FAIL;
-        }
+    rc = px_engine_destroy(eng);
+    if (rc != PX_OK && code == CHOL_EXIT_OK) {
+        fprintf(err, "parex-cholesky: px_engine_destroy: %s\n", px_strerror(rc));
+        code = CHOL_EXIT_FAIL;
     }
     return code;
 }
