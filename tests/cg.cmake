@@ -19,3 +19,20 @@ target_include_directories(check_cg PRIVATE ${PX_CG_DIR})
 if(PX_BUILD_EXAMPLES)
   add_dependencies(check_cg parex-cg)
 endif()
+
+# Distributed parex-cg (mpirun -np P; examples/cg/dcg.c and partition.c): check_dcg runs the
+# binary under mpirun with 1, 2 and 4 ranks x 1 and 2 threads per rank and compares each run
+# with the same problem on one process. Ranks beyond the 2 cores of CI are oversubscribed on
+# purpose. Not under sanitizers (Open MPI's own leaks and races), as tests/mpi.cmake.
+if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES AND PX_SANITIZE STREQUAL "none")
+  add_executable(check_dcg check_dcg.c)
+  target_link_libraries(check_dcg PRIVATE px_test_support m)
+  add_dependencies(check_dcg parex-cg)
+  foreach(np 1 2 4)
+    foreach(t 1 2)
+      add_test(NAME check_dcg_np${np}_t${t} COMMAND check_dcg)
+      set_tests_properties(check_dcg_np${np}_t${t} PROPERTIES LABELS "mpi;examples" TIMEOUT 180
+        ENVIRONMENT "PX_DCG_NP=${np};PX_NUM_THREADS=${t};PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
+    endforeach()
+  endforeach()
+endif()
