@@ -198,7 +198,6 @@ static void cg_pair_join(void *dst, const void *src)
 const px_reducer cg_pair_sum =
     PX_REDUCER_INIT(cg_pair, cg_pair_identity, cg_pair_join, "cg_pair_sum");
 
-
 /* b = A * ones: the row sums. */
 PX_FOR(cg_row_sum, rowop_args, i, a)
 {
@@ -220,7 +219,6 @@ PX_REDUCE(cg_diag_inv, rowop_args, double, i, a, acc)
         *acc = d;
 }
 
-
 /* x = 0, r = b, p = M^-1 b; folds r.p (= r.M^-1 r). */
 PX_REDUCE(cg_init, init_args, double, i, a, acc)
 {
@@ -232,12 +230,10 @@ PX_REDUCE(cg_init, init_args, double, i, a, acc)
     *acc += bi * zi;
 }
 
-
 PX_REDUCE(cg_dot, dot_args, double, i, a, acc)
 {
     *acc += a->u[i] * a->v[i];
 }
-
 
 /* Ap = A p and p.Ap in one pass. */
 PX_REDUCE(cg_spmv_dot, spmv_args, double, i, a, acc)
@@ -249,7 +245,6 @@ PX_REDUCE(cg_spmv_dot, spmv_args, double, i, a, acc)
     a->ap[i] = s;
     *acc += a->p[i] * s;
 }
-
 
 /* Plain CG: r -= alpha Ap, folding r.r. */
 PX_REDUCE(cg_update_r, update_r_args, double, i, a, acc)
@@ -277,7 +272,6 @@ PX_REDUCE(cg_update_r_rz, update_r_args, double, i, a, acc)
     *acc += ri * ri * a->dinv[i];
 }
 
-
 /* x += alpha p (deferred from the residual update), then p = M^-1 r + beta p. */
 PX_FOR(cg_update_xp, update_xp_args, i, a)
 {
@@ -298,7 +292,6 @@ PX_FOR(cg_axpy, update_xp_args, i, a)
 {
     a->x[i] += a->alpha * a->p[i];
 }
-
 
 /* ||b - A x||^2 with ax = A x. */
 PX_REDUCE(cg_resid2, check_args, double, i, a, acc)

@@ -116,8 +116,8 @@ static int push_exchange(dcg *d, int which)
     d->tag_parity ^= 1;
     if (P->n_neighbors == 0)
         return PX_OK;
-    DCG_TRY(d, push_stamp(d, &d->t_post, NULL, 0, d->v_halo, (size_t)P->n_neighbors,
-                          "dcg_clock_post"));
+    DCG_TRY(
+        d, push_stamp(d, &d->t_post, NULL, 0, d->v_halo, (size_t)P->n_neighbors, "dcg_clock_post"));
     for (int k = 0; k < P->n_neighbors; k++) {
         const int64_t cnt = P->recv_ptr[k + 1] - P->recv_ptr[k];
         double *buf = d->on_host ? vec + P->n_local + P->recv_ptr[k] : d->recv_h + P->recv_ptr[k];
@@ -129,9 +129,9 @@ static int push_exchange(dcg *d, int which)
     pa.idx = d->send_idx;
     pa.v = vec;
     pa.out = d->send_d;
-    DCG_TRY(d, px_engine_push_parallel_for(d->e, d->s, "dcg_pack", px_range(0, d->n_send),
-                                           &dcg_pack, &pa, sizeof pa, &d->v_vec[which], 1,
-                                           &d->v_send, 1));
+    DCG_TRY(d,
+            px_engine_push_parallel_for(d->e, d->s, "dcg_pack", px_range(0, d->n_send), &dcg_pack,
+                                        &pa, sizeof pa, &d->v_vec[which], 1, &d->v_send, 1));
     px_context cpu;
     cpu.type = PX_DEV_CPU;
     cpu.device_id = 0;
@@ -141,15 +141,15 @@ static int push_exchange(dcg *d, int which)
     for (int k = 0; k < P->n_neighbors; k++) {
         const int64_t cnt = P->send_ptr[k + 1] - P->send_ptr[k];
         if (cnt > 0)
-            DCG_TRY(d, px_engine_push_mpi_isend(d->e, d->send_h + P->send_ptr[k], (int)cnt,
-                                                MPI_DOUBLE, P->neighbor[k], tag, d->comm,
-                                                d->v_send));
+            DCG_TRY(d,
+                    px_engine_push_mpi_isend(d->e, d->send_h + P->send_ptr[k], (int)cnt, MPI_DOUBLE,
+                                             P->neighbor[k], tag, d->comm, d->v_send));
     }
     if (!d->on_host) {
         d->cp_recv.dst = vec + P->n_local;
         DCG_TRY(d, px_engine_push_sync(d->e, dcg_copy, &d->cp_recv, cpu, d->v_halo,
-                                       (size_t)P->n_neighbors, &d->v_hdev, 1,
-                                       PX_FN_COPY_TO_DEVICE, 0, "dcg_stage_recv"));
+                                       (size_t)P->n_neighbors, &d->v_hdev, 1, PX_FN_COPY_TO_DEVICE,
+                                       0, "dcg_stage_recv"));
     }
     return PX_OK;
 }
@@ -166,10 +166,9 @@ static int push_spmv(dcg *d, int which)
     sa.p = which ? d->x : d->p;
     sa.ap = d->ap;
     px_var *w[2] = {d->v_ap, d->v_loc};
-    DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_spmv_interior",
-                                              px_range(0, P->n_interior), &cg_spmv_dot, &sa,
-                                              sizeof sa, &px_sum_f64, &d->loc[0],
-                                              &d->v_vec[which], 1, w, 2));
+    DCG_TRY(d, px_engine_push_parallel_reduce(
+                   d->e, d->s, "dcg_spmv_interior", px_range(0, P->n_interior), &cg_spmv_dot, &sa,
+                   sizeof sa, &px_sum_f64, &d->loc[0], &d->v_vec[which], 1, w, 2));
     px_var *const *hv;
     const size_t nh = halo_ready(d, &hv);
     px_var *reads[3] = {d->v_vec[which], d->v_clk_h, d->v_clk_i};
@@ -178,10 +177,9 @@ static int push_spmv(dcg *d, int which)
         DCG_TRY(d, push_stamp(d, &d->t_in, hv, nh, &d->v_clk_h, 1, "dcg_clock_halos_in"));
     }
     /* The boundary rows read the halo through v_clk_h (written after every halo Var). */
-    DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_spmv_boundary",
-                                              px_range(P->n_interior, P->n_local), &cg_spmv_dot,
-                                              &sa, sizeof sa, &px_sum_f64, &d->loc[1], reads, 3, w,
-                                              2));
+    DCG_TRY(d, px_engine_push_parallel_reduce(
+                   d->e, d->s, "dcg_spmv_boundary", px_range(P->n_interior, P->n_local),
+                   &cg_spmv_dot, &sa, sizeof sa, &px_sum_f64, &d->loc[1], reads, 3, w, 2));
     return PX_OK;
 }
 
@@ -189,8 +187,8 @@ static int push_spmv(dcg *d, int which)
 static int allreduce_loc(dcg *d)
 {
     DCG_TRY(d, push_stamp(d, &d->t_loc, &d->v_loc, 1, &d->v_clk_l, 1, "dcg_clock_local"));
-    DCG_TRY(d, px_engine_push_mpi_allreduce(d->e, d->loc, d->glob, 2, MPI_DOUBLE, MPI_SUM,
-                                            d->comm, d->v_loc, d->v_glob));
+    DCG_TRY(d, px_engine_push_mpi_allreduce(d->e, d->loc, d->glob, 2, MPI_DOUBLE, MPI_SUM, d->comm,
+                                            d->v_loc, d->v_glob));
     DCG_TRY(d, px_engine_wait_for_var(d->e, d->v_glob));
     DCG_TRY(d, px_engine_wait_for_var(d->e, d->v_clk_l));
     d->allred_s += cg_now() - d->t_loc;
@@ -240,9 +238,9 @@ static int update_r(dcg *d, const cg_options *o, double alpha, double *rr, doubl
         DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "cg_update_r_rz", all,
                                                   &cg_update_r_rz, &ua, sizeof ua, &px_sum_f64,
                                                   &d->loc[0], &d->v_ap, 1, w, 2));
-        DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "cg_dot", all, &cg_dot, &da,
-                                                  sizeof da, &px_sum_f64, &d->loc[1], NULL, 0, w,
-                                                  2));
+        DCG_TRY(d,
+                px_engine_push_parallel_reduce(d->e, d->s, "cg_dot", all, &cg_dot, &da, sizeof da,
+                                               &px_sum_f64, &d->loc[1], NULL, 0, w, 2));
     }
     const int rc = allreduce_loc(d);
     if (rc != PX_OK)
@@ -302,7 +300,7 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
     *bnorm = sqrt(bb);
     init_args ia;
     ia.b = d->b;
-    ia.dinv = d->dinv;
+    ia.dinv = o->jacobi ? d->dinv : NULL; /* allocated always, filled with Jacobi only */
     ia.x = d->x;
     ia.r = d->r;
     ia.p = d->p;
@@ -375,8 +373,8 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
             res->min_iter_seconds = t_end - t_iter;
         t_iter = t_end;
         if (root && o->progress && o->progress_s > 0.0 && t_end >= next_progress) {
-            fprintf(o->progress, "  iteration %6lld  relres %.3e  elapsed %.1f s\n",
-                    (long long)it, res->relres, t_end - t0);
+            fprintf(o->progress, "  iteration %6lld  relres %.3e  elapsed %.1f s\n", (long long)it,
+                    res->relres, t_end - t0);
             fflush(o->progress);
             next_progress = t_end + o->progress_s;
         }
@@ -404,8 +402,8 @@ static int verify(dcg *d, double bnorm, cg_result *res)
     double res2 = 0.0, err = 0.0;
     DCG_TRY(d, px_parallel_reduce(d->s, "cg_resid2", all, &cg_resid2, &ca, sizeof ca, &px_sum_f64,
                                   &res2));
-    DCG_TRY(d, px_parallel_reduce(d->s, "cg_max_err", all, &cg_max_err, &ca, sizeof ca,
-                                  &px_max_f64, &err));
+    DCG_TRY(d, px_parallel_reduce(d->s, "cg_max_err", all, &cg_max_err, &ca, sizeof ca, &px_max_f64,
+                                  &err));
     DCG_TRY(d, allreduce1(d, &res2, MPI_SUM));
     DCG_TRY(d, allreduce1(d, &err, MPI_MAX));
     res->true_relres = sqrt(res2) / bnorm;
@@ -441,8 +439,8 @@ static int dcg_alloc(dcg *d)
                  (long long)P->n_ext);
         return PX_ENOMEM;
     }
-    DCG_TRY(d, px_deep_copy(s, d->send_idx, d->host, P->send_idx,
-                            (size_t)d->n_send * sizeof(int32_t)));
+    DCG_TRY(
+        d, px_deep_copy(s, d->send_idx, d->host, P->send_idx, (size_t)d->n_send * sizeof(int32_t)));
     DCG_TRY(d, px_fence(s));
     d->cp_send.dst_s = d->host;
     d->cp_send.dst = d->send_h;
@@ -528,8 +526,8 @@ static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *
     return PX_OK;
 }
 
-int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o,
-              cg_result *res, dcg_stats *st)
+int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, cg_result *res,
+              dcg_stats *st)
 {
     if (!s || !part || !o || !res || !st)
         return PX_EFAULT;
@@ -560,8 +558,7 @@ int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options
     if (all == PX_OK)
         all = finish_stats(&d, o, res, st);
     else if (rc == PX_OK && res->message[0] == '\0')
-        snprintf(res->message, sizeof res->message, "another rank failed (%s)",
-                 px_strerror(all));
+        snprintf(res->message, sizeof res->message, "another rank failed (%s)", px_strerror(all));
     dcg_release(&d);
     return all;
 }

@@ -31,19 +31,19 @@ extern "C" {
 
 /** What the distributed run adds to cg_result (see the README for the exact definitions). */
 typedef struct dcg_stats {
-    int ranks;               /**< Size of the communicator. */
-    int threads_per_rank;    /**< px_space_concurrency of the space on rank 0. */
-    double halo_bytes;       /**< Halo bytes received per exchange (one per iteration), summed
-                                  over ranks. */
-    double message_seconds;  /**< Sum over ranks and iterations of t(halos in) - t(receives
-                                  posted). */
-    double exposed_seconds;  /**< Sum over ranks and iterations of
-                                  max(0, t(halos in) - t(interior SpMV done)). */
-    double allreduce_seconds;/**< Sum over ranks and allreduces of t(result seen by the host) -
-                                  t(local contribution ready). */
-    double comm_seconds;     /**< (exposed_seconds + allreduce_seconds) / ranks. */
-    double overlap;          /**< 1 - exposed_seconds / message_seconds; NaN without
-                                  messages. */
+    int ranks;                /**< Size of the communicator. */
+    int threads_per_rank;     /**< px_space_concurrency of the space on rank 0. */
+    double halo_bytes;        /**< Halo bytes received per exchange (one per iteration), summed
+                                   over ranks. */
+    double message_seconds;   /**< Sum over ranks and iterations of t(halos in) - t(receives
+                                   posted). */
+    double exposed_seconds;   /**< Sum over ranks and iterations of
+                                   max(0, t(halos in) - t(interior SpMV done)). */
+    double allreduce_seconds; /**< Sum over ranks and allreduces of t(result seen by the host) -
+                                   t(local contribution ready). */
+    double comm_seconds;      /**< (exposed_seconds + allreduce_seconds) / ranks. */
+    double overlap;           /**< 1 - exposed_seconds / message_seconds; NaN without
+                                   messages. */
 } dcg_stats;
 
 /**
@@ -57,8 +57,8 @@ typedef struct dcg_stats {
  *         (as cg_solve, the message in res->message on every rank); PX_ENOMEM; PX_EMPI; or a
  *         failed launch's or op's status. Every rank returns the same status.
  */
-int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o,
-              cg_result *res, dcg_stats *st);
+int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, cg_result *res,
+              dcg_stats *st);
 
 #ifdef __cplusplus
 }

@@ -34,7 +34,7 @@
 #define EXIT_NOT_CONVERGED 3
 
 static const char usage[] =
-    "usage: [mpirun -np P] parex-cg [--matrix FILE | --grid N|NXxNYxNZ]\n"
+    "usage: parex-cg [--matrix FILE | --grid N|NXxNYxNZ]   (or: mpirun -np P parex-cg ...)\n"
     "                [--space serial|threads|cuda] [--precond none|jacobi] [--tol X]\n"
     "                [--max-iters N] [--progress S] [--partition metis|block] [--json]\n"
     "                [--px-* runtime flags, see --px-help]\n"
@@ -71,9 +71,9 @@ static const char usage[] =
 
 typedef struct {
     const char *matrix;
-    int64_t grid;       /* nonzero when the HPCG problem is asked for */
-    int64_t gdim[3];    /* its NX, NY, NZ */
-    int partition;      /* -1: default (metis), 0: block, 1: metis */
+    int64_t grid;    /* nonzero when the HPCG problem is asked for */
+    int64_t gdim[3]; /* its NX, NY, NZ */
+    int partition;   /* -1: default (metis), 0: block, 1: metis */
     const char *space;
     int jacobi;
     double tol;
@@ -131,8 +131,9 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
             c->json = 1;
             continue;
         }
-        static const char *const valued[] = {"--matrix", "--grid",      "--space",   "--precond",
-                                             "--tol",    "--max-iters", "--progress", "--partition"};
+        static const char *const valued[] = {"--matrix",   "--grid",     "--space",
+                                             "--precond",  "--tol",      "--max-iters",
+                                             "--progress", "--partition"};
         const char *val = NULL;
         size_t which = sizeof valued / sizeof valued[0];
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) {
@@ -244,8 +245,8 @@ typedef struct {
 } run_extra;
 
 /* The human-readable summary and (with --json) the JSON line, on rank 0 only. */
-static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_t nnz,
-                   px_space *s, const cg_result *r, double setup_s, const run_extra *x)
+static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_t nnz, px_space *s,
+                   const cg_result *r, double setup_s, const run_extra *x)
 {
     const double gflops = r->seconds > 0 ? r->flops / r->seconds * 1e-9 : 0.0;
     const double gbs = r->seconds > 0 ? r->bytes / r->seconds * 1e-9 : 0.0;
@@ -405,9 +406,10 @@ static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int 
 {
     if (c->matrix && c->partition != 0 && !cgp_have_metis()) {
         if (rank == 0)
-            fprintf(stderr, "parex-cg: --partition metis (the default on %d ranks) needs METIS, "
-                            "which this build lacks (install libmetis-dev and reconfigure); "
-                            "use --partition block\n",
+            fprintf(stderr,
+                    "parex-cg: --partition metis (the default on %d ranks) needs METIS, "
+                    "which this build lacks (install libmetis-dev and reconfigure); "
+                    "use --partition block\n",
                     nranks);
         return EXIT_FAILURE;
     }
@@ -419,8 +421,9 @@ static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int 
         return status;
     const double setup_s = cg_now() - t_setup;
     if (rank == 0) {
-        fprintf(info, "parex-cg: %s, n = %lld, nnz = %lld, %d ranks x space %s (%d), %s CG, "
-                      "tol %.1e\n",
+        fprintf(info,
+                "parex-cg: %s, n = %lld, nnz = %lld, %d ranks x space %s (%d), %s CG, "
+                "tol %.1e\n",
                 name, (long long)part.n_global, (long long)part.nnz_global, nranks,
                 px_space_name(s), px_space_concurrency(s),
                 c->jacobi ? "Jacobi-preconditioned" : "plain", c->tol);

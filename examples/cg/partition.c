@@ -131,8 +131,8 @@ typedef struct {
 } natural_rows;
 
 /* Collect the sorted, unique halo columns of @p in. */
-static int find_halo(const cgp_part *p, const natural_rows *in, const owner_map *om,
-                     halo_key **out, int64_t *count)
+static int find_halo(const cgp_part *p, const natural_rows *in, const owner_map *om, halo_key **out,
+                     int64_t *count)
 {
     const int64_t nnz = in->row_ptr[in->n];
     halo_key *h = (halo_key *)xmalloc((size_t)nnz * sizeof *h);
@@ -248,8 +248,8 @@ static int exchange_maps(MPI_Comm comm, cgp_part *p, const owner_map *om, const 
     if (rc == CGP_OK && !asked)
         rc = CGP_ENOMEM;
     rc = agree(comm, rc);
-    if (rc == CGP_OK && MPI_Alltoallv(want, cnt, sdis, MPI_INT64_T, asked, rcnt, rdis,
-                                      MPI_INT64_T, comm) != MPI_SUCCESS)
+    if (rc == CGP_OK && MPI_Alltoallv(want, cnt, sdis, MPI_INT64_T, asked, rcnt, rdis, MPI_INT64_T,
+                                      comm) != MPI_SUCCESS)
         rc = CGP_EMPI;
     int nb = 0;
     for (int q = 0; q < P; q++)
@@ -284,8 +284,8 @@ static int exchange_maps(MPI_Comm comm, cgp_part *p, const owner_map *om, const 
     return rc;
 }
 
-static int build(MPI_Comm comm, cgp_part *p, const natural_rows *in, const owner_map *om,
-                 char *err, size_t errlen)
+static int build(MPI_Comm comm, cgp_part *p, const natural_rows *in, const owner_map *om, char *err,
+                 size_t errlen)
 {
     halo_key *h = NULL;
     int64_t nh = 0;
@@ -310,9 +310,9 @@ static int build(MPI_Comm comm, cgp_part *p, const natural_rows *in, const owner
 /* ---- HPCG -------------------------------------------------------------------------------- */
 
 typedef struct {
-    int64_t nx, ny, nz;    /* per rank */
-    int64_t gx, gy, gz;    /* global */
-    int px, py;            /* process grid (pz implied) */
+    int64_t nx, ny, nz; /* per rank */
+    int64_t gx, gy, gz; /* global */
+    int px, py;         /* process grid (pz implied) */
 } hpcg_geom;
 
 static int hpcg_owner(int64_t g, const void *ctx)
@@ -330,8 +330,8 @@ static int64_t hpcg_natural(int64_t g, const void *ctx)
 }
 
 /* Generate this rank's rows (natural order: x fastest in the box) with global columns. */
-static int hpcg_rows(const hpcg_geom *G, int rank, int64_t *grow, int64_t *row_ptr,
-                     int64_t *gcol, double *val)
+static int hpcg_rows(const hpcg_geom *G, int rank, int64_t *grow, int64_t *row_ptr, int64_t *gcol,
+                     double *val)
 {
     const int dims0 = G->px, dims1 = G->py;
     const int64_t ox = (rank % dims0) * G->nx, oy = ((rank / dims0) % dims1) * G->ny,
@@ -387,8 +387,8 @@ int cgp_hpcg(MPI_Comm comm, int64_t nx, int64_t ny, int64_t nz, cgp_part *p, cha
     G.gz = nz * dims[2];
     if (G.gx > INT32_MAX / G.gy || G.gx * G.gy > INT32_MAX / G.gz)
         return fail(err, errlen, CGP_EINVAL,
-                    "HPCG global grid %lldx%lldx%lld has more than 2^31 - 1 rows",
-                    (long long)G.gx, (long long)G.gy, (long long)G.gz);
+                    "HPCG global grid %lldx%lldx%lld has more than 2^31 - 1 rows", (long long)G.gx,
+                    (long long)G.gy, (long long)G.gz);
     p->n_global = G.gx * G.gy * G.gz;
     /* Entries per axis: 3 per point, less one at each global end. */
     p->nnz_global = (3 * G.gx - 2) * (3 * G.gy - 2) * (3 * G.gz - 2);
@@ -426,8 +426,8 @@ int cgp_hpcg(MPI_Comm comm, int64_t nx, int64_t ny, int64_t nz, cgp_part *p, cha
 /* ---- general matrices -------------------------------------------------------------------- */
 
 typedef struct {
-    const int *part;      /* owner of every global row */
-    const int64_t *nat;   /* natural index of every global row on its owner */
+    const int *part;    /* owner of every global row */
+    const int64_t *nat; /* natural index of every global row on its owner */
 } table_map;
 
 static int table_owner(int64_t g, const void *ctx)

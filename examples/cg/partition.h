@@ -48,9 +48,9 @@ extern "C" {
 /** Status codes of the cgp_* functions (0 is success). */
 enum {
     CGP_OK = 0,
-    CGP_EINVAL = -1, /**< Bad argument (message says which). */
-    CGP_ENOMEM = -2, /**< Out of memory. */
-    CGP_EMPI = -3,   /**< An MPI call failed. */
+    CGP_EINVAL = -1,  /**< Bad argument (message says which). */
+    CGP_ENOMEM = -2,  /**< Out of memory. */
+    CGP_EMPI = -3,    /**< An MPI call failed. */
     CGP_ENOMETIS = -4 /**< METIS asked for but not built in, or METIS failed. */
 };
 
