@@ -108,6 +108,57 @@ static int parse_grid(const char *val, int64_t dim[3])
     return 1;
 }
 
+/* Store option number @p which (index in parse_cli's table) with value @p val; 0 or the
+ * usage exit status. */
+static int apply_option(size_t which, const char *val, cli *c)
+{
+    switch (which) {
+    case 0:
+        if (*val == '\0')
+            return ex_cli_usage_error(PROG, "--matrix needs a file name");
+        c->matrix = val;
+        break;
+    case 1:
+        if (!parse_grid(val, c->gdim))
+            return ex_cli_usage_error(
+                PROG, "--grid '%s' is not an integer in 1..1290 or NXxNYxNZ of such", val);
+        c->grid = 1;
+        break;
+    case 2:
+        c->space = val;
+        break;
+    case 3:
+        if (strcmp(val, "none") == 0)
+            c->jacobi = 0;
+        else if (strcmp(val, "jacobi") == 0)
+            c->jacobi = 1;
+        else
+            return ex_cli_usage_error(PROG, "--precond '%s' is not none or jacobi", val);
+        break;
+    case 4:
+        if (!ex_cli_parse_double(val, &c->tol) || !(c->tol > 0.0 && c->tol < 1.0))
+            return ex_cli_usage_error(PROG, "--tol '%s' is not a number in (0, 1)", val);
+        break;
+    case 5:
+        if (!ex_cli_parse_int(val, 1, INT64_MAX, &c->max_iters))
+            return ex_cli_usage_error(PROG, "--max-iters '%s' is not a positive integer", val);
+        break;
+    case 6:
+        if (!ex_cli_parse_double(val, &c->progress_s) || c->progress_s < 0.0)
+            return ex_cli_usage_error(PROG, "--progress '%s' is not a number of seconds >= 0", val);
+        break;
+    default:
+        if (strcmp(val, "block") == 0)
+            c->partition = 0;
+        else if (strcmp(val, "metis") == 0)
+            c->partition = 1;
+        else
+            return ex_cli_usage_error(PROG, "--partition '%s' is not metis or block", val);
+        break;
+    }
+    return 0;
+}
+
 /* Returns 0 on success (or a help request: *help set), else an exit status. */
 static int parse_cli(int argc, char **argv, cli *c, int *help)
 {
@@ -152,51 +203,9 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
         }
         if (which == sizeof valued / sizeof valued[0])
             return ex_cli_usage_error(PROG, "unknown argument '%s'", arg);
-        switch (which) {
-        case 0:
-            if (*val == '\0')
-                return ex_cli_usage_error(PROG, "--matrix needs a file name");
-            c->matrix = val;
-            break;
-        case 1:
-            if (!parse_grid(val, c->gdim))
-                return ex_cli_usage_error(
-                    PROG, "--grid '%s' is not an integer in 1..1290 or NXxNYxNZ of such", val);
-            c->grid = 1;
-            break;
-        case 2:
-            c->space = val;
-            break;
-        case 3:
-            if (strcmp(val, "none") == 0)
-                c->jacobi = 0;
-            else if (strcmp(val, "jacobi") == 0)
-                c->jacobi = 1;
-            else
-                return ex_cli_usage_error(PROG, "--precond '%s' is not none or jacobi", val);
-            break;
-        case 4:
-            if (!ex_cli_parse_double(val, &c->tol) || !(c->tol > 0.0 && c->tol < 1.0))
-                return ex_cli_usage_error(PROG, "--tol '%s' is not a number in (0, 1)", val);
-            break;
-        case 5:
-            if (!ex_cli_parse_int(val, 1, INT64_MAX, &c->max_iters))
-                return ex_cli_usage_error(PROG, "--max-iters '%s' is not a positive integer", val);
-            break;
-        case 6:
-            if (!ex_cli_parse_double(val, &c->progress_s) || c->progress_s < 0.0)
-                return ex_cli_usage_error(PROG, "--progress '%s' is not a number of seconds >= 0",
-                                          val);
-            break;
-        default:
-            if (strcmp(val, "block") == 0)
-                c->partition = 0;
-            else if (strcmp(val, "metis") == 0)
-                c->partition = 1;
-            else
-                return ex_cli_usage_error(PROG, "--partition '%s' is not metis or block", val);
-            break;
-        }
+        const int st = apply_option(which, val, c);
+        if (st != 0)
+            return st;
     }
     if (c->matrix && c->grid)
         return ex_cli_usage_error(PROG, "--matrix and --grid exclude each other");

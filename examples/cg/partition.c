@@ -548,6 +548,58 @@ static int owners(MPI_Comm comm, const cgp_part *p, int64_t n, const int64_t *ro
 #endif
 }
 
+/* This rank's rows (owner part[i] == rank) in natural order, with global columns, then the
+ * builder. */
+static int extract_and_build(MPI_Comm comm, cgp_part *p, int64_t n, const int64_t *row_ptr,
+                             const int32_t *col, const double *val, const int *part,
+                             const int64_t *nat, int64_t nl, char *err, size_t errlen)
+{
+    int64_t nnz = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (part[i] == p->rank)
+            nnz += row_ptr[i + 1] - row_ptr[i];
+    int64_t *grow = (int64_t *)xmalloc((size_t)nl * sizeof(int64_t));
+    int64_t *rp = (int64_t *)xmalloc((size_t)(nl + 1) * sizeof(int64_t));
+    int64_t *gcol = (int64_t *)xmalloc((size_t)nnz * sizeof(int64_t));
+    double *lval = (double *)xmalloc((size_t)nnz * sizeof(double));
+    int rc = agree(comm, (grow && rp && gcol && lval) ? CGP_OK : CGP_ENOMEM);
+    if (rc == CGP_OK) {
+        int64_t k = 0, r = 0;
+        rp[0] = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (part[i] != p->rank)
+                continue;
+            grow[r] = i;
+            for (int64_t e = row_ptr[i]; e < row_ptr[i + 1]; e++, k++) {
+                gcol[k] = col[e];
+                lval[k] = val[e];
+            }
+            rp[++r] = k;
+        }
+        natural_rows in;
+        in.n = nl;
+        in.grow = grow;
+        in.row_ptr = rp;
+        in.gcol = gcol;
+        in.val = lval;
+        table_map tm;
+        tm.part = part;
+        tm.nat = nat;
+        owner_map om;
+        om.owner = table_owner;
+        om.natural = table_natural;
+        om.ctx = &tm;
+        rc = build(comm, p, &in, &om, err, errlen);
+    } else {
+        fail(err, errlen, rc, "out of memory for the local rows");
+    }
+    free(grow);
+    free(rp);
+    free(gcol);
+    free(lval);
+    return rc;
+}
+
 int cgp_from_csr(MPI_Comm comm, int64_t n, const int64_t *row_ptr, const int32_t *col,
                  const double *val, cgp_method m, cgp_part *p, char *err, size_t errlen)
 {
@@ -577,56 +629,11 @@ int cgp_from_csr(MPI_Comm comm, int64_t n, const int64_t *row_ptr, const int32_t
         fail(err, errlen, rc, "out of memory for the row owners of %lld rows", (long long)n);
     if (rc == CGP_OK)
         rc = owners(comm, p, n, row_ptr, col, m, part, err, errlen);
-    natural_rows in;
-    memset(&in, 0, sizeof in);
-    int64_t *grow = NULL, *rp = NULL, *gcol = NULL;
     if (rc == CGP_OK) {
         for (int64_t i = 0; i < n; i++)
             nat[i] = cnt[part[i]]++;
-        const int64_t nl = cnt[p->rank];
-        int64_t nnz = 0;
-        for (int64_t i = 0; i < n; i++)
-            if (part[i] == p->rank)
-                nnz += row_ptr[i + 1] - row_ptr[i];
-        grow = (int64_t *)xmalloc((size_t)nl * sizeof(int64_t));
-        rp = (int64_t *)xmalloc((size_t)(nl + 1) * sizeof(int64_t));
-        gcol = (int64_t *)xmalloc((size_t)nnz * sizeof(int64_t));
-        double *lval = (double *)xmalloc((size_t)nnz * sizeof(double));
-        rc = agree(comm, (grow && rp && gcol && lval) ? CGP_OK : CGP_ENOMEM);
-        if (rc == CGP_OK) {
-            int64_t k = 0, r = 0;
-            rp[0] = 0;
-            for (int64_t i = 0; i < n; i++) {
-                if (part[i] != p->rank)
-                    continue;
-                grow[r] = i;
-                for (int64_t e = row_ptr[i]; e < row_ptr[i + 1]; e++, k++) {
-                    gcol[k] = col[e];
-                    lval[k] = val[e];
-                }
-                rp[++r] = k;
-            }
-            in.n = nl;
-            in.grow = grow;
-            in.row_ptr = rp;
-            in.gcol = gcol;
-            in.val = lval;
-            table_map tm;
-            tm.part = part;
-            tm.nat = nat;
-            owner_map om;
-            om.owner = table_owner;
-            om.natural = table_natural;
-            om.ctx = &tm;
-            rc = build(comm, p, &in, &om, err, errlen);
-        } else {
-            fail(err, errlen, rc, "out of memory for the local rows");
-        }
-        free(lval);
+        rc = extract_and_build(comm, p, n, row_ptr, col, val, part, nat, cnt[p->rank], err, errlen);
     }
-    free(grow);
-    free(rp);
-    free(gcol);
     free(part);
     free(nat);
     free(cnt);
