@@ -36,3 +36,18 @@ if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES AND PX_SANITIZE STREQUAL "none")
     endforeach()
   endforeach()
 endif()
+# The partition and halo maps themselves (examples/cg/partition.c; bench/ uses them too): a
+# plain MPI program, as check_mpi, on 1-4 ranks.
+if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES AND PX_SANITIZE STREQUAL "none")
+  add_executable(check_partition check_partition.c)
+  target_link_libraries(check_partition PRIVATE parex_cg_partition)
+  target_compile_options(check_partition PRIVATE ${PX_C_WARNINGS})
+  foreach(np 1 2 3 4)
+    add_test(NAME check_partition_np${np}
+             COMMAND ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe
+                     ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:check_partition>)
+    set_tests_properties(check_partition_np${np} PROPERTIES LABELS "mpi;examples" TIMEOUT 60
+      ENVIRONMENT "OMPI_MCA_rmaps_base_oversubscribe=1"
+      PASS_REGULAR_EXPRESSION "check_partition: ${np} ranks, 0 failed checks")
+  endforeach()
+endif()
