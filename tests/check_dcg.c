@@ -191,6 +191,24 @@ START_TEST(test_dcg_bcsstk16_jacobi_block_matches_one_process)
 }
 END_TEST
 
+/* The device path (host staging buffers, copy ops, no custom reducer) forced on threads. */
+START_TEST(test_dcg_staging_path_matches_one_process)
+{
+    char p[1024], args[1400];
+    if (!matrix_path("bcsstk16.mtx", p, sizeof p))
+        return;
+    outcome ref, d;
+    snprintf(args, sizeof args, "--matrix '%s' --precond jacobi --space threads", p);
+    if (!solve(0, args, &ref))
+        return;
+    ck_assert_int_eq(setenv("PX_CG_HOST_STAGING", "1", 1), 0);
+    const int ok = solve(nranks(), args, &d);
+    unsetenv("PX_CG_HOST_STAGING");
+    if (ok)
+        compare(&ref, &d, nranks(), px_test_env_int("PX_NUM_THREADS", 1), "host staging");
+}
+END_TEST
+
 /* HPCG 16^3 per rank: the global grid is the process grid times 16 (2 -> 32x16x16,
  * 4 -> 32x32x16), solved whole by one process for the reference. */
 START_TEST(test_dcg_hpcg_16_per_rank_matches_one_process)
@@ -277,6 +295,7 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_bcsstk16_jacobi_metis_matches_one_process);
     tcase_add_test(tc, test_dcg_bcsstk16_jacobi_block_matches_one_process);
     tcase_add_test(tc, test_dcg_hpcg_16_per_rank_matches_one_process);
+    tcase_add_test(tc, test_dcg_staging_path_matches_one_process);
     tcase_add_test(tc, test_dcg_hpcg_jacobi_matches_one_process);
     tcase_add_test(tc, test_dcg_bad_partition_flag_exits_2);
     tcase_add_test(tc, test_dcg_more_ranks_than_rows_fails_cleanly);
