@@ -266,11 +266,13 @@ static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_
             "setup %.3f s\n",
             r->converged ? "converged" : "NOT converged", (long long)r->iterations, r->relres,
             r->true_relres, r->max_abs_err, r->seconds, per_iter * 1e3, gflops, gbs, setup_s);
-    if (x->ranks > 1)
-        fprintf(info,
-                "parex-cg: %d ranks x %d threads, halo %.0f bytes/iteration, comm %.3f s, "
-                "overlap %.2f\n",
-                x->ranks, x->threads_per_rank, x->halo_bytes, x->comm_seconds, x->overlap);
+    if (x->ranks > 1) {
+        fprintf(info, "parex-cg: %d ranks x %d threads, halo %.0f bytes/iteration, comm %.3f s",
+                x->ranks, x->threads_per_rank, x->halo_bytes, x->comm_seconds);
+        if (isfinite(x->overlap))
+            fprintf(info, ", overlap %.2f", x->overlap);
+        fputc('\n', info);
+    }
     if (!c->json)
         return;
     fflush(stderr);
