@@ -35,6 +35,12 @@ if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES AND PX_SANITIZE STREQUAL "none")
         ENVIRONMENT "PX_DCG_NP=${np};PX_NUM_THREADS=${t};PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
     endforeach()
   endforeach()
+  # The other engine kinds (naive: ops run on their pusher or the MPI progress thread).
+  foreach(kind naive pooled)
+    add_test(NAME check_dcg_np2_t2_${kind} COMMAND check_dcg)
+    set_tests_properties(check_dcg_np2_t2_${kind} PROPERTIES LABELS "mpi;examples" TIMEOUT 180
+      ENVIRONMENT "PX_DCG_NP=2;PX_NUM_THREADS=2;PX_ENGINE=${kind};PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
+  endforeach()
 endif()
 # The partition and halo maps themselves (examples/cg/partition.c; bench/ uses them too): a
 # plain MPI program, as check_mpi, on 1-4 ranks.
