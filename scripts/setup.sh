@@ -8,10 +8,11 @@ set -eu
 # OpenMPI (heat example), StarPU (Cholesky comparison in bench/), gnuplot (bench plots),
 # jansson (JSON), python3 (scripts), Kokkos' own profiling C header (a test tool is compiled
 # against Kokkos_Profiling_C_Interface.h to check the Kokkos Tools ABI), Random123 (header-only
-# Philox generator behind parex/rng.h; installed parex.h users need it too).
+# Philox generator behind parex/rng.h; installed parex.h users need it too), METIS (parex-cg
+# --partition metis).
 PACKAGES="build-essential cmake ninja-build pkg-config libhwloc-dev check libsubunit-dev \
 libopenblas-dev liblapacke-dev libopenmpi-dev openmpi-bin libstarpu-dev starpu-examples \
-gnuplot-nox libjansson-dev python3 libtrilinos-kokkos-dev librandom123-dev"
+gnuplot-nox libjansson-dev python3 libtrilinos-kokkos-dev librandom123-dev libmetis-dev"
 
 missing=
 for p in $PACKAGES; do

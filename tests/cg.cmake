@@ -19,3 +19,41 @@ target_include_directories(check_cg PRIVATE ${PX_CG_DIR})
 if(PX_BUILD_EXAMPLES)
   add_dependencies(check_cg parex-cg)
 endif()
+
+# Distributed parex-cg (mpirun -np P; examples/cg/dcg.c and partition.c): check_dcg runs the
+# binary under mpirun with 1, 2 and 4 ranks x 1 and 2 threads per rank and compares each run
+# with the same problem on one process. Ranks beyond the 2 cores of CI are oversubscribed on
+# purpose. Not under sanitizers (Open MPI's own leaks and races), as tests/mpi.cmake.
+if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES AND PX_SANITIZE STREQUAL "none")
+  add_executable(check_dcg check_dcg.c)
+  target_link_libraries(check_dcg PRIVATE px_test_support m)
+  add_dependencies(check_dcg parex-cg)
+  foreach(np 1 2 4)
+    foreach(t 1 2)
+      add_test(NAME check_dcg_np${np}_t${t} COMMAND check_dcg)
+      set_tests_properties(check_dcg_np${np}_t${t} PROPERTIES LABELS "mpi;examples" TIMEOUT 180
+        ENVIRONMENT "PX_DCG_NP=${np};PX_NUM_THREADS=${t};PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
+    endforeach()
+  endforeach()
+  # The other engine kinds (naive: ops run on their pusher or the MPI progress thread).
+  foreach(kind naive pooled)
+    add_test(NAME check_dcg_np2_t2_${kind} COMMAND check_dcg)
+    set_tests_properties(check_dcg_np2_t2_${kind} PROPERTIES LABELS "mpi;examples" TIMEOUT 180
+      ENVIRONMENT "PX_DCG_NP=2;PX_NUM_THREADS=2;PX_ENGINE=${kind};PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
+  endforeach()
+endif()
+# The partition and halo maps themselves (examples/cg/partition.c; bench/ uses them too): a
+# plain MPI program, as check_mpi, on 1-4 ranks.
+if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES AND PX_SANITIZE STREQUAL "none")
+  add_executable(check_partition check_partition.c)
+  target_link_libraries(check_partition PRIVATE parex_cg_partition)
+  target_compile_options(check_partition PRIVATE ${PX_C_WARNINGS})
+  foreach(np 1 2 3 4)
+    add_test(NAME check_partition_np${np}
+             COMMAND ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe
+                     ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:check_partition>)
+    set_tests_properties(check_partition_np${np} PROPERTIES LABELS "mpi;examples" TIMEOUT 60
+      ENVIRONMENT "OMPI_MCA_rmaps_base_oversubscribe=1"
+      PASS_REGULAR_EXPRESSION "check_partition: ${np} ranks, 0 failed checks")
+  endforeach()
+endif()

@@ -346,6 +346,25 @@ START_TEST(test_cli_json_last_line_has_every_field)
 }
 END_TEST
 
+/* --grid NXxNYxNZ: a box, named as such; the JSON carries the distribution fields. */
+START_TEST(test_cli_grid_box_and_one_rank_fields)
+{
+    int st = run_cli("--grid 8x4x2 --space serial --partition block --json");
+    if (st < 0)
+        return;
+    ck_assert_msg(st == 0, "exit %d: %s", st, cli_err);
+    const char *j = last_line();
+    ck_assert_ptr_nonnull(strstr(j, "\"matrix\": \"hpcg-8x4x2\""));
+    ck_assert_double_eq(json_num(j, "n"), 64.0);
+    ck_assert_double_eq(json_num(j, "nnz"), 22.0 * 10.0 * 4.0); /* (3N-2) per axis */
+    ck_assert_double_eq(json_num(j, "ranks"), 1.0);
+    ck_assert_double_eq(json_num(j, "threads_per_rank"), 1.0);
+    ck_assert_double_eq(json_num(j, "halo_bytes"), 0.0);
+    ck_assert_double_eq(json_num(j, "comm_seconds"), 0.0);
+    ck_assert_ptr_nonnull(strstr(j, "\"overlap\": null"));
+}
+END_TEST
+
 START_TEST(test_cli_bcsstk09_json_iterations)
 {
     const char *dir = getenv("PX_CG_MATRICES");
@@ -384,6 +403,11 @@ static const struct {
     {"--max-iters 0", "--max-iters '0'"},
     {"--max-iters 12x", "--max-iters '12x'"},
     {"--progress -1", "--progress '-1'"},
+    {"--grid 4x4", "--grid '4x4'"},
+    {"--grid 4x4x4x4", "--grid '4x4x4x4'"},
+    {"--grid 4x0x4", "--grid '4x0x4'"},
+    {"--partition rows", "--partition 'rows' is not metis or block"},
+    {"--partition", "needs a value"},
     {"--matrix x.mtx --grid 4", "exclude each other"},
     {"--matrix=", "needs a file name"},
     {"positional", "unknown argument 'positional'"},
@@ -486,6 +510,7 @@ static Suite *cg_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_cli_json_last_line_has_every_field);
     tcase_add_test(tc, test_cli_bcsstk09_json_iterations);
+    tcase_add_test(tc, test_cli_grid_box_and_one_rank_fields);
     tcase_add_loop_test(tc, test_cli_bad_flags_exit_2_with_message, 0,
                         (int)(sizeof bad_flags / sizeof bad_flags[0]));
     tcase_add_test(tc, test_cli_malformed_matrix_exits_1_naming_file_and_line);

@@ -36,6 +36,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #endif
 #include "cg.h"
+#include "cg_kernels.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -179,11 +180,6 @@ int cg_matrix_upload(px_space *s, int64_t n, int64_t nnz, const int64_t *row_ptr
 
 /* ---- CG kernels -------------------------------------------------------------------------- */
 
-/* r.M^-1 r and r.r folded together by the Jacobi residual update. */
-typedef struct {
-    double rz, rr;
-} cg_pair;
-
 static void cg_pair_identity(void *v)
 {
     cg_pair *p = (cg_pair *)v;
@@ -199,15 +195,8 @@ static void cg_pair_join(void *dst, const void *src)
     d->rr += s->rr;
 }
 
-static const px_reducer cg_pair_sum =
+const px_reducer cg_pair_sum =
     PX_REDUCER_INIT(cg_pair, cg_pair_identity, cg_pair_join, "cg_pair_sum");
-
-typedef struct {
-    const int64_t *row_ptr;
-    const int32_t *col;
-    const double *val;
-    double *y; /* b, or the diagonal's inverse */
-} rowop_args;
 
 /* b = A * ones: the row sums. */
 PX_FOR(cg_row_sum, rowop_args, i, a)
@@ -230,12 +219,6 @@ PX_REDUCE(cg_diag_inv, rowop_args, double, i, a, acc)
         *acc = d;
 }
 
-typedef struct {
-    const double *b;
-    const double *dinv; /* NULL: no preconditioner */
-    double *x, *r, *p;
-} init_args;
-
 /* x = 0, r = b, p = M^-1 b; folds r.p (= r.M^-1 r). */
 PX_REDUCE(cg_init, init_args, double, i, a, acc)
 {
@@ -247,22 +230,10 @@ PX_REDUCE(cg_init, init_args, double, i, a, acc)
     *acc += bi * zi;
 }
 
-typedef struct {
-    const double *u, *v;
-} dot_args;
-
 PX_REDUCE(cg_dot, dot_args, double, i, a, acc)
 {
     *acc += a->u[i] * a->v[i];
 }
-
-typedef struct {
-    const int64_t *row_ptr;
-    const int32_t *col;
-    const double *val;
-    const double *p;
-    double *ap;
-} spmv_args;
 
 /* Ap = A p and p.Ap in one pass. */
 PX_REDUCE(cg_spmv_dot, spmv_args, double, i, a, acc)
@@ -274,13 +245,6 @@ PX_REDUCE(cg_spmv_dot, spmv_args, double, i, a, acc)
     a->ap[i] = s;
     *acc += a->p[i] * s;
 }
-
-typedef struct {
-    double alpha;
-    const double *ap;
-    const double *dinv;
-    double *r;
-} update_r_args;
 
 /* Plain CG: r -= alpha Ap, folding r.r. */
 PX_REDUCE(cg_update_r, update_r_args, double, i, a, acc)
@@ -308,13 +272,6 @@ PX_REDUCE(cg_update_r_rz, update_r_args, double, i, a, acc)
     *acc += ri * ri * a->dinv[i];
 }
 
-typedef struct {
-    double alpha, beta;
-    const double *r;
-    const double *dinv; /* NULL: no preconditioner */
-    double *x, *p;
-} update_xp_args;
-
 /* x += alpha p (deferred from the residual update), then p = M^-1 r + beta p. */
 PX_FOR(cg_update_xp, update_xp_args, i, a)
 {
@@ -335,10 +292,6 @@ PX_FOR(cg_axpy, update_xp_args, i, a)
 {
     a->x[i] += a->alpha * a->p[i];
 }
-
-typedef struct {
-    const double *b, *ax, *x;
-} check_args;
 
 /* ||b - A x||^2 with ax = A x. */
 PX_REDUCE(cg_resid2, check_args, double, i, a, acc)

@@ -21,6 +21,10 @@
 #include "../common/cli.h"
 #include "cg.h"
 #include "mmio.h"
+#if PX_HAVE_MPI
+#include "dcg.h"
+#include "partition.h"
+#endif
 
 #define EXIT_USAGE 2
 #define PROG       "parex-cg"
@@ -30,27 +34,35 @@
 #define EXIT_NOT_CONVERGED 3
 
 static const char usage[] =
-    "usage: parex-cg [--matrix FILE | --grid N] [--space serial|threads|cuda]\n"
-    "                [--precond none|jacobi] [--tol X] [--max-iters N] [--progress S]\n"
-    "                [--json] [--px-* runtime flags, see --px-help]\n"
+    "usage: parex-cg [--matrix FILE | --grid N|NXxNYxNZ]   (or: mpirun -np P parex-cg ...)\n"
+    "                [--space serial|threads|cuda] [--precond none|jacobi] [--tol X]\n"
+    "                [--max-iters N] [--progress S] [--partition metis|block] [--json]\n"
+    "                [--px-* runtime flags, see --px-help]\n"
     "\n"
     "Solves A x = b by Conjugate Gradient with b = A * ones and x0 = 0, stopping when\n"
     "||r||/||b|| < tol. Without --matrix it generates the HPCG problem (27-point stencil,\n"
     "26 on the diagonal, -1 off it) on an N x N x N grid.\n"
+    "Under mpirun with P > 1 ranks the solve is distributed: the HPCG grid is per rank on a\n"
+    "3-D process grid (global (px N) x (py N) x (pz N)), a matrix is read on every rank and\n"
+    "its rows partitioned; halo messages are parex engine ops overlapping the interior SpMV.\n"
     "\n"
     "  --matrix FILE      Matrix Market coordinate file (real|integer|pattern,\n"
     "                     general|symmetric), square, symmetric positive definite\n"
-    "  --grid N           HPCG grid size, 1..1290 (default 64, when no --matrix)\n"
+    "  --grid N           HPCG grid size, 1..1290 (default 64, when no --matrix); or\n"
+    "                     NXxNYxNZ, each 1..1290; per rank under mpirun\n"
     "  --space NAME       execution space (default: the runtime's default space)\n"
     "  --precond KIND     none (default) or jacobi\n"
     "  --tol X            relative residual target, 0 < X < 1 (default 1e-8)\n"
     "  --max-iters N      iteration limit (default 20000)\n"
     "  --progress S       seconds between progress lines (default 2; 0: none)\n"
-    "  --json             print one JSON object as the last line of output\n"
+    "  --partition KIND   rows of a --matrix over MPI ranks: metis (default, needs METIS)\n"
+    "                     or block (contiguous row blocks); ignored on one rank\n"
+    "  --json             print one JSON object as the last line of output (rank 0)\n"
     "\n"
     "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, relres,\n"
     "true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter, min_iter_seconds\n"
-    "(fastest single iteration), setup_seconds, gflops, gbs. gbs counts the bytes each\n"
+    "(fastest single iteration), setup_seconds, gflops, gbs, ranks, threads_per_rank,\n"
+    "halo_bytes, comm_seconds, overlap (see the README). gbs counts the bytes each\n"
     "kernel must move once: per iteration\n"
     "12 nnz + 88 n + 8 bytes for plain CG and 12 nnz + 104 n + 8 with Jacobi (8-byte values\n"
     "and row offsets, 4-byte column indices, the SpMV's gathered vector counted once).\n"
@@ -59,7 +71,9 @@ static const char usage[] =
 
 typedef struct {
     const char *matrix;
-    int64_t grid;
+    int64_t grid;    /* nonzero when the HPCG problem is asked for */
+    int64_t gdim[3]; /* its NX, NY, NZ */
+    int partition;   /* -1: default (metis), 0: block, 1: metis */
     const char *space;
     int jacobi;
     double tol;
@@ -68,11 +82,89 @@ typedef struct {
     int json;
 } cli;
 
+/* "N" (a cube) or "NXxNYxNZ", every size in 1..1290. Returns 1 when valid. */
+static int parse_grid(const char *val, int64_t dim[3])
+{
+    char buf[64];
+    if (strlen(val) >= sizeof buf)
+        return 0;
+    strcpy(buf, val);
+    char *parts[3] = {buf, NULL, NULL};
+    int np = 1;
+    for (char *q = buf; *q; q++)
+        if (*q == 'x') {
+            if (np == 3)
+                return 0;
+            *q = '\0';
+            parts[np++] = q + 1;
+        }
+    if (np == 2)
+        return 0;
+    for (int k = 0; k < np; k++)
+        if (!ex_cli_parse_int(parts[k], 1, 1290, &dim[k]))
+            return 0;
+    if (np == 1)
+        dim[1] = dim[2] = dim[0];
+    return 1;
+}
+
+/* Store option number @p which (index in parse_cli's table) with value @p val; 0 or the
+ * usage exit status. */
+static int apply_option(size_t which, const char *val, cli *c)
+{
+    switch (which) {
+    case 0:
+        if (*val == '\0')
+            return ex_cli_usage_error(PROG, "--matrix needs a file name");
+        c->matrix = val;
+        break;
+    case 1:
+        if (!parse_grid(val, c->gdim))
+            return ex_cli_usage_error(
+                PROG, "--grid '%s' is not an integer in 1..1290 or NXxNYxNZ of such", val);
+        c->grid = 1;
+        break;
+    case 2:
+        c->space = val;
+        break;
+    case 3:
+        if (strcmp(val, "none") == 0)
+            c->jacobi = 0;
+        else if (strcmp(val, "jacobi") == 0)
+            c->jacobi = 1;
+        else
+            return ex_cli_usage_error(PROG, "--precond '%s' is not none or jacobi", val);
+        break;
+    case 4:
+        if (!ex_cli_parse_double(val, &c->tol) || !(c->tol > 0.0 && c->tol < 1.0))
+            return ex_cli_usage_error(PROG, "--tol '%s' is not a number in (0, 1)", val);
+        break;
+    case 5:
+        if (!ex_cli_parse_int(val, 1, INT64_MAX, &c->max_iters))
+            return ex_cli_usage_error(PROG, "--max-iters '%s' is not a positive integer", val);
+        break;
+    case 6:
+        if (!ex_cli_parse_double(val, &c->progress_s) || c->progress_s < 0.0)
+            return ex_cli_usage_error(PROG, "--progress '%s' is not a number of seconds >= 0", val);
+        break;
+    default:
+        if (strcmp(val, "block") == 0)
+            c->partition = 0;
+        else if (strcmp(val, "metis") == 0)
+            c->partition = 1;
+        else
+            return ex_cli_usage_error(PROG, "--partition '%s' is not metis or block", val);
+        break;
+    }
+    return 0;
+}
+
 /* Returns 0 on success (or a help request: *help set), else an exit status. */
 static int parse_cli(int argc, char **argv, cli *c, int *help)
 {
     c->matrix = NULL;
     c->grid = 0;
+    c->partition = -1;
     c->space = NULL;
     c->jacobi = 0;
     c->tol = 1e-8;
@@ -90,8 +182,9 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
             c->json = 1;
             continue;
         }
-        static const char *const valued[] = {"--matrix", "--grid",      "--space",   "--precond",
-                                             "--tol",    "--max-iters", "--progress"};
+        static const char *const valued[] = {"--matrix",   "--grid",     "--space",
+                                             "--precond",  "--tol",      "--max-iters",
+                                             "--progress", "--partition"};
         const char *val = NULL;
         size_t which = sizeof valued / sizeof valued[0];
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) {
@@ -110,46 +203,16 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
         }
         if (which == sizeof valued / sizeof valued[0])
             return ex_cli_usage_error(PROG, "unknown argument '%s'", arg);
-        switch (which) {
-        case 0:
-            if (*val == '\0')
-                return ex_cli_usage_error(PROG, "--matrix needs a file name");
-            c->matrix = val;
-            break;
-        case 1:
-            if (!ex_cli_parse_int(val, 1, 1290, &c->grid))
-                return ex_cli_usage_error(PROG, "--grid '%s' is not an integer in 1..1290", val);
-            break;
-        case 2:
-            c->space = val;
-            break;
-        case 3:
-            if (strcmp(val, "none") == 0)
-                c->jacobi = 0;
-            else if (strcmp(val, "jacobi") == 0)
-                c->jacobi = 1;
-            else
-                return ex_cli_usage_error(PROG, "--precond '%s' is not none or jacobi", val);
-            break;
-        case 4:
-            if (!ex_cli_parse_double(val, &c->tol) || !(c->tol > 0.0 && c->tol < 1.0))
-                return ex_cli_usage_error(PROG, "--tol '%s' is not a number in (0, 1)", val);
-            break;
-        case 5:
-            if (!ex_cli_parse_int(val, 1, INT64_MAX, &c->max_iters))
-                return ex_cli_usage_error(PROG, "--max-iters '%s' is not a positive integer", val);
-            break;
-        default:
-            if (!ex_cli_parse_double(val, &c->progress_s) || c->progress_s < 0.0)
-                return ex_cli_usage_error(PROG, "--progress '%s' is not a number of seconds >= 0",
-                                          val);
-            break;
-        }
+        const int st = apply_option(which, val, c);
+        if (st != 0)
+            return st;
     }
     if (c->matrix && c->grid)
         return ex_cli_usage_error(PROG, "--matrix and --grid exclude each other");
-    if (!c->matrix && !c->grid)
-        c->grid = 64;
+    if (!c->matrix && !c->grid) {
+        c->grid = 1;
+        c->gdim[0] = c->gdim[1] = c->gdim[2] = 64;
+    }
     return 0;
 }
 
@@ -184,24 +247,261 @@ static const char *base_name(const char *path)
     return b ? b + 1 : path;
 }
 
-int main(int argc, char **argv)
+/* What the run adds to the JSON line beyond cg_result (one rank: no messages). */
+typedef struct {
+    int ranks, threads_per_rank;
+    double halo_bytes, comm_seconds, overlap;
+} run_extra;
+
+/* The human-readable summary and (with --json) the JSON line, on rank 0 only. */
+static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_t nnz, px_space *s,
+                   const cg_result *r, double setup_s, const run_extra *x)
 {
-    /* The runtime takes its --px-* flags first; everything left is ours. */
-    int rc = px_initialize(&argc, &argv);
-    if (rc != PX_OK) {
-        fprintf(stderr, "parex-cg: px_initialize failed: %s\n", px_strerror(rc));
-        return rc == PX_EINVAL ? EXIT_USAGE : EXIT_FAILURE;
+    const double gflops = r->seconds > 0 ? r->flops / r->seconds * 1e-9 : 0.0;
+    const double gbs = r->seconds > 0 ? r->bytes / r->seconds * 1e-9 : 0.0;
+    const double per_iter = r->iterations > 0 ? r->seconds / (double)r->iterations : 0.0;
+    fprintf(info,
+            "parex-cg: %s after %lld iterations: relres %.3e (true %.3e), max|x-1| %.3e\n"
+            "parex-cg: %.3f s (%.3f ms/iteration), %.2f GFLOP/s, %.2f GB/s effective; "
+            "setup %.3f s\n",
+            r->converged ? "converged" : "NOT converged", (long long)r->iterations, r->relres,
+            r->true_relres, r->max_abs_err, r->seconds, per_iter * 1e3, gflops, gbs, setup_s);
+    if (x->ranks > 1) {
+        fprintf(info, "parex-cg: %d ranks x %d threads, halo %.0f bytes/iteration, comm %.3f s",
+                x->ranks, x->threads_per_rank, x->halo_bytes, x->comm_seconds);
+        if (isfinite(x->overlap))
+            fprintf(info, ", overlap %.2f", x->overlap);
+        fputc('\n', info);
     }
-    cli c;
-    int help = 0;
-    int status = parse_cli(argc, argv, &c, &help);
+    if (!c->json)
+        return;
+    fflush(stderr);
+    printf("{\"matrix\": ");
+    json_string(stdout, name);
+    printf(", \"n\": %lld, \"nnz\": %lld, \"space\": ", (long long)n, (long long)nnz);
+    json_string(stdout, px_space_name(s));
+    printf(", \"threads\": %d, \"precond\": \"%s\", \"iterations\": %lld, \"converged\": %s, ",
+           x->threads_per_rank, c->jacobi ? "jacobi" : "none", (long long)r->iterations,
+           r->converged ? "true" : "false");
+    json_number(stdout, "tol", c->tol, 0);
+    json_number(stdout, "relres", r->relres, 0);
+    json_number(stdout, "true_relres", r->true_relres, 0);
+    json_number(stdout, "max_abs_err", r->max_abs_err, 0);
+    json_number(stdout, "seconds", r->seconds, 0);
+    json_number(stdout, "seconds_per_iter", per_iter, 0);
+    json_number(stdout, "min_iter_seconds", r->min_iter_seconds, 0);
+    json_number(stdout, "setup_seconds", setup_s, 0);
+    json_number(stdout, "gflops", gflops, 0);
+    json_number(stdout, "gbs", gbs, 0);
+    printf("\"ranks\": %d, \"threads_per_rank\": %d, ", x->ranks, x->threads_per_rank);
+    json_number(stdout, "halo_bytes", x->halo_bytes, 0);
+    json_number(stdout, "comm_seconds", x->comm_seconds, 0);
+    json_number(stdout, "overlap", x->overlap, 1);
+    printf("}\n");
+}
+
+static void fill_options(const cli *c, FILE *info, cg_options *o)
+{
+    o->tol = c->tol;
+    o->max_iters = c->max_iters;
+    o->jacobi = c->jacobi;
+    o->progress_s = c->progress_s;
+    o->progress = info;
+}
+
+/* One process: the matrix on space s, cg_solve. Returns the exit status. */
+static int run_single(const cli *c, px_space *s, FILE *info)
+{
     cg_matrix A;
     memset(&A, 0, sizeof A);
     char name[256];
+    int rc;
+    const double t_setup = cg_now();
+    if (c->matrix) {
+        mm_csr m;
+        char err[512];
+        rc = mm_read_csr(c->matrix, MM_REQUIRE_SQUARE, &m, err, sizeof err);
+        if (rc != MM_OK) {
+            fprintf(stderr, "parex-cg: %s\n", err);
+            return EXIT_FAILURE;
+        }
+        rc = cg_matrix_upload(s, m.n_rows, m.nnz, m.row_ptr, m.col, m.val, &A);
+        mm_csr_free(&m);
+        snprintf(name, sizeof name, "%s", base_name(c->matrix));
+    } else {
+        const int64_t *g = c->gdim;
+        /* Generate on the space itself when it is host memory (parallel first touch by the
+         * ranks that will run the SpMV); for a device space, on the host then copy. */
+        if (px_space_host_accessible(s)) {
+            rc = cg_hpcg_generate(s, g[0], g[1], g[2], &A);
+        } else {
+            px_space *h = px_space_by_name("threads");
+            if (!h)
+                h = px_space_by_name("serial");
+            cg_matrix hA;
+            rc = cg_hpcg_generate(h, g[0], g[1], g[2], &hA);
+            if (rc == PX_OK)
+                rc = cg_matrix_upload(s, hA.n, hA.nnz, hA.row_ptr, hA.col, hA.val, &A);
+            cg_matrix_free(&hA);
+        }
+        snprintf(name, sizeof name, "hpcg-%lldx%lldx%lld", (long long)g[0], (long long)g[1],
+                 (long long)g[2]);
+    }
+    if (rc != PX_OK) {
+        fprintf(stderr, "parex-cg: setting up the matrix on space '%s' failed: %s\n",
+                px_space_name(s), px_strerror(rc));
+        return EXIT_FAILURE;
+    }
+    const double setup_s = cg_now() - t_setup;
+    const int threads = px_space_concurrency(s);
+    fprintf(info, "parex-cg: %s, n = %lld, nnz = %lld, space %s (%d), %s CG, tol %.1e\n", name,
+            (long long)A.n, (long long)A.nnz, px_space_name(s), threads,
+            c->jacobi ? "Jacobi-preconditioned" : "plain", c->tol);
+    fflush(info);
+    cg_options o;
+    fill_options(c, info, &o);
+    cg_result r;
+    rc = cg_solve(&A, &o, &r);
+    int status;
+    if (rc != PX_OK) {
+        fprintf(stderr, "parex-cg: %s: %s\n", name, r.message);
+        status = EXIT_FAILURE;
+    } else {
+        run_extra x = {1, threads, 0.0, 0.0, NAN};
+        report(c, info, name, A.n, A.nnz, s, &r, setup_s, &x);
+        status = r.converged ? 0 : EXIT_NOT_CONVERGED;
+    }
+    cg_matrix_free(&A);
+    return status;
+}
+
+#if PX_HAVE_MPI
+/* Build this rank's part: the HPCG box of the process grid, or the partitioned matrix. */
+static int build_part(const cli *c, int rank, cgp_part *part, char *name, size_t namelen)
+{
+    char err[512];
+    int rc;
+    if (c->matrix) {
+        mm_csr m;
+        rc = mm_read_csr(c->matrix, MM_REQUIRE_SQUARE, &m, err, sizeof err);
+        int all = rc;
+        MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (all != MM_OK) {
+            if (rc != MM_OK)
+                fprintf(stderr, "parex-cg: %s\n", err);
+            else
+                mm_csr_free(&m);
+            return EXIT_FAILURE;
+        }
+        rc = cgp_from_csr(MPI_COMM_WORLD, m.n_rows, m.row_ptr, m.col, m.val,
+                          c->partition == 0 ? CGP_BLOCK : CGP_METIS, part, err, sizeof err);
+        mm_csr_free(&m);
+        snprintf(name, namelen, "%s", base_name(c->matrix));
+    } else {
+        rc = cgp_hpcg(MPI_COMM_WORLD, c->gdim[0], c->gdim[1], c->gdim[2], part, err, sizeof err);
+        int dims[3];
+        cgp_process_grid(part->nranks > 0 ? part->nranks : 1, dims);
+        snprintf(name, namelen, "hpcg-%lldx%lldx%lld", (long long)(c->gdim[0] * dims[0]),
+                 (long long)(c->gdim[1] * dims[1]), (long long)(c->gdim[2] * dims[2]));
+    }
+    if (rc != CGP_OK) {
+        if (rank == 0)
+            fprintf(stderr, "parex-cg: %s\n", err);
+        return EXIT_FAILURE;
+    }
+    return 0;
+}
+
+/* P > 1 ranks: partition, then dcg_solve through the engine. Returns the exit status. */
+static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int nranks)
+{
+    if (c->matrix && c->partition != 0 && !cgp_have_metis()) {
+        if (rank == 0)
+            fprintf(stderr,
+                    "parex-cg: --partition metis (the default on %d ranks) needs METIS, "
+                    "which this build lacks (install libmetis-dev and reconfigure); "
+                    "use --partition block\n",
+                    nranks);
+        return EXIT_FAILURE;
+    }
+    cgp_part part;
+    char name[256];
+    const double t_setup = cg_now();
+    int status = build_part(c, rank, &part, name, sizeof name);
+    if (status != 0)
+        return status;
+    const double setup_s = cg_now() - t_setup;
+    if (rank == 0) {
+        fprintf(info,
+                "parex-cg: %s, n = %lld, nnz = %lld, %d ranks x space %s (%d), %s CG, "
+                "tol %.1e\n",
+                name, (long long)part.n_global, (long long)part.nnz_global, nranks,
+                px_space_name(s), px_space_concurrency(s),
+                c->jacobi ? "Jacobi-preconditioned" : "plain", c->tol);
+        fflush(info);
+    }
+    cg_options o;
+    fill_options(c, rank == 0 ? info : NULL, &o);
+    cg_result r;
+    dcg_stats st;
+    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, &r, &st);
+    if (rc != PX_OK) {
+        if (rank == 0)
+            fprintf(stderr, "parex-cg: %s: %s\n", name, r.message);
+        status = EXIT_FAILURE;
+    } else {
+        run_extra x = {st.ranks, st.threads_per_rank, st.halo_bytes, st.comm_seconds, st.overlap};
+        if (rank == 0)
+            report(c, info, name, part.n_global, part.nnz_global, s, &r, setup_s, &x);
+        status = r.converged ? 0 : EXIT_NOT_CONVERGED;
+    }
+    cgp_free(&part);
+    return status;
+}
+
+/* Under mpirun (or another launcher that sets these), parex-cg initializes MPI; started
+ * alone it does not, so a plain run needs no MPI runtime at all. */
+static int launched_by_mpi(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE") ||
+           getenv("PMI_RANK");
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    int rank = 0, nranks = 1, mpi = 0;
+#if PX_HAVE_MPI
+    if (launched_by_mpi()) {
+        /* MPI_THREAD_MULTIPLE: the engine posts messages from its threads (parex/mpi.h). */
+        if (px_mpi_init(&argc, &argv) != PX_OK) {
+            fprintf(stderr, "parex-cg: MPI could not be initialized at MPI_THREAD_MULTIPLE\n");
+            return EXIT_FAILURE;
+        }
+        mpi = 1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+        /* Every rank sees the same input and fails the same way: only rank 0 speaks. */
+        if (rank != 0 && !freopen("/dev/null", "w", stderr))
+            return EXIT_FAILURE;
+    }
+#endif
+    /* The runtime takes its --px-* flags first; everything left is ours. */
+    int rc = px_initialize(&argc, &argv);
+    int status = 0;
+    if (rc != PX_OK) {
+        fprintf(stderr, "parex-cg: px_initialize failed: %s\n", px_strerror(rc));
+        status = rc == PX_EINVAL ? EXIT_USAGE : EXIT_FAILURE;
+        goto out_mpi;
+    }
+    cli c;
+    int help = 0;
+    status = parse_cli(argc, argv, &c, &help);
     if (status != 0)
         goto out;
     if (help) {
-        fputs(usage, stdout);
+        if (rank == 0)
+            fputs(usage, stdout);
         goto out;
     }
     px_space *s = c.space ? px_space_by_name(c.space) : px_default_space();
@@ -214,102 +514,26 @@ int main(int argc, char **argv)
         goto out;
     }
     FILE *info = c.json ? stderr : stdout;
-    const double t_setup = cg_now();
-    if (c.matrix) {
-        mm_csr m;
-        char err[512];
-        rc = mm_read_csr(c.matrix, MM_REQUIRE_SQUARE, &m, err, sizeof err);
-        if (rc != MM_OK) {
-            fprintf(stderr, "parex-cg: %s\n", err);
-            status = EXIT_FAILURE;
-            goto out;
-        }
-        rc = cg_matrix_upload(s, m.n_rows, m.nnz, m.row_ptr, m.col, m.val, &A);
-        mm_csr_free(&m);
-        snprintf(name, sizeof name, "%s", base_name(c.matrix));
-    } else {
-        /* Generate on the space itself when it is host memory (parallel first touch by the
-         * ranks that will run the SpMV); for a device space, on the host then copy. */
-        if (px_space_host_accessible(s)) {
-            rc = cg_hpcg_generate(s, c.grid, c.grid, c.grid, &A);
-        } else {
-            px_space *h = px_space_by_name("threads");
-            if (!h)
-                h = px_space_by_name("serial");
-            cg_matrix hA;
-            rc = cg_hpcg_generate(h, c.grid, c.grid, c.grid, &hA);
-            if (rc == PX_OK)
-                rc = cg_matrix_upload(s, hA.n, hA.nnz, hA.row_ptr, hA.col, hA.val, &A);
-            cg_matrix_free(&hA);
-        }
-        snprintf(name, sizeof name, "hpcg-%lldx%lldx%lld", (long long)c.grid, (long long)c.grid,
-                 (long long)c.grid);
-    }
-    if (rc != PX_OK) {
-        fprintf(stderr, "parex-cg: setting up the matrix on space '%s' failed: %s\n",
-                px_space_name(s), px_strerror(rc));
-        status = EXIT_FAILURE;
-        goto out;
-    }
-    const double setup_s = cg_now() - t_setup;
-    const int threads = px_space_concurrency(s);
-    fprintf(info, "parex-cg: %s, n = %lld, nnz = %lld, space %s (%d), %s CG, tol %.1e\n", name,
-            (long long)A.n, (long long)A.nnz, px_space_name(s), threads,
-            c.jacobi ? "Jacobi-preconditioned" : "plain", c.tol);
-    fflush(info);
-
-    cg_options o;
-    o.tol = c.tol;
-    o.max_iters = c.max_iters;
-    o.jacobi = c.jacobi;
-    o.progress_s = c.progress_s;
-    o.progress = info;
-    cg_result r;
-    rc = cg_solve(&A, &o, &r);
-    if (rc != PX_OK) {
-        fprintf(stderr, "parex-cg: %s: %s\n", name, r.message);
-        status = EXIT_FAILURE;
-        goto out;
-    }
-    const double gflops = r.seconds > 0 ? r.flops / r.seconds * 1e-9 : 0.0;
-    const double gbs = r.seconds > 0 ? r.bytes / r.seconds * 1e-9 : 0.0;
-    const double per_iter = r.iterations > 0 ? r.seconds / (double)r.iterations : 0.0;
-    fprintf(info,
-            "parex-cg: %s after %lld iterations: relres %.3e (true %.3e), max|x-1| %.3e\n"
-            "parex-cg: %.3f s (%.3f ms/iteration), %.2f GFLOP/s, %.2f GB/s effective; "
-            "setup %.3f s\n",
-            r.converged ? "converged" : "NOT converged", (long long)r.iterations, r.relres,
-            r.true_relres, r.max_abs_err, r.seconds, per_iter * 1e3, gflops, gbs, setup_s);
-    if (c.json) {
-        fflush(stderr);
-        printf("{\"matrix\": ");
-        json_string(stdout, name);
-        printf(", \"n\": %lld, \"nnz\": %lld, \"space\": ", (long long)A.n, (long long)A.nnz);
-        json_string(stdout, px_space_name(s));
-        printf(", \"threads\": %d, \"precond\": \"%s\", \"iterations\": %lld, "
-               "\"converged\": %s, ",
-               threads, c.jacobi ? "jacobi" : "none", (long long)r.iterations,
-               r.converged ? "true" : "false");
-        json_number(stdout, "tol", c.tol, 0);
-        json_number(stdout, "relres", r.relres, 0);
-        json_number(stdout, "true_relres", r.true_relres, 0);
-        json_number(stdout, "max_abs_err", r.max_abs_err, 0);
-        json_number(stdout, "seconds", r.seconds, 0);
-        json_number(stdout, "seconds_per_iter", per_iter, 0);
-        json_number(stdout, "min_iter_seconds", r.min_iter_seconds, 0);
-        json_number(stdout, "setup_seconds", setup_s, 0);
-        json_number(stdout, "gflops", gflops, 0);
-        json_number(stdout, "gbs", gbs, 1);
-        printf("}\n");
-    }
-    status = r.converged ? 0 : EXIT_NOT_CONVERGED;
+#if PX_HAVE_MPI
+    if (nranks > 1)
+        status = run_distributed(&c, s, info, rank, nranks);
+    else
+#endif
+        status = run_single(&c, s, info);
 out:
-    cg_matrix_free(&A);
     rc = px_finalize();
     if (rc != PX_OK && status == 0) {
         fprintf(stderr, "parex-cg: px_finalize failed: %s\n", px_strerror(rc));
         status = EXIT_FAILURE;
     }
+out_mpi:
     fflush(stdout);
+#if PX_HAVE_MPI
+    if (mpi)
+        px_mpi_finalize();
+#else
+    (void)mpi;
+    (void)nranks;
+#endif
     return status;
 }

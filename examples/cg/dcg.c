@@ -1,0 +1,567 @@
+/*
+ * examples/cg/dcg.c - distributed CG on engine ops (dcg.h has the op sequence).
+ *
+ * Kept in the common subset of C11 and C++ (nvcc compiles it with the Cuda space, which adds
+ * the device half of dcg_pack); the other kernels are cg.c's (cg_kernels.h).
+ *
+ * Timing (all host wall clock, cg_now). Three tiny PX_FN_ASYNC ops per exchange note times:
+ * "post" runs just before the receives are posted (it writes the halo Vars, so it runs first),
+ * "interior done" reads the SpMV output Var right after the interior SpMV, "halos in" reads
+ * every halo Var. A fourth op, reading the local-sum Var, notes when each allreduce's local
+ * contribution is ready; the host notes when it sees the result.
+ */
+#include "dcg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cg_kernels.h"
+
+typedef struct {
+    const int32_t *idx;
+    const double *v;
+    double *out;
+} pack_args;
+
+/* out[j] = v[idx[j]]: the boundary values each neighbour needs, in send-list order. */
+PX_FOR(dcg_pack, pack_args, j, a)
+{
+    a->out[j] = a->v[a->idx[j]];
+}
+
+/* A copy between spaces as a synchronous engine op (cuda staging). */
+typedef struct {
+    px_space *dst_s, *src_s;
+    void *dst;
+    const void *src;
+    size_t bytes;
+} copy_op;
+
+static int dcg_copy(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    const copy_op *c = (const copy_op *)arg;
+    return px_deep_copy(c->dst_s, c->dst, c->src_s, c->src, c->bytes);
+}
+
+static int dcg_stamp(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    *(double *)arg = cg_now();
+    return PX_OK;
+}
+
+/* The solver's state on one rank. */
+typedef struct {
+    px_engine *e;
+    px_space *s, *host;
+    MPI_Comm comm;
+    const cgp_part *P;
+    int on_host; /* s is host-accessible: MPI reads and writes the vectors directly */
+    cg_matrix A; /* local rows, columns in extended numbering */
+    int32_t *send_idx;
+    double *b, *x, *r, *p, *ap, *dinv; /* x and p: n_ext (owned + halo) */
+    double *send_d, *send_h, *recv_h;  /* send_h == send_d on host spaces; recv_h: cuda only */
+    int64_t n_send, n_recv;
+    px_var *v_vec[2]; /* owned part of p (0) and of x (1) */
+    px_var **v_halo;  /* one per neighbour */
+    px_var *v_hdev, *v_send, *v_ap, *v_r, *v_loc, *v_glob, *v_clk_h, *v_clk_i, *v_clk_l;
+    double loc[2], glob[2];
+    double t_post, t_int, t_in, t_loc;
+    copy_op cp_send, cp_recv;
+    int tag_parity;
+    double msg_s, exposed_s, allred_s;
+    char *msg;
+    size_t msglen;
+} dcg;
+
+#define DCG_TRY(d, call)                                                                           \
+    do {                                                                                           \
+        const int rc_ = (call);                                                                    \
+        if (rc_ != PX_OK) {                                                                        \
+            snprintf((d)->msg, (d)->msglen, "%s failed: %s", #call, px_strerror(rc_));             \
+            return rc_;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static int push_stamp(dcg *d, double *slot, px_var *const *reads, size_t nr, px_var *const *writes,
+                      size_t nw, const char *name)
+{
+    px_context cpu;
+    cpu.type = PX_DEV_CPU;
+    cpu.device_id = 0;
+    return px_engine_push_sync(d->e, dcg_stamp, slot, cpu, reads, nr, writes, nw, PX_FN_ASYNC, 0,
+                               name);
+}
+
+/* The Vars the boundary rows wait for: every halo Var, or the staging copy's. */
+static size_t halo_ready(const dcg *d, px_var *const **vars)
+{
+    if (d->on_host) {
+        *vars = d->v_halo;
+        return (size_t)d->P->n_neighbors;
+    }
+    *vars = &d->v_hdev;
+    return 1;
+}
+
+/* Post one halo exchange of vector @p which (0: p, 1: x). */
+static int push_exchange(dcg *d, int which)
+{
+    const cgp_part *P = d->P;
+    double *vec = which ? d->x : d->p;
+    const int tag = 100 + d->tag_parity;
+    d->tag_parity ^= 1;
+    if (P->n_neighbors == 0)
+        return PX_OK;
+    DCG_TRY(
+        d, push_stamp(d, &d->t_post, NULL, 0, d->v_halo, (size_t)P->n_neighbors, "dcg_clock_post"));
+    for (int k = 0; k < P->n_neighbors; k++) {
+        const int64_t cnt = P->recv_ptr[k + 1] - P->recv_ptr[k];
+        double *buf = d->on_host ? vec + P->n_local + P->recv_ptr[k] : d->recv_h + P->recv_ptr[k];
+        if (cnt > 0)
+            DCG_TRY(d, px_engine_push_mpi_irecv(d->e, buf, (int)cnt, MPI_DOUBLE, P->neighbor[k],
+                                                tag, d->comm, d->v_halo[k]));
+    }
+    pack_args pa;
+    pa.idx = d->send_idx;
+    pa.v = vec;
+    pa.out = d->send_d;
+    DCG_TRY(d,
+            px_engine_push_parallel_for(d->e, d->s, "dcg_pack", px_range(0, d->n_send), &dcg_pack,
+                                        &pa, sizeof pa, &d->v_vec[which], 1, &d->v_send, 1));
+    px_context cpu;
+    cpu.type = PX_DEV_CPU;
+    cpu.device_id = 0;
+    if (!d->on_host)
+        DCG_TRY(d, px_engine_push_sync(d->e, dcg_copy, &d->cp_send, cpu, NULL, 0, &d->v_send, 1,
+                                       PX_FN_NORMAL, 0, "dcg_stage_send"));
+    for (int k = 0; k < P->n_neighbors; k++) {
+        const int64_t cnt = P->send_ptr[k + 1] - P->send_ptr[k];
+        if (cnt > 0)
+            DCG_TRY(d,
+                    px_engine_push_mpi_isend(d->e, d->send_h + P->send_ptr[k], (int)cnt, MPI_DOUBLE,
+                                             P->neighbor[k], tag, d->comm, d->v_send));
+    }
+    if (!d->on_host) {
+        d->cp_recv.dst = vec + P->n_local;
+        DCG_TRY(d, px_engine_push_sync(d->e, dcg_copy, &d->cp_recv, cpu, d->v_halo,
+                                       (size_t)P->n_neighbors, &d->v_hdev, 1, PX_FN_COPY_TO_DEVICE,
+                                       0, "dcg_stage_recv"));
+    }
+    return PX_OK;
+}
+
+/* Ap = A vec on all local rows, the interior while the halos travel; the two partial sums of
+ * vec.Ap land in d->loc[0] (interior) and d->loc[1] (boundary). */
+static int push_spmv(dcg *d, int which)
+{
+    const cgp_part *P = d->P;
+    spmv_args sa;
+    sa.row_ptr = d->A.row_ptr;
+    sa.col = d->A.col;
+    sa.val = d->A.val;
+    sa.p = which ? d->x : d->p;
+    sa.ap = d->ap;
+    px_var *w[2] = {d->v_ap, d->v_loc};
+    DCG_TRY(d, px_engine_push_parallel_reduce(
+                   d->e, d->s, "dcg_spmv_interior", px_range(0, P->n_interior), &cg_spmv_dot, &sa,
+                   sizeof sa, &px_sum_f64, &d->loc[0], &d->v_vec[which], 1, w, 2));
+    px_var *const *hv;
+    const size_t nh = halo_ready(d, &hv);
+    px_var *reads[3] = {d->v_vec[which], d->v_clk_h, d->v_clk_i};
+    if (P->n_neighbors > 0) {
+        DCG_TRY(d, push_stamp(d, &d->t_int, &d->v_ap, 1, &d->v_clk_i, 1, "dcg_clock_interior"));
+        DCG_TRY(d, push_stamp(d, &d->t_in, hv, nh, &d->v_clk_h, 1, "dcg_clock_halos_in"));
+    }
+    /* The boundary rows read the halo through v_clk_h (written after every halo Var). */
+    DCG_TRY(d, px_engine_push_parallel_reduce(
+                   d->e, d->s, "dcg_spmv_boundary", px_range(P->n_interior, P->n_local),
+                   &cg_spmv_dot, &sa, sizeof sa, &px_sum_f64, &d->loc[1], reads, 3, w, 2));
+    return PX_OK;
+}
+
+/* Sum d->loc[0..1] over the ranks into d->glob through an allreduce op; wait for it. */
+static int allreduce_loc(dcg *d)
+{
+    DCG_TRY(d, push_stamp(d, &d->t_loc, &d->v_loc, 1, &d->v_clk_l, 1, "dcg_clock_local"));
+    DCG_TRY(d, px_engine_push_mpi_allreduce(d->e, d->loc, d->glob, 2, MPI_DOUBLE, MPI_SUM, d->comm,
+                                            d->v_loc, d->v_glob));
+    DCG_TRY(d, px_engine_wait_for_var(d->e, d->v_glob));
+    DCG_TRY(d, px_engine_wait_for_var(d->e, d->v_clk_l));
+    d->allred_s += cg_now() - d->t_loc;
+    return PX_OK;
+}
+
+/* One SpMV of p with its exchange; returns p.Ap over all ranks. Books the message clocks. */
+static int spmv_p(dcg *d, double *pap)
+{
+    DCG_TRY(d, push_exchange(d, 0));
+    DCG_TRY(d, push_spmv(d, 0));
+    const int rc = allreduce_loc(d);
+    if (rc != PX_OK)
+        return rc;
+    if (d->P->n_neighbors > 0) {
+        d->msg_s += d->t_in - d->t_post;
+        d->exposed_s += d->t_in > d->t_int ? d->t_in - d->t_int : 0.0;
+    }
+    *pap = d->glob[0] + d->glob[1];
+    return PX_OK;
+}
+
+/* Residual update on the local rows and its global sums: *rr = r.r, *rz = r.M^-1 r. */
+static int update_r(dcg *d, const cg_options *o, double alpha, double *rr, double *rz)
+{
+    update_r_args ua;
+    ua.alpha = alpha;
+    ua.ap = d->ap;
+    ua.dinv = d->dinv;
+    ua.r = d->r;
+    const px_range_policy all = px_range(0, d->P->n_local);
+    px_var *w[2] = {d->v_r, d->v_loc};
+    d->loc[1] = 0.0;
+    if (!o->jacobi) {
+        DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "cg_update_r", all, &cg_update_r, &ua,
+                                                  sizeof ua, &px_sum_f64, &d->loc[0], &d->v_ap, 1,
+                                                  w, 2));
+    } else if (d->on_host) {
+        /* cg_pair is two doubles {rz, rr}: the reduce writes loc[0..1] in that order. */
+        DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "cg_update_r_pair", all,
+                                                  &cg_update_r_pair, &ua, sizeof ua, &cg_pair_sum,
+                                                  d->loc, &d->v_ap, 1, w, 2));
+    } else {
+        dot_args da;
+        da.u = d->r;
+        da.v = d->r;
+        DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "cg_update_r_rz", all,
+                                                  &cg_update_r_rz, &ua, sizeof ua, &px_sum_f64,
+                                                  &d->loc[0], &d->v_ap, 1, w, 2));
+        DCG_TRY(d,
+                px_engine_push_parallel_reduce(d->e, d->s, "cg_dot", all, &cg_dot, &da, sizeof da,
+                                               &px_sum_f64, &d->loc[1], NULL, 0, w, 2));
+    }
+    const int rc = allreduce_loc(d);
+    if (rc != PX_OK)
+        return rc;
+    *rr = o->jacobi ? d->glob[1] : d->glob[0];
+    *rz = d->glob[0];
+    return PX_OK;
+}
+
+/* Sum (or min/max) of one value over the ranks, blocking (setup and verification only). */
+static int allreduce1(dcg *d, double *v, MPI_Op op)
+{
+    double in = *v;
+    if (MPI_Allreduce(&in, v, 1, MPI_DOUBLE, op, d->comm) != MPI_SUCCESS) {
+        snprintf(d->msg, d->msglen, "MPI_Allreduce failed");
+        return PX_EMPI;
+    }
+    return PX_OK;
+}
+
+/* b = A 1, dinv, x = 0, r = b, p = M^-1 b; returns ||b|| and r.M^-1 r (global). */
+static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
+{
+    px_space *s = d->s;
+    const px_range_policy all = px_range(0, d->P->n_local);
+    rowop_args ro;
+    ro.row_ptr = d->A.row_ptr;
+    ro.col = d->A.col;
+    ro.val = d->A.val;
+    ro.y = d->b;
+    DCG_TRY(d, px_parallel_for(s, "cg_row_sum", all, &cg_row_sum, &ro, sizeof ro));
+    if (o->jacobi) {
+        double dmin = HUGE_VAL;
+        ro.y = d->dinv;
+        DCG_TRY(d, px_parallel_reduce(s, "cg_diag_inv", all, &cg_diag_inv, &ro, sizeof ro,
+                                      &px_min_f64, &dmin));
+        DCG_TRY(d, allreduce1(d, &dmin, MPI_MIN));
+        if (!(dmin > 0.0)) {
+            snprintf(d->msg, d->msglen,
+                     "Jacobi preconditioning needs a positive diagonal; smallest diagonal "
+                     "entry is %g",
+                     dmin);
+            return PX_EINVAL;
+        }
+    }
+    dot_args da;
+    da.u = d->b;
+    da.v = d->b;
+    double bb = 0.0;
+    DCG_TRY(d, px_parallel_reduce(s, "cg_dot", all, &cg_dot, &da, sizeof da, &px_sum_f64, &bb));
+    DCG_TRY(d, allreduce1(d, &bb, MPI_SUM));
+    if (!(bb > 0.0) || !isfinite(bb)) {
+        snprintf(d->msg, d->msglen,
+                 "b = A * ones has norm^2 %g; CG needs a nonzero finite right-hand side", bb);
+        return PX_EINVAL;
+    }
+    *bnorm = sqrt(bb);
+    init_args ia;
+    ia.b = d->b;
+    ia.dinv = o->jacobi ? d->dinv : NULL; /* allocated always, filled with Jacobi only */
+    ia.x = d->x;
+    ia.r = d->r;
+    ia.p = d->p;
+    *rz = 0.0;
+    DCG_TRY(d, px_parallel_reduce(s, "cg_init", all, &cg_init, &ia, sizeof ia, &px_sum_f64, rz));
+    DCG_TRY(d, px_fence(s));
+    return allreduce1(d, rz, MPI_SUM);
+}
+
+/* x += alpha p, then p = M^-1 r + beta p (or only the x update on the last iteration). */
+static int update_xp(dcg *d, const cg_options *o, double alpha, double beta, int last)
+{
+    update_xp_args xa;
+    xa.alpha = alpha;
+    xa.beta = beta;
+    xa.r = d->r;
+    xa.dinv = d->dinv;
+    xa.x = d->x;
+    xa.p = d->p;
+    const px_kernel *k = last ? &cg_axpy : o->jacobi ? &cg_update_xp_jacobi : &cg_update_xp;
+    px_var *w[2] = {d->v_vec[1], d->v_vec[0]};
+    DCG_TRY(d, px_engine_push_parallel_for(d->e, d->s, "cg_update_xp", px_range(0, d->P->n_local),
+                                           k, &xa, sizeof xa, &d->v_r, 1, w, 2));
+    return PX_OK;
+}
+
+/* The iteration loop (cg.c's solve_with, distributed). */
+static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_result *res)
+{
+    const int root = d->P->rank == 0;
+    double rr = bnorm * bnorm;
+    res->relres = 1.0;
+    const double t0 = cg_now();
+    double next_progress = t0 + o->progress_s, t_iter = t0;
+    int64_t it = 0;
+    res->min_iter_seconds = HUGE_VAL;
+    while (res->relres >= o->tol && it < o->max_iters) {
+        double pap = 0.0;
+        const int rc = spmv_p(d, &pap);
+        if (rc != PX_OK)
+            return rc;
+        if (!(pap > 0.0) || !isfinite(pap)) {
+            snprintf(d->msg, d->msglen,
+                     "breakdown at iteration %lld: p.Ap = %g (the matrix is not symmetric "
+                     "positive definite)",
+                     (long long)(it + 1), pap);
+            return PX_EINVAL;
+        }
+        const double alpha = rz / pap;
+        double rz_new = 0.0;
+        const int rc2 = update_r(d, o, alpha, &rr, &rz_new);
+        if (rc2 != PX_OK)
+            return rc2;
+        it++;
+        res->relres = sqrt(rr) / bnorm;
+        if (!isfinite(res->relres)) {
+            snprintf(d->msg, d->msglen, "residual became %g at iteration %lld", res->relres,
+                     (long long)it);
+            return PX_EINVAL;
+        }
+        const int last = res->relres < o->tol || it == o->max_iters;
+        const int rc3 = update_xp(d, o, alpha, rz_new / rz, last);
+        if (rc3 != PX_OK)
+            return rc3;
+        rz = rz_new;
+        if (last)
+            DCG_TRY(d, px_engine_wait_for_all(d->e));
+        const double t_end = cg_now();
+        if (t_end - t_iter < res->min_iter_seconds)
+            res->min_iter_seconds = t_end - t_iter;
+        t_iter = t_end;
+        if (root && o->progress && o->progress_s > 0.0 && t_end >= next_progress) {
+            fprintf(o->progress, "  iteration %6lld  relres %.3e  elapsed %.1f s\n", (long long)it,
+                    res->relres, t_end - t0);
+            fflush(o->progress);
+            next_progress = t_end + o->progress_s;
+        }
+    }
+    DCG_TRY(d, px_engine_wait_for_all(d->e));
+    res->seconds = cg_now() - t0;
+    if (it == 0)
+        res->min_iter_seconds = 0.0;
+    res->iterations = it;
+    res->converged = res->relres < o->tol;
+    return PX_OK;
+}
+
+/* True residual ||b - A x|| / ||b|| and max |x - 1| (global). */
+static int verify(dcg *d, double bnorm, cg_result *res)
+{
+    DCG_TRY(d, push_exchange(d, 1));
+    DCG_TRY(d, push_spmv(d, 1));
+    DCG_TRY(d, px_engine_wait_for_all(d->e));
+    const px_range_policy all = px_range(0, d->P->n_local);
+    check_args ca;
+    ca.b = d->b;
+    ca.ax = d->ap;
+    ca.x = d->x;
+    double res2 = 0.0, err = 0.0;
+    DCG_TRY(d, px_parallel_reduce(d->s, "cg_resid2", all, &cg_resid2, &ca, sizeof ca, &px_sum_f64,
+                                  &res2));
+    DCG_TRY(d, px_parallel_reduce(d->s, "cg_max_err", all, &cg_max_err, &ca, sizeof ca, &px_max_f64,
+                                  &err));
+    DCG_TRY(d, allreduce1(d, &res2, MPI_SUM));
+    DCG_TRY(d, allreduce1(d, &err, MPI_MAX));
+    res->true_relres = sqrt(res2) / bnorm;
+    res->max_abs_err = err;
+    return PX_OK;
+}
+
+/* Allocate the vectors, buffers and Vars of @p d (d->P, s, e, comm set). */
+static int dcg_alloc(dcg *d)
+{
+    const cgp_part *P = d->P;
+    px_space *s = d->s;
+    const size_t nl = (size_t)P->n_local * sizeof(double) + 8;
+    const size_t ne = (size_t)P->n_ext * sizeof(double) + 8;
+    d->n_send = P->send_ptr[P->n_neighbors];
+    d->n_recv = P->recv_ptr[P->n_neighbors];
+    DCG_TRY(d, cg_matrix_upload(s, P->n_local, P->nnz, P->row_ptr, P->col, P->val, &d->A));
+    d->send_idx = (int32_t *)px_malloc(s, (size_t)d->n_send * sizeof(int32_t) + 8);
+    d->b = (double *)px_malloc(s, nl);
+    d->r = (double *)px_malloc(s, nl);
+    d->ap = (double *)px_malloc(s, nl);
+    d->dinv = (double *)px_malloc(s, nl);
+    d->x = (double *)px_malloc(s, ne);
+    d->p = (double *)px_malloc(s, ne);
+    d->send_d = (double *)px_malloc(s, (size_t)d->n_send * sizeof(double) + 8);
+    d->send_h = d->on_host ? d->send_d
+                           : (double *)px_malloc(d->host, (size_t)d->n_send * sizeof(double) + 8);
+    d->recv_h =
+        d->on_host ? NULL : (double *)px_malloc(d->host, (size_t)d->n_recv * sizeof(double) + 8);
+    if (!d->send_idx || !d->b || !d->r || !d->ap || !d->dinv || !d->x || !d->p || !d->send_d ||
+        !d->send_h || (!d->on_host && !d->recv_h)) {
+        snprintf(d->msg, d->msglen, "out of memory for vectors of %lld doubles",
+                 (long long)P->n_ext);
+        return PX_ENOMEM;
+    }
+    DCG_TRY(
+        d, px_deep_copy(s, d->send_idx, d->host, P->send_idx, (size_t)d->n_send * sizeof(int32_t)));
+    DCG_TRY(d, px_fence(s));
+    d->cp_send.dst_s = d->host;
+    d->cp_send.dst = d->send_h;
+    d->cp_send.src_s = s;
+    d->cp_send.src = d->send_d;
+    d->cp_send.bytes = (size_t)d->n_send * sizeof(double);
+    d->cp_recv.dst_s = s;
+    d->cp_recv.src_s = d->host;
+    d->cp_recv.src = d->recv_h;
+    d->cp_recv.bytes = (size_t)d->n_recv * sizeof(double);
+    d->v_halo = (px_var **)calloc((size_t)P->n_neighbors + 1, sizeof(px_var *));
+    if (!d->v_halo)
+        return PX_ENOMEM;
+    for (int k = 0; k < P->n_neighbors; k++)
+        if (!(d->v_halo[k] = px_var_new(d->e)))
+            return PX_ENOMEM;
+    px_var **vs[] = {&d->v_vec[0], &d->v_vec[1], &d->v_hdev,  &d->v_send,  &d->v_ap,   &d->v_r,
+                     &d->v_loc,    &d->v_glob,   &d->v_clk_h, &d->v_clk_i, &d->v_clk_l};
+    for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++)
+        if (!(*vs[k] = px_var_new(d->e)))
+            return PX_ENOMEM;
+    return PX_OK;
+}
+
+static void dcg_release(dcg *d)
+{
+    if (d->e) {
+        (void)px_engine_wait_for_all(d->e);
+        px_var *vs[] = {d->v_vec[0], d->v_vec[1], d->v_hdev,  d->v_send,  d->v_ap,   d->v_r,
+                        d->v_loc,    d->v_glob,   d->v_clk_h, d->v_clk_i, d->v_clk_l};
+        for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++)
+            if (vs[k])
+                (void)px_var_delete(d->e, vs[k]);
+        for (int k = 0; d->v_halo && k < d->P->n_neighbors; k++)
+            if (d->v_halo[k])
+                (void)px_var_delete(d->e, d->v_halo[k]);
+        (void)px_engine_wait_for_all(d->e);
+    }
+    free(d->v_halo);
+    double *vecs[] = {d->b, d->r, d->ap, d->dinv, d->x, d->p, d->send_d};
+    for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; k++)
+        (void)px_free(d->s, vecs[k]);
+    (void)px_free(d->s, d->send_idx);
+    if (!d->on_host) {
+        (void)px_free(d->host, d->send_h);
+        (void)px_free(d->host, d->recv_h);
+    }
+    cg_matrix_free(&d->A);
+}
+
+/* Global figures: times as the largest over ranks, stats summed; byte/flop model of cg.c. */
+static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *st)
+{
+    const cgp_part *P = d->P;
+    double mx[2] = {res->seconds, res->min_iter_seconds};
+    double sm[4] = {8.0 * (double)d->n_recv, d->msg_s, d->exposed_s, d->allred_s};
+    if (MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, d->comm) != MPI_SUCCESS ||
+        MPI_Allreduce(MPI_IN_PLACE, sm, 4, MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS) {
+        snprintf(d->msg, d->msglen, "MPI_Allreduce of the statistics failed");
+        return PX_EMPI;
+    }
+    res->seconds = mx[0];
+    res->min_iter_seconds = mx[1];
+    st->ranks = P->nranks;
+    int thr = px_space_concurrency(d->s);
+    if (MPI_Bcast(&thr, 1, MPI_INT, 0, d->comm) != MPI_SUCCESS)
+        return PX_EMPI;
+    st->threads_per_rank = thr;
+    st->halo_bytes = sm[0];
+    st->message_seconds = sm[1];
+    st->exposed_seconds = sm[2];
+    st->allreduce_seconds = sm[3];
+    st->comm_seconds = (sm[2] + sm[3]) / (double)P->nranks;
+    st->overlap = sm[1] > 0.0 ? 1.0 - sm[2] / sm[1] : NAN;
+    const double dn = (double)P->n_global, dnnz = (double)P->nnz_global;
+    const double di = (double)res->iterations;
+    const double n_xp = res->iterations > 0 ? di - 1.0 : 0.0;
+    const double extra = o->jacobi ? 8.0 * dn : 0.0;
+    res->bytes = di * (12.0 * dnnz + 24.0 * dn + 8.0 + 24.0 * dn + extra) +
+                 n_xp * (40.0 * dn + extra) + (res->iterations > 0 ? 24.0 * dn : 0.0);
+    res->flops = di * (2.0 * dnnz + 2.0 * dn + (o->jacobi ? 7.0 : 4.0) * dn) +
+                 n_xp * (o->jacobi ? 5.0 : 4.0) * dn + (res->iterations > 0 ? 2.0 * dn : 0.0);
+    return PX_OK;
+}
+
+int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, cg_result *res,
+              dcg_stats *st)
+{
+    if (!s || !part || !o || !res || !st)
+        return PX_EFAULT;
+    memset(res, 0, sizeof *res);
+    memset(st, 0, sizeof *st);
+    dcg d;
+    memset(&d, 0, sizeof d);
+    d.e = px_engine_default();
+    d.s = s;
+    d.host = px_space_by_name("serial");
+    d.comm = comm;
+    d.P = part;
+    /* PX_CG_HOST_STAGING=1 takes the device path (staging buffers, copy ops, two reductions
+     * instead of the pair reducer) on a host space too, so tests run it without a GPU. */
+    const char *stage = getenv("PX_CG_HOST_STAGING");
+    d.on_host = px_space_host_accessible(s) == 1 && !(stage && strcmp(stage, "1") == 0);
+    d.msg = res->message;
+    d.msglen = sizeof res->message;
+    int rc = d.e ? dcg_alloc(&d) : PX_ENODEV;
+    double bnorm = 0.0, rz = 0.0;
+    /* Every rank must agree before the next collective step (a rank that failed alone would
+     * leave the others waiting in a message). */
+    int all = rc;
+    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (all == PX_OK)
+        all = setup(&d, o, &bnorm, &rz); /* its failures are collective (global values) */
+    if (all == PX_OK)
+        all = iterate(&d, o, bnorm, rz, res);
+    if (all == PX_OK)
+        all = verify(&d, bnorm, res);
+    if (all == PX_OK)
+        all = finish_stats(&d, o, res, st);
+    else if (rc == PX_OK && res->message[0] == '\0')
+        snprintf(res->message, sizeof res->message, "another rank failed (%s)", px_strerror(all));
+    dcg_release(&d);
+    return all;
+}

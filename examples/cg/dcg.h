@@ -1,0 +1,67 @@
+/*
+ * examples/cg/dcg.h - distributed (MPI) Conjugate Gradient on parex engine ops.
+ *
+ * Each rank owns a part of the matrix (partition.h) and runs the same CG as cg.c on its rows,
+ * with the same kernels (cg_kernels.h) launched as engine ops on a parex space. Per iteration:
+ *
+ *   halo receives (px_engine_push_mpi_irecv, one per neighbour, each writing its halo Var)
+ *   pack kernel   (dcg_pack: boundary values of p into the send buffer, writes the send Var)
+ *   halo sends    (px_engine_push_mpi_isend, reading the send Var)
+ *   interior SpMV (cg_spmv_dot on rows [0, n_interior): reads p's owned part only, so it runs
+ *                  while the messages travel)
+ *   boundary SpMV (cg_spmv_dot on rows [n_interior, n_local): reads the halo Vars)
+ *   p.Ap          local sums of both SpMVs, then px_engine_push_mpi_allreduce
+ *   r update      (cg_update_r / _pair / _rz) and its local sums, then an allreduce
+ *   x, p update   (cg_update_xp / _jacobi)
+ *
+ * The host waits for each allreduce's result (alpha and beta are host scalars, as in cg.c).
+ * On a space the host cannot address (cuda), the MPI buffers are host staging buffers, copied
+ * by engine ops (px_deep_copy) after the pack kernel and before the boundary SpMV; MPI never
+ * sees device memory (no CUDA-aware MPI assumed).
+ */
+#ifndef PAREX_EXAMPLES_CG_DCG_H
+#define PAREX_EXAMPLES_CG_DCG_H
+
+#include "cg.h"
+#include "partition.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What the distributed run adds to cg_result (see the README for the exact definitions). */
+typedef struct dcg_stats {
+    int ranks;                /**< Size of the communicator. */
+    int threads_per_rank;     /**< px_space_concurrency of the space on rank 0. */
+    double halo_bytes;        /**< Halo bytes received per exchange (one per iteration), summed
+                                   over ranks. */
+    double message_seconds;   /**< Sum over ranks and iterations of t(halos in) - t(receives
+                                   posted). */
+    double exposed_seconds;   /**< Sum over ranks and iterations of
+                                   max(0, t(halos in) - t(interior SpMV done)). */
+    double allreduce_seconds; /**< Sum over ranks and allreduces of t(result seen by the host) -
+                                   t(local contribution ready). */
+    double comm_seconds;      /**< (exposed_seconds + allreduce_seconds) / ranks. */
+    double overlap;           /**< 1 - exposed_seconds / message_seconds; NaN without
+                                   messages. */
+} dcg_stats;
+
+/**
+ * Solve A x = b (b = A * ones, x0 = 0) by (Jacobi-preconditioned) CG over the ranks of
+ * @p comm, each rank holding @p part (built on @p comm) and computing on @p s through the
+ * default engine. Collective: every rank calls it with the same options. Results in @p res
+ * are global (identical on every rank): iterations, converged, relres, true_relres,
+ * max_abs_err; seconds and min_iter_seconds are the largest over ranks; flops and bytes
+ * follow cg.c's model for the global matrix.
+ * @return PX_OK when the solve ran (converged or not); PX_EINVAL for an unsuitable matrix
+ *         (as cg_solve, the message in res->message on every rank); PX_ENOMEM; PX_EMPI; or a
+ *         failed launch's or op's status. Every rank returns the same status.
+ */
+int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, cg_result *res,
+              dcg_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,309 @@
+/* tests/check_dcg.c - distributed parex-cg (examples/cg/dcg.c, partition.c) under mpirun.
+ *
+ * Each test runs `mpirun -np P parex-cg ... --json` (P and the threads per rank come from
+ * PX_DCG_NP and PX_NUM_THREADS, one ctest per combination, tests/cg.cmake) and the same problem
+ * on one process without mpirun, and compares: the iteration count within 2% and max_abs_err of
+ * the same size. The suite itself never initializes MPI (Check forks each test); mpirun is a
+ * child process, so its ranks run beside the forked test. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, WEXITSTATUS */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "px_test.h"
+
+static char dir_path[256], out_path[300], err_path[300];
+static char run_out[16384], run_err[16384];
+
+static void setup(void)
+{
+    snprintf(dir_path, sizeof dir_path, "%s", "/tmp/check_dcg.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir_path));
+    snprintf(out_path, sizeof out_path, "%s/out", dir_path);
+    snprintf(err_path, sizeof err_path, "%s/err", dir_path);
+}
+
+static void teardown(void)
+{
+    unlink(out_path);
+    unlink(err_path);
+    rmdir(dir_path);
+}
+
+static void slurp(const char *p, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return;
+    size_t k = fread(buf, 1, n - 1, f);
+    buf[k] = '\0';
+    fclose(f);
+}
+
+static int nranks(void)
+{
+    return px_test_env_int("PX_DCG_NP", 2);
+}
+
+/* Run parex-cg with @p args on @p np ranks (0: without mpirun); returns the exit status or -1
+ * (after a SKIP line) when the binary or mpirun is not configured. */
+static int run(int np, const char *args)
+{
+    const char *bin = getenv("PX_CG_BIN"), *mpirun = getenv("PX_MPIRUN");
+    if (!bin || !*bin || (np > 0 && (!mpirun || !*mpirun))) {
+        fprintf(stderr, "check_dcg: SKIP: PX_CG_BIN or PX_MPIRUN unset\n");
+        return -1;
+    }
+    char cmd[4096];
+    if (np > 0)
+        snprintf(cmd, sizeof cmd,
+                 "'%s' --allow-run-as-root --oversubscribe -np %d '%s' %s >'%s' 2>'%s'", mpirun, np,
+                 bin, args, out_path, err_path);
+    else
+        snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", bin, args, out_path, err_path);
+    int st = system(cmd);
+    slurp(out_path, run_out, sizeof run_out);
+    slurp(err_path, run_err, sizeof run_err);
+    ck_assert_msg(st != -1 && WIFEXITED(st), "%s did not exit normally", cmd);
+    ck_assert_msg(WEXITSTATUS(st) < 126, "%s crashed (status %d): %s", cmd, WEXITSTATUS(st),
+                  run_err);
+    return WEXITSTATUS(st);
+}
+
+/* The last non-empty line of the captured stdout. */
+static const char *last_line(void)
+{
+    size_t n = strlen(run_out);
+    while (n > 0 && run_out[n - 1] == '\n')
+        run_out[--n] = '\0';
+    const char *nl = strrchr(run_out, '\n');
+    return nl ? nl + 1 : run_out;
+}
+
+static double json_num(const char *json, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(json, pat);
+    ck_assert_msg(p != NULL, "JSON '%s' lacks key %s", json, key);
+    if (strncmp(p + strlen(pat), "null", 4) == 0)
+        return NAN;
+    return strtod(p + strlen(pat), NULL);
+}
+
+typedef struct {
+    double iterations, max_abs_err, ranks, threads, halo_bytes, comm_seconds, overlap, n;
+} outcome;
+
+/* Run and parse the JSON line; the run must converge (exit 0). Returns 0 when skipped. */
+static int solve(int np, const char *args, outcome *o)
+{
+    char full[2048];
+    snprintf(full, sizeof full, "%s --progress 0 --json", args);
+    const int st = run(np, full);
+    if (st < 0)
+        return 0;
+    ck_assert_msg(st == 0, "np %d '%s' exit %d: %s", np, args, st, run_err);
+    const char *j = last_line();
+    ck_assert_msg(j[0] == '{', "np %d '%s': last line not JSON: %s", np, args, j);
+    ck_assert_ptr_nonnull(strstr(j, "\"converged\": true"));
+    o->iterations = json_num(j, "iterations");
+    o->max_abs_err = json_num(j, "max_abs_err");
+    o->ranks = json_num(j, "ranks");
+    o->threads = json_num(j, "threads_per_rank");
+    o->halo_bytes = json_num(j, "halo_bytes");
+    o->comm_seconds = json_num(j, "comm_seconds");
+    o->overlap = json_num(j, "overlap");
+    o->n = json_num(j, "n");
+    return 1;
+}
+
+/* The distributed outcome against the single-process one. */
+static void compare(const outcome *ref, const outcome *d, int np, int threads, const char *what)
+{
+    fprintf(stderr,
+            "check_dcg: %s: 1 process %.0f iterations (err %.2e), %d ranks %.0f (err "
+            "%.2e), halo %.0f B/iteration, comm %.4f s, overlap %.3f\n",
+            what, ref->iterations, ref->max_abs_err, np, d->iterations, d->max_abs_err,
+            d->halo_bytes, d->comm_seconds, d->overlap);
+    ck_assert_double_eq(d->n, ref->n);
+    ck_assert_double_eq(d->ranks, (double)np);
+    ck_assert_double_eq(d->threads, (double)threads);
+    ck_assert_msg(fabs(d->iterations - ref->iterations) <= 0.02 * ref->iterations,
+                  "%s: %d ranks took %.0f iterations, one process %.0f (more than 2%% apart)", what,
+                  np, d->iterations, ref->iterations);
+    /* The same error up to the rounding of another summation order. */
+    ck_assert_msg(d->max_abs_err <= 10.0 * ref->max_abs_err + 1e-12,
+                  "%s: max_abs_err %.3e on %d ranks, %.3e on one process", what, d->max_abs_err, np,
+                  ref->max_abs_err);
+    if (np > 1) {
+        ck_assert_double_gt(d->halo_bytes, 0.0);
+        ck_assert_double_ge(d->comm_seconds, 0.0);
+        ck_assert_msg(d->overlap >= 0.0 && d->overlap <= 1.0, "overlap %g", d->overlap);
+    } else {
+        ck_assert_double_eq(d->halo_bytes, 0.0);
+        ck_assert_msg(isnan(d->overlap), "one rank has no messages: overlap null");
+    }
+}
+
+static int matrix_path(const char *file, char *p, size_t n)
+{
+    const char *dir = getenv("PX_CG_MATRICES");
+    snprintf(p, n, "%s/%s", dir ? dir : "", file);
+    if (!dir || access(p, R_OK) != 0) {
+        fprintf(stderr, "check_dcg: SKIP %s: not found\n", p);
+        return 0;
+    }
+    return 1;
+}
+
+static void check_bcsstk16(const char *partition)
+{
+    char p[1024], args[1400];
+    if (!matrix_path("bcsstk16.mtx", p, sizeof p))
+        return;
+    outcome ref, d;
+    snprintf(args, sizeof args, "--matrix '%s' --precond jacobi --space threads", p);
+    if (!solve(0, args, &ref))
+        return;
+    snprintf(args, sizeof args, "--matrix '%s' --precond jacobi --space threads --partition %s", p,
+             partition);
+    if (!solve(nranks(), args, &d))
+        return;
+    compare(&ref, &d, nranks(), px_test_env_int("PX_NUM_THREADS", 1), partition);
+    ck_assert_double_ge(ref.iterations, 190); /* the README's 197 */
+    ck_assert_double_le(ref.iterations, 205);
+}
+
+START_TEST(test_dcg_bcsstk16_jacobi_metis_matches_one_process)
+{
+    check_bcsstk16("metis");
+}
+END_TEST
+
+START_TEST(test_dcg_bcsstk16_jacobi_block_matches_one_process)
+{
+    check_bcsstk16("block");
+}
+END_TEST
+
+/* The device path (host staging buffers, copy ops, no custom reducer) forced on threads. */
+START_TEST(test_dcg_staging_path_matches_one_process)
+{
+    char p[1024], args[1400];
+    if (!matrix_path("bcsstk16.mtx", p, sizeof p))
+        return;
+    outcome ref, d;
+    snprintf(args, sizeof args, "--matrix '%s' --precond jacobi --space threads", p);
+    if (!solve(0, args, &ref))
+        return;
+    ck_assert_int_eq(setenv("PX_CG_HOST_STAGING", "1", 1), 0);
+    const int ok = solve(nranks(), args, &d);
+    unsetenv("PX_CG_HOST_STAGING");
+    if (ok)
+        compare(&ref, &d, nranks(), px_test_env_int("PX_NUM_THREADS", 1), "host staging");
+}
+END_TEST
+
+/* HPCG 16^3 per rank: the global grid is the process grid times 16 (2 -> 32x16x16,
+ * 4 -> 32x32x16), solved whole by one process for the reference. */
+START_TEST(test_dcg_hpcg_16_per_rank_matches_one_process)
+{
+    const int np = nranks();
+    const int dims[5][3] = {{1, 1, 1}, {1, 1, 1}, {2, 1, 1}, {3, 1, 1}, {2, 2, 1}};
+    ck_assert_int_le(np, 4);
+    char args[256];
+    snprintf(args, sizeof args, "--grid %dx%dx%d --space threads", 16 * dims[np][0],
+             16 * dims[np][1], 16 * dims[np][2]);
+    outcome ref, d;
+    if (!solve(0, args, &ref))
+        return;
+    if (!solve(np, "--grid 16 --space threads", &d))
+        return;
+    compare(&ref, &d, np, px_test_env_int("PX_NUM_THREADS", 1), "hpcg");
+}
+END_TEST
+
+START_TEST(test_dcg_hpcg_jacobi_matches_one_process)
+{
+    const int np = nranks();
+    const int dims[5][3] = {{1, 1, 1}, {1, 1, 1}, {2, 1, 1}, {3, 1, 1}, {2, 2, 1}};
+    char args[256];
+    snprintf(args, sizeof args, "--grid %dx%dx%d --space serial --precond jacobi", 8 * dims[np][0],
+             12 * dims[np][1], 10 * dims[np][2]);
+    outcome ref, d;
+    if (!solve(0, args, &ref))
+        return;
+    if (!solve(np, "--grid 8x12x10 --space serial --precond jacobi", &d))
+        return;
+    compare(&ref, &d, np, 1, "hpcg jacobi 8x12x10"); /* serial */
+}
+END_TEST
+
+/* A bad --partition is a usage error (exit 2) on every rank count, named on stderr once. */
+START_TEST(test_dcg_bad_partition_flag_exits_2)
+{
+    const int st = run(nranks(), "--grid 4 --partition rows");
+    if (st < 0)
+        return;
+    ck_assert_int_eq(st, 2);
+    const char *m = strstr(run_err, "--partition 'rows' is not metis or block");
+    ck_assert_msg(m != NULL, "stderr: %s", run_err);
+    ck_assert_msg(strstr(m + 1, "--partition 'rows'") == NULL, "printed by more than rank 0: %s",
+                  run_err);
+}
+END_TEST
+
+/* More ranks than rows: a clear error on every partition, exit 1, no hang. */
+START_TEST(test_dcg_more_ranks_than_rows_fails_cleanly)
+{
+    const int np = nranks();
+    if (np < 2)
+        return;
+    char mtx[400], args[600];
+    snprintf(mtx, sizeof mtx, "%s/small.mtx", dir_path);
+    FILE *f = fopen(mtx, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n%d %d %d\n", np - 1, np - 1,
+            np - 1);
+    for (int i = 1; i < np; i++)
+        fprintf(f, "%d %d 4.0\n", i, i);
+    fclose(f);
+    static const char *const parts[] = {"block", "metis"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args, "--matrix '%s' --partition %s", mtx, parts[k]);
+        const int st = run(np, args);
+        if (st < 0)
+            break;
+        ck_assert_msg(st == 1, "%s: exit %d", args, st);
+        ck_assert_msg(strstr(run_err, "cannot be split over") != NULL, "stderr: %s", run_err);
+    }
+    unlink(mtx);
+}
+END_TEST
+
+static Suite *dcg_suite(void)
+{
+    Suite *s = suite_create("dcg");
+    TCase *tc = tcase_create("distributed");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_dcg_bcsstk16_jacobi_metis_matches_one_process);
+    tcase_add_test(tc, test_dcg_bcsstk16_jacobi_block_matches_one_process);
+    tcase_add_test(tc, test_dcg_hpcg_16_per_rank_matches_one_process);
+    tcase_add_test(tc, test_dcg_staging_path_matches_one_process);
+    tcase_add_test(tc, test_dcg_hpcg_jacobi_matches_one_process);
+    tcase_add_test(tc, test_dcg_bad_partition_flag_exits_2);
+    tcase_add_test(tc, test_dcg_more_ranks_than_rows_fails_cleanly);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return px_test_run(dcg_suite());
+}
