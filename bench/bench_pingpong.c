@@ -7,12 +7,13 @@
  *   mpirun -np 4 --oversubscribe bench_pingpong --allreduce-only [--json]
  *
  * Ping-pong: rank 0 sends S bytes, rank 1 sends them back; a batch is R round trips
- * (R = clamp(2^22 / S, 10, 2000)) after 2 untimed ones, and each size reports the median and
- * the minimum over B batches (default 7) of the half round-trip time, and S / half-RTT as
+ * (R = clamp(2^20 / S, 5, 200): short batches, so that a preemption spoils few of them on a
+ * loaded machine) after 2 untimed ones, and each size reports the median and the minimum over
+ * B batches (default 15) of the half round-trip time, and S / half-RTT as
  * GB/s (10^9 bytes/s). Ranks other than 0 and 1 skip it and wait in the closing barrier, so
  * run the ping-pong with -np 2 (they would spin in MPI and steal the CPU on a small machine)
  * and the allreduces alone (--allreduce-only) with more ranks.
- * Allreduce: B batches of 1000 MPI_Allreduce (MPI_SUM) of 1 and of 2 doubles; the time per
+ * Allreduce: B batches of 200 MPI_Allreduce (MPI_SUM) of 1 and of 2 doubles; the time per
  * call of a batch is the slowest rank's; median and minimum over the batches.
  *
  * On one node these are shared-memory figures (OpenMPI's vader BTL, single-copy CMA for large
@@ -79,8 +80,8 @@ static int pingpong(const cli *c, pp_row *rows)
     for (long long s = c->min_bytes; s <= c->max_bytes && nrows < MAX_SIZES; s *= 2) {
         for (long long i = 0; i < s; i++)
             buf[i] = (char)(g_rank == 0 ? (i * 7 + 3) & 0x7f : 0);
-        long long reps = ((long long)1 << 22) / s;
-        reps = reps < 10 ? 10 : reps > 2000 ? 2000 : reps;
+        long long reps = ((long long)1 << 20) / s;
+        reps = reps < 5 ? 5 : reps > 200 ? 200 : reps;
         double t[MAX_BATCHES];
         pingpong_batch(buf, s, 2);
         for (int b = 0; b < c->batches; b++)
@@ -99,7 +100,7 @@ static int pingpong(const cli *c, pp_row *rows)
 /* Median and minimum (over the batches) of the slowest rank's time per allreduce. */
 static void allreduce_lat(const cli *c, int doubles, double *med_s, double *min_s)
 {
-    const int reps = 1000;
+    const int reps = 200;
     double v[2] = {1.0, 2.0}, out[2], t[MAX_BATCHES];
     for (int i = 0; i < 10; i++)
         MPI_Allreduce(v, out, doubles, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -119,7 +120,7 @@ static void allreduce_lat(const cli *c, int doubles, double *med_s, double *min_
 static int parse_cli(int argc, char **argv, cli *c)
 {
     memset(c, 0, sizeof *c);
-    c->batches = 7;
+    c->batches = 15;
     c->min_bytes = 8;
     c->max_bytes = 4 << 20;
     for (int i = 1; i < argc; i++) {
