@@ -392,7 +392,8 @@ static void solve(const geom *g, halo *h, const csr *A, double tol, int64_t max_
         const double rr_new = allreduce_sum(rr_loc, &res->comm);
         it++;
         res->relres = sqrt(rr_new) / bnorm;
-        if ((fixed_iters == 0 && res->relres < tol) || it == limit) {
+        /* rr == 0: solved exactly (tiny grids), a further step would divide by zero */
+        if ((fixed_iters == 0 && res->relres < tol) || it == limit || !(rr_new > 0.0)) {
 #pragma omp parallel for schedule(static)
             for (int64_t i = 0; i < n; i++)
                 x[i] += alpha * p[i];

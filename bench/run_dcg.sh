@@ -73,7 +73,7 @@ launch() {
     env_opts="OMP_NUM_THREADS=$t OMP_PROC_BIND=close OMP_PLACES=cores PX_NUM_THREADS=$t PX_BIND=close"
   else
     over=true
-    mpi_opts="--oversubscribe --bind-to none"
+    mpi_opts="--oversubscribe --bind-to none --mca mpi_yield_when_idle 1"
     env_opts="OMP_NUM_THREADS=$t OMP_WAIT_POLICY=passive PX_NUM_THREADS=$t"
   fi
 }
