@@ -272,8 +272,9 @@ def measured_table(groups, net, cores, allreduces, out):
     by_series, by_impl = rates(groups)
     out("\n### Measured vs model (time per iteration, ms; slowest rank)\n")
     out("| scaling | impl | ranks x threads | local | procs | measured | model | variant |"
-        " error % | halo meas/model | allreduce meas/model | oversubscribed |")
-    out("|---|---|---|---|---|---:|---:|---|---:|---|---|---|")
+        " error % | halo meas/model | allreduce meas/model | overlap meas/model |"
+        " oversubscribed |")
+    out("|---|---|---|---|---|---:|---:|---|---:|---|---|---|---|")
     errs = {True: [], False: []}
     for key in sorted(groups, key=lambda k: (k[0], k[2], k[3], k[1], k[4])):
         scaling, impl, p, t, local, procs, over = key
@@ -281,7 +282,7 @@ def measured_table(groups, net, cores, allreduces, out):
         meas = statistics.median(r["seconds_per_iter"] for r in res)
         s, how = rate_for(by_series, by_impl, scaling, impl, t)
         if s is None:
-            out("| %s | %s | %dx%d | %s | %s | %s | - | %s | - | - | - | %s |" % (
+            out("| %s | %s | %dx%d | %s | %s | %s | - | %s | - | - | - | - | %s |" % (
                 scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)),
                 fmt_ms(meas), how, "yes" if over else ""))
             continue
@@ -297,10 +298,16 @@ def measured_table(groups, net, cores, allreduces, out):
         am = [r.get("allreduce_seconds_per_iter") for r in res]
         hm = fmt_ms(statistics.median(hm)) if None not in hm else "-"
         am = fmt_ms(statistics.median(am)) if None not in am else "-"
-        out("| %s | %s | %dx%d | %s | %s | %s | %s | %s%s | %+.1f | %s / %s | %s / %s | %s |" % (
-            scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)),
-            fmt_ms(meas), fmt_ms(mod), variant, " (s = %s)" % how if how else "", err, hm,
-            fmt_ms(m["halo"]), am, fmt_ms(m["allreduce"]), "yes" if over else ""))
+        om = [r.get("overlap") for r in res]
+        om = "%.2f" % statistics.median(om) if None not in om else "-"
+        ov = "-"
+        if impl == "parex" and m["halo"] > 0:
+            hidden = min(m["halo"], m["interior"] * spmv_fraction() * m["compute"])
+            ov = "%s / %.2f" % (om, hidden / m["halo"])
+        out("| %s | %s | %dx%d | %s | %s | %s | %s | %s%s | %+.1f | %s / %s | %s / %s | %s | %s |"
+            % (scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)),
+               fmt_ms(meas), fmt_ms(mod), variant, " (s = %s)" % how if how else "", err, hm,
+               fmt_ms(m["halo"]), am, fmt_ms(m["allreduce"]), ov, "yes" if over else ""))
     for over, label in ((False, "not oversubscribed"), (True, "oversubscribed")):
         if errs[over]:
             out("\nModel error, %s rows of 2 or more ranks: max |error| %.1f%%, median %.1f%% "
@@ -390,6 +397,9 @@ def choose_projection(groups, a):
 def main(argv):
     a = parse_args(argv)
     out = print
+    for path in [a.runs] + a.pingpong:
+        if not os.path.isfile(path):
+            sys.exit("cg_model.py: %s: no such file" % path)
     groups = group_runs(load_runs(a.runs))
     if not groups:
         sys.exit("cg_model.py: no usable runs in %s" % a.runs)
@@ -418,6 +428,12 @@ def main(argv):
     out("\nEfficiency = t(1 rank) / t(P ranks), t(1) = compute alone. Overlap hides the halo "
         "behind the interior rows of the SpMV (fraction %.3f of the compute is SpMV); the "
         "allreduces are never hidden." % spmv_fraction())
+    measured_n = sorted({k[4][0] for k in groups if k[0] == "weak" and k[2] == 1})
+    if measured_n and grid not in measured_n:
+        out("\nNote: the compute rate was measured at %s^3 points per rank, the projection is "
+            "for %d^3: caches make the rate depend on the size; measure at %d^3 "
+            "(run_dcg.sh WEAK_GRID=%d) to remove the doubt." % (
+                "/".join(map(str, measured_n)), grid, grid, grid))
     return 0
 
 

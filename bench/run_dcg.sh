@@ -25,11 +25,14 @@
 #                      iterations (bench_cg_bsp --iters K, parex-cg --max-iters K --tol 1e-300)
 #   NET_LATENCY_US=1.5 NET_BANDWIDTH_GBS=12   the assumed interconnect of the model's second
 #                      projection (empty: on-node parameters only)
+#   PROJECT_GRID=      N per rank of the model's projection (default: WEAK_GRID)
 #   DATA=bench/dcg_data.txt  PINGPONG=bench/dcg_pingpong.txt  OUT=bench/dcg_results.md
 #   BENCH_PREFIX="nice -n -19"   prefix of every measured mpirun
 # Binding: where ranks x threads <= cores each rank gets its own THREADS cores (mpirun --map-by
 # slot:PE=T --bind-to core, threads bound close inside); otherwise mpirun --oversubscribe
-# --bind-to none, OMP_WAIT_POLICY=passive, and the row is labelled oversubscribed.
+# --bind-to none --mca mpi_yield_when_idle 1, OMP_WAIT_POLICY=passive (libgomp's spinning
+# threads otherwise take the cores from the other ranks: 100x slower), and the row is
+# labelled oversubscribed.
 # Output: the raw JSON lines in DATA, a markdown table (parex/bsp ratio per row, halo share of the
 # bulk-synchronous iteration, overlap fraction, the target) and the model's tables in OUT
 # and on stdout, ready for bench/RESULTS.md.
@@ -277,6 +280,7 @@ print("\n\\* oversubscribed (more threads than cores)\n")
 PY
   model_args=(--runs "$data" --pingpong "$pp" --cores "$cores")
   [ -n "$net_lat" ] && [ -n "$net_bw" ] && model_args+=(--latency-us "$net_lat" --bandwidth-gbs "$net_bw")
+  [ -n "${PROJECT_GRID:-}" ] && model_args+=(--project-grid "$PROJECT_GRID")
   python3 "$here/cg_model.py" "${model_args[@]}"
 } | tee "$out"
 echo "run_dcg.sh: tables in $out" >&2
