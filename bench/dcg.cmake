@@ -10,6 +10,17 @@ if(MPI_C_FOUND AND OpenMP_C_FOUND)
   add_executable(bench_pingpong bench_pingpong.c)
   target_link_libraries(bench_pingpong PRIVATE MPI::MPI_C m)
   target_compile_options(bench_pingpong PRIVATE ${PX_C_WARNINGS} -Wconversion)
+
+  # Correctness of the baseline (not its speed): same iterations on P ranks as on one rank of
+  # the same global grid, 2..27 ranks (oversubscribed on purpose; CI runs as root).
+  if(PX_BUILD_TESTS)
+    add_test(NAME check_dcg_bsp
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/check_dcg.sh $<TARGET_FILE:bench_cg_bsp>
+                     $<TARGET_FILE:bench_pingpong> ${MPIEXEC_EXECUTABLE} --allow-run-as-root
+                     --oversubscribe --bind-to none ${MPIEXEC_NUMPROC_FLAG})
+    set_tests_properties(check_dcg_bsp PROPERTIES LABELS "mpi;bench" TIMEOUT 300
+                         ENVIRONMENT "OMP_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+  endif()
 else()
   message(STATUS "parex bench: MPI or OpenMP not found, bench_cg_bsp and bench_pingpong are not built")
 endif()
