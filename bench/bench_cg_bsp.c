@@ -7,7 +7,8 @@
  *   mpirun -np P bench_cg_bsp [--grid N | --local NX,NY,NZ] [--procs PX,PY,PZ]
  *                             [--iters K | --tol X [--max-iters M]] [--json]
  *
- *   --grid N          each rank owns N^3 points (weak scaling, as HPCG and parex-cg --grid)
+ *   --grid N          each rank owns N^3 points (weak scaling, as HPCG and parex-cg --grid);
+ *                     --grid NXxNYxNZ is --local NX,NY,NZ
  *   --local NX,NY,NZ  each rank owns an NX x NY x NZ box (strong scaling: e.g. G,G,G/P with
  *                     --procs 1,1,P is the contiguous row-block partition of the global G^3
  *                     matrix, what parex-cg --matrix --partition block gives)
@@ -462,18 +463,18 @@ static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
     return 1;
 }
 
-/* "A,B,C" with each in [lo, hi]. */
-static int parse_triple(const char *s, int64_t lo, int64_t hi, int64_t out[3])
+/* "A<sep>B<sep>C" with each in [lo, hi]. */
+static int parse_triple(const char *s, char sep, int64_t lo, int64_t hi, int64_t out[3])
 {
     char buf[96];
     if (!s || strlen(s) >= sizeof buf)
         return 0;
     strcpy(buf, s);
-    char *a = buf, *b = strchr(a, ',');
+    char *a = buf, *b = strchr(a, sep);
     if (!b)
         return 0;
     *b++ = '\0';
-    char *c = strchr(b, ',');
+    char *c = strchr(b, sep);
     if (!c)
         return 0;
     *c++ = '\0';
@@ -498,14 +499,19 @@ static int parse_cli(int argc, char **argv, cli *c)
             return usage_error("bad or valueless argument '%s'", a);
         i++;
         if (strcmp(a, "--grid") == 0) {
-            if (!parse_int(v, 1, 1290, &t[0]))
+            if (strchr(v, 'x')) {
+                if (!parse_triple(v, 'x', 1, 1290, c->local))
+                    return usage_error("--grid '%s' is not NXxNYxNZ with each in 1..1290", v);
+            } else if (!parse_int(v, 1, 1290, &t[0])) {
                 return usage_error("--grid '%s' is not an integer in 1..1290", v);
-            c->local[0] = c->local[1] = c->local[2] = t[0];
+            } else {
+                c->local[0] = c->local[1] = c->local[2] = t[0];
+            }
         } else if (strcmp(a, "--local") == 0) {
-            if (!parse_triple(v, 1, 1290, c->local))
+            if (!parse_triple(v, ',', 1, 1290, c->local))
                 return usage_error("--local '%s' is not NX,NY,NZ with each in 1..1290", v);
         } else if (strcmp(a, "--procs") == 0) {
-            if (!parse_triple(v, 1, 1 << 20, t))
+            if (!parse_triple(v, ',', 1, 1 << 20, t))
                 return usage_error("--procs '%s' is not PX,PY,PZ of positive integers", v);
             c->procs[0] = (int)t[0], c->procs[1] = (int)t[1], c->procs[2] = (int)t[2];
             c->have_procs = 1;
