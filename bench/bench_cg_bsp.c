@@ -6,6 +6,7 @@
  *
  *   mpirun -np P bench_cg_bsp [--grid N | --local NX,NY,NZ] [--procs PX,PY,PZ]
  *                             [--iters K | --tol X [--max-iters M]] [--json]
+ *   mpirun -np P bench_cg_bsp --matrix FILE.mtx [--partition block|metis] [...]
  *
  *   --grid N          each rank owns N^3 points (weak scaling, as HPCG and parex-cg --grid);
  *                     --grid NXxNYxNZ is --local NX,NY,NZ
@@ -15,6 +16,10 @@
  *   --procs PX,PY,PZ  process grid (product P); default HPCG's ComputeOptimalShapeXYZ
  *   --iters K         exactly K iterations, whatever the residual (for timing)
  *   --tol X           stop when ||r||/||b|| < X (default 1e-8), at most --max-iters (20000)
+ *   --matrix FILE     a Matrix Market file (square, symmetric pattern) instead of HPCG, read by
+ *                     every rank and split by --partition: block (default; contiguous rows
+ *                     [r N / P, (r + 1) N / P)) or metis (METIS_PartGraphKway, seed 1); see
+ *                     bench/dcg_matrix.c. b = A * ones, x0 = 0 as for HPCG.
  *
  * Problem (HPCG): the global grid is (PX NX) x (PY NY) x (PZ NZ); rank r sits at
  * (r % PX, (r / PX) % PY, r / (PX PY)) and numbers its points x fastest. Row i couples point i
@@ -52,22 +57,13 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "dcg_bsp.h"
 
 #define PROG     "bench_cg_bsp"
 #define NDIR     27 /* directions (dx, dy, dz) in {-1,0,1}^3; 13 is (0,0,0), not a neighbour */
 #define SELF_DIR 13
 
 static int g_rank = 0;
-
-static void *xmalloc(size_t bytes)
-{
-    void *p = NULL;
-    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0) {
-        fprintf(stderr, PROG ": rank %d: out of memory (%zu bytes)\n", g_rank, bytes);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    return p;
-}
 
 /* ---- geometry ---------------------------------------------------------------------------- */
 
@@ -124,18 +120,13 @@ static void hpcg_shape(int P, int *x, int *y, int *z)
 
 /* ---- halo maps ----------------------------------------------------------------------------- */
 
+typedef dcg_halo halo;
+
+/* The HPCG box's ghost slots per direction (face, edge, corner). */
 typedef struct {
-    int nnb;                    /* neighbours */
-    int peer[NDIR];             /* per neighbour: its rank */
-    int dir[NDIR];              /* per neighbour: its direction 0..26 */
-    int64_t ghost_base[NDIR];   /* per direction: first ghost slot, -1 without a neighbour */
-    int64_t count[NDIR];        /* per direction: points sent = points received */
-    int64_t send_off[NDIR + 1]; /* per neighbour: offset into send_idx / send_buf */
-    int64_t nghost, nsend;
-    int32_t *send_idx;
-    double *send_buf;
-    MPI_Request req[2 * NDIR];
-} halo;
+    int64_t ghost_base[NDIR]; /* first ghost slot (from n), -1 without a neighbour */
+    int64_t count[NDIR];      /* points sent = points received */
+} hpcg_dirs;
 
 static void dir_split(int k, int *dx, int *dy, int *dz)
 {
@@ -150,36 +141,45 @@ static int64_t region_extent(int d, int64_t n)
     return d == 0 ? n : 1;
 }
 
-static void build_halo(const geom *g, halo *h)
+/* Neighbours in direction order; the HPCG ghost layout of each direction. */
+static void build_halo(const geom *g, halo *h, hpcg_dirs *d)
 {
+    int dirs[NDIR], nnb = 0;
     memset(h, 0, sizeof *h);
     for (int k = 0; k < NDIR; k++) {
-        h->ghost_base[k] = -1;
+        d->ghost_base[k] = -1;
+        d->count[k] = 0;
         if (k == SELF_DIR)
             continue;
         int dx, dy, dz;
         dir_split(k, &dx, &dy, &dz);
         const int qx = g->ipx + dx, qy = g->ipy + dy, qz = g->ipz + dz;
-        if (qx < 0 || qx >= g->px || qy < 0 || qy >= g->py || qz < 0 || qz >= g->pz)
-            continue;
-        h->count[k] =
-            region_extent(dx, g->nx) * region_extent(dy, g->ny) * region_extent(dz, g->nz);
-        h->ghost_base[k] = h->nghost;
-        h->nghost += h->count[k];
-        h->peer[h->nnb] = qx + g->px * (qy + g->py * qz);
-        h->dir[h->nnb] = k;
-        h->send_off[h->nnb] = h->nsend;
-        h->nsend += h->count[k];
-        h->nnb++;
+        if (qx >= 0 && qx < g->px && qy >= 0 && qy < g->py && qz >= 0 && qz < g->pz)
+            dirs[nnb++] = k;
     }
-    h->send_off[h->nnb] = h->nsend;
-    h->send_idx = xmalloc((size_t)h->nsend * sizeof *h->send_idx);
-    h->send_buf = xmalloc((size_t)h->nsend * sizeof *h->send_buf);
+    dcg_halo_alloc(h, nnb);
+    for (int m = 0; m < nnb; m++) {
+        const int k = dirs[m];
+        int dx, dy, dz;
+        dir_split(k, &dx, &dy, &dz);
+        d->count[k] =
+            region_extent(dx, g->nx) * region_extent(dy, g->ny) * region_extent(dz, g->nz);
+        d->ghost_base[k] = h->nghost;
+        h->peer[m] = (g->ipx + dx) + g->px * ((g->ipy + dy) + g->py * (g->ipz + dz));
+        h->recv_off[m] = h->nghost;
+        h->send_off[m] = h->nsend;
+        h->nghost += d->count[k];
+        h->nsend += d->count[k];
+    }
+    h->recv_off[nnb] = h->nghost;
+    h->send_off[nnb] = h->nsend;
+    h->send_idx = dcg_xmalloc((size_t)h->nsend * sizeof *h->send_idx);
+    h->send_buf = dcg_xmalloc((size_t)h->nsend * sizeof *h->send_buf);
     /* Send list towards direction d: the local points on that face / edge / corner, z, y, x
      * loops with x fastest: the order the receiver's ghost slots of direction -d use. */
-    for (int m = 0; m < h->nnb; m++) {
+    for (int m = 0; m < nnb; m++) {
         int dx, dy, dz;
-        dir_split(h->dir[m], &dx, &dy, &dz);
+        dir_split(dirs[m], &dx, &dy, &dz);
         int64_t s = h->send_off[m];
         for (int64_t z = 0; z < g->nz; z++)
             for (int64_t y = 0; y < g->ny; y++)
@@ -195,7 +195,7 @@ static void build_halo(const geom *g, halo *h)
 
 /* Column of point (x, y, z) in local coordinates, one step outside the box allowed: the local
  * index, a ghost slot n + ..., or -1 outside the global grid. */
-static int64_t column_of(const geom *g, const halo *h, int64_t x, int64_t y, int64_t z)
+static int64_t column_of(const geom *g, const hpcg_dirs *h, int64_t x, int64_t y, int64_t z)
 {
     const int sx = x < 0 ? -1 : x >= g->nx, sy = y < 0 ? -1 : y >= g->ny;
     const int sz = z < 0 ? -1 : z >= g->nz;
@@ -211,19 +211,14 @@ static int64_t column_of(const geom *g, const halo *h, int64_t x, int64_t y, int
 
 /* ---- matrix ------------------------------------------------------------------------------ */
 
-typedef struct {
-    int64_t n, nnz;
-    int64_t *rp;
-    int32_t *col;
-    double *val;
-} csr;
+typedef dcg_csr csr;
 
 /* Rows filled in parallel (first touch as in the solver); two passes: count, then fill. */
-static void build_matrix(const geom *g, const halo *h, csr *A)
+static void build_matrix(const geom *g, const hpcg_dirs *h, csr *A)
 {
     const int64_t n = g->n;
     A->n = n;
-    A->rp = xmalloc((size_t)(n + 1) * sizeof *A->rp);
+    A->rp = dcg_xmalloc((size_t)(n + 1) * sizeof *A->rp);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++) {
         const int64_t ix = i % g->nx, iy = (i / g->nx) % g->ny, iz = i / (g->nx * g->ny);
@@ -238,8 +233,8 @@ static void build_matrix(const geom *g, const halo *h, csr *A)
     for (int64_t i = 0; i < n; i++)
         A->rp[i + 1] += A->rp[i];
     A->nnz = A->rp[n];
-    A->col = xmalloc((size_t)A->nnz * sizeof *A->col);
-    A->val = xmalloc((size_t)A->nnz * sizeof *A->val);
+    A->col = dcg_xmalloc((size_t)A->nnz * sizeof *A->col);
+    A->val = dcg_xmalloc((size_t)A->nnz * sizeof *A->val);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++) {
         const int64_t ix = i % g->nx, iy = (i / g->nx) % g->ny, iz = i / (g->nx * g->ny);
@@ -264,15 +259,12 @@ typedef struct {
 } comm_times;
 
 /* Blocking halo exchange of p (n local values followed by the ghost slots). */
-static void exchange(const geom *g, halo *h, double *p, comm_times *t)
+static void exchange(int64_t n, halo *h, double *p, comm_times *t)
 {
     const double t0 = bench_now_s();
-    for (int m = 0; m < h->nnb; m++) {
-        const int k = h->dir[m];
-        /* The neighbour in direction k sends towards its direction 26 - k and tags with it. */
-        MPI_Irecv(p + g->n + h->ghost_base[k], (int)h->count[k], MPI_DOUBLE, h->peer[m],
-                  NDIR - 1 - k, MPI_COMM_WORLD, &h->req[m]);
-    }
+    for (int m = 0; m < h->nnb; m++)
+        MPI_Irecv(p + n + h->recv_off[m], (int)(h->recv_off[m + 1] - h->recv_off[m]), MPI_DOUBLE,
+                  h->peer[m], 0, MPI_COMM_WORLD, &h->req[m]);
     const int64_t ns = h->nsend;
     const int32_t *restrict idx = h->send_idx;
     double *restrict buf = h->send_buf;
@@ -283,7 +275,7 @@ static void exchange(const geom *g, halo *h, double *p, comm_times *t)
         buf[s] = p[idx[s]];
     for (int m = 0; m < h->nnb; m++)
         MPI_Isend(buf + h->send_off[m], (int)(h->send_off[m + 1] - h->send_off[m]), MPI_DOUBLE,
-                  h->peer[m], h->dir[m], MPI_COMM_WORLD, &h->req[h->nnb + m]);
+                  h->peer[m], 0, MPI_COMM_WORLD, &h->req[h->nnb + m]);
     MPI_Waitall(2 * h->nnb, h->req, MPI_STATUSES_IGNORE);
     t->halo_s += bench_now_s() - t0;
 }
@@ -314,11 +306,11 @@ typedef struct {
 static double cg_init(const csr *A, int64_t nghost, vectors *v, comm_times *t)
 {
     const int64_t n = A->n;
-    v->b = xmalloc((size_t)n * sizeof(double));
-    v->x = xmalloc((size_t)n * sizeof(double));
-    v->r = xmalloc((size_t)n * sizeof(double));
-    v->ap = xmalloc((size_t)n * sizeof(double));
-    v->p = xmalloc((size_t)(n + nghost) * sizeof(double));
+    v->b = dcg_xmalloc((size_t)n * sizeof(double));
+    v->x = dcg_xmalloc((size_t)n * sizeof(double));
+    v->r = dcg_xmalloc((size_t)n * sizeof(double));
+    v->ap = dcg_xmalloc((size_t)n * sizeof(double));
+    v->p = dcg_xmalloc((size_t)(n + nghost) * sizeof(double));
     double bb = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : bb)
     for (int64_t i = 0; i < n; i++) {
@@ -337,9 +329,9 @@ static double cg_init(const csr *A, int64_t nghost, vectors *v, comm_times *t)
 }
 
 /* One SpMV with the fused p.Ap, after the blocking halo exchange of p; returns global p.Ap. */
-static double spmv_dot(const geom *g, halo *h, const csr *A, vectors *v, comm_times *t)
+static double spmv_dot(halo *h, const csr *A, vectors *v, comm_times *t)
 {
-    exchange(g, h, v->p, t);
+    exchange(A->n, h, v->p, t);
     const int64_t n = A->n;
     const int64_t *restrict rp = A->rp;
     const int32_t *restrict col = A->col;
@@ -359,8 +351,8 @@ static double spmv_dot(const geom *g, halo *h, const csr *A, vectors *v, comm_ti
 }
 
 /* fixed_iters > 0: exactly that many iterations; else until relres < tol or max_iters. */
-static void solve(const geom *g, halo *h, const csr *A, double tol, int64_t max_iters,
-                  int64_t fixed_iters, result *res)
+static void solve(halo *h, const csr *A, double tol, int64_t max_iters, int64_t fixed_iters,
+                  result *res)
 {
     vectors v;
     const int64_t n = A->n;
@@ -376,7 +368,7 @@ static void solve(const geom *g, halo *h, const csr *A, double tol, int64_t max_
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = bench_now_s();
     while ((fixed_iters > 0 || res->relres >= tol) && it < limit) {
-        const double pap = spmv_dot(g, h, A, &v, &res->comm);
+        const double pap = spmv_dot(h, A, &v, &res->comm);
         if (!(pap > 0.0)) {
             res->breakdown = 1;
             if (g_rank == 0)
@@ -431,6 +423,8 @@ static void solve(const geom *g, halo *h, const csr *A, double tol, int64_t max_
 /* ---- command line ------------------------------------------------------------------------ */
 
 typedef struct {
+    const char *matrix; /* NULL: the HPCG problem */
+    int metis;
     int64_t local[3];
     int procs[3];
     int have_procs, json;
@@ -500,7 +494,13 @@ static int parse_cli(int argc, char **argv, cli *c)
         if (!v)
             return usage_error("bad or valueless argument '%s'", a);
         i++;
-        if (strcmp(a, "--grid") == 0) {
+        if (strcmp(a, "--matrix") == 0) {
+            c->matrix = v;
+        } else if (strcmp(a, "--partition") == 0) {
+            if (strcmp(v, "block") != 0 && strcmp(v, "metis") != 0)
+                return usage_error("--partition '%s' is not block or metis", v);
+            c->metis = strcmp(v, "metis") == 0;
+        } else if (strcmp(a, "--grid") == 0) {
             if (strchr(v, 'x')) {
                 if (!parse_triple(v, 'x', 1, 1290, c->local))
                     return usage_error("--grid '%s' is not NXxNYxNZ with each in 1..1290", v);
@@ -564,8 +564,9 @@ static int make_geom(const cli *c, int P, int rank, geom *g)
     return 0;
 }
 
+/* Rank 0 prints the text line and the JSON; name and geo describe the problem. */
 static void report(const cli *c, const geom *g, const halo *h, const csr *A, const result *res,
-                   double setup_s)
+                   double setup_s, int64_t n_global)
 {
     double loc[6] = {res->comm.halo_s,       res->comm.allreduce_s, res->seconds,
                      (double)h->nsend * 8.0, (double)h->nnb,        (double)A->nnz};
@@ -577,27 +578,61 @@ static void report(const cli *c, const geom *g, const halo *h, const csr *A, con
     const double P = g->P, it = res->iterations ? (double)res->iterations : 1.0;
     const double per = mx[2] / it, halo_s = sum[0] / P, ar = sum[1] / P;
     const int threads = omp_get_max_threads();
-    const long long gx = g->px * g->nx, gy = g->py * g->ny, gz = g->pz * g->nz;
-    printf(PROG ": hpcg-%lldx%lldx%lld on %d ranks (%dx%dx%d) x %d threads, %lld iterations, "
-                "relres %.3e, max|x-1| %.3e, %.3f ms/iteration (halo %.3f, allreduce %.3f)\n",
-           gx, gy, gz, g->P, g->px, g->py, g->pz, threads, (long long)res->iterations, res->relres,
-           res->max_abs_err, per * 1e3, halo_s / it * 1e3, ar / it * 1e3);
+    char name[256], geo[256];
+    if (c->matrix) {
+        const char *bn = strrchr(c->matrix, '/');
+        snprintf(name, sizeof name, "%s", bn ? bn + 1 : c->matrix);
+        snprintf(geo, sizeof geo,
+                 "\"partition\": \"%s\", \"procs\": null, \"local\": null, "
+                 "\"global\": null",
+                 c->metis ? "metis" : "block");
+    } else {
+        const long long gx = g->px * g->nx, gy = g->py * g->ny, gz = g->pz * g->nz;
+        snprintf(name, sizeof name, "hpcg-%lldx%lldx%lld", gx, gy, gz);
+        snprintf(geo, sizeof geo,
+                 "\"procs\": [%d, %d, %d], \"local\": [%lld, %lld, %lld], "
+                 "\"global\": [%lld, %lld, %lld]",
+                 g->px, g->py, g->pz, (long long)g->nx, (long long)g->ny, (long long)g->nz, gx, gy,
+                 gz);
+    }
+    printf(PROG ": %s on %d ranks x %d threads, %lld iterations, relres %.3e, max|x-1| %.3e, "
+                "%.3f ms/iteration (halo %.3f, allreduce %.3f)\n",
+           name, g->P, threads, (long long)res->iterations, res->relres, res->max_abs_err,
+           per * 1e3, halo_s / it * 1e3, ar / it * 1e3);
     if (!c->json)
         return;
-    printf("{\"impl\": \"bsp\", \"matrix\": \"hpcg-%lldx%lldx%lld\", \"ranks\": %d, "
-           "\"threads_per_rank\": %d, \"procs\": [%d, %d, %d], \"local\": [%lld, %lld, %lld], "
-           "\"global\": [%lld, %lld, %lld], \"n\": %lld, \"nnz\": %.0f, \"iterations\": %lld, "
-           "\"converged\": %s, \"relres\": %.6g, \"max_abs_err\": %.6g, \"seconds\": %.6g, "
+    printf("{\"impl\": \"bsp\", \"matrix\": \"%s\", \"ranks\": %d, \"threads_per_rank\": %d, %s, "
+           "\"n\": %lld, \"nnz\": %.0f, \"iterations\": %lld, \"converged\": %s, "
+           "\"relres\": %.6g, \"max_abs_err\": %.6g, \"seconds\": %.6g, "
            "\"seconds_per_iter\": %.6g, \"halo_seconds\": %.6g, \"halo_seconds_max\": %.6g, "
            "\"allreduce_seconds\": %.6g, \"allreduce_seconds_max\": %.6g, "
            "\"halo_seconds_per_iter\": %.6g, \"allreduce_seconds_per_iter\": %.6g, "
            "\"compute_seconds_per_iter\": %.6g, \"halo_bytes\": %.0f, \"halo_messages\": %.0f, "
            "\"halo_bytes_max_rank\": %.0f, \"setup_seconds\": %.6g}\n",
-           gx, gy, gz, g->P, threads, g->px, g->py, g->pz, (long long)g->nx, (long long)g->ny,
-           (long long)g->nz, gx, gy, gz, gx * gy * gz, sum[5], (long long)res->iterations,
+           name, g->P, threads, geo, (long long)n_global, sum[5], (long long)res->iterations,
            res->converged ? "true" : "false", res->relres, res->max_abs_err, mx[2], per, halo_s,
            mx[0], ar, mx[1], halo_s / it, ar / it, per - (halo_s + ar) / it, sum[3], sum[4], mx[3],
            setup_s);
+}
+
+/* The local matrix and halo map of the HPCG box or the partitioned file; 0, or 1 with a
+ * message (rank 0). */
+static int setup(const cli *c, const geom *g, csr *A, halo *h, int64_t *n_global)
+{
+    if (c->matrix) {
+        char err[512];
+        if (dcg_matrix_setup(c->matrix, c->metis, g->P, g->rank, A, h, n_global, err, sizeof err) ==
+            0)
+            return 0;
+        if (g->rank == 0)
+            fprintf(stderr, PROG ": %s\n", err);
+        return 1;
+    }
+    hpcg_dirs d;
+    build_halo(g, h, &d);
+    build_matrix(g, &d, A);
+    *n_global = (int64_t)g->P * g->n;
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -628,19 +663,23 @@ int main(int argc, char **argv)
     const double t_setup = bench_now_s();
     halo h;
     csr A;
-    build_halo(&g, &h);
-    build_matrix(&g, &h, &A);
+    int64_t n_global = 0;
+    memset(&A, 0, sizeof A);
+    if (setup(&c, &g, &A, &h, &n_global) != 0) {
+        dcg_halo_free(&h);
+        MPI_Finalize();
+        return 1;
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     const double setup_s = bench_now_s() - t_setup;
     result res;
     memset(&res, 0, sizeof res);
-    solve(&g, &h, &A, c.tol, c.max_iters, c.fixed_iters, &res);
-    report(&c, &g, &h, &A, &res, setup_s);
+    solve(&h, &A, c.tol, c.max_iters, c.fixed_iters, &res);
+    report(&c, &g, &h, &A, &res, setup_s, n_global);
     free(A.rp);
     free(A.col);
     free(A.val);
-    free(h.send_idx);
-    free(h.send_buf);
+    dcg_halo_free(&h);
     MPI_Finalize();
     if (res.breakdown)
         return 1;
