@@ -20,6 +20,10 @@
 #                      (z-slabs, procs 1x1xP; G must be divisible by every P): parex-cg --matrix
 #                      (a Matrix Market file of the HPCG G^3 matrix, written once) --partition
 #                      block, bench_cg_bsp --local G,G,G/P --procs 1,1,P
+#   MATRICES=FILES     Matrix Market files run as fixed problems on every RANKS x THREADS, both
+#                      programs with --matrix FILE --partition PARTITION (default: bcsstk16 of
+#                      ../shared/data/matrices when present; empty: none); not in the model
+#   PARTITION=metis    block or metis, for MATRICES
 #   SCALINGS="weak strong"
 #   ITERS=             empty: both solve to --tol 1e-8 (iteration counts compared); K: exactly K
 #                      iterations (bench_cg_bsp --iters K, parex-cg --max-iters K --tol 1e-300)
@@ -46,6 +50,7 @@ threads_list=${THREADS:-"1 2"}
 weak_grid=${WEAK_GRID:-32}
 strong_grid=${STRONG_GRID:-32}
 scalings=${SCALINGS:-"weak strong"}
+partition=${PARTITION:-metis}
 iters=${ITERS:-}
 net_lat=${NET_LATENCY_US-1.5}
 net_bw=${NET_BANDWIDTH_GBS-12}
@@ -139,6 +144,14 @@ fi
 # ---- the configurations ---------------------------------------------------------------------------
 # One line each: "scaling ranks threads local(nx,ny,nz) procs(px,py,pz)".
 configs=()
+default_mtx=$here/../../shared/data/matrices/bcsstk16.mtx
+[ -r "$default_mtx" ] || default_mtx=""
+for f in ${MATRICES-$default_mtx}; do
+  [ -r "$f" ] || { echo "run_dcg.sh: $f not readable" >&2; exit 1; }
+  for p in $ranks_list; do
+    for t in $threads_list; do configs+=("matrix $p $t $f $partition"); done
+  done
+done
 for s in $scalings; do
   for p in $ranks_list; do
     if [ "$s" = weak ]; then
@@ -163,7 +176,14 @@ measure() {
   local impl=$1 round=$3 s p t box procs res args
   read -r s p t box procs <<<"$2"
   launch "$p" "$t"
-  if [ "$impl" = bsp ]; then
+  if [ "$s" = matrix ]; then # box: the file, procs: the partition
+    if [ "$impl" = bsp ]; then
+      args=("$bsp" --matrix "$box" --partition "$procs" $bsp_stop --json)
+    else
+      args=("$parex_cg" --space threads --progress 0 --matrix "$box" $parex_stop --json)
+      [ "$p" -gt 1 ] && args+=(--partition "$procs")
+    fi
+  elif [ "$impl" = bsp ]; then
     args=("$bsp" --local "$box" --procs "$procs" $bsp_stop --json)
   elif [ "$s" = weak ]; then
     args=("$parex_cg" --space threads --progress 0 --grid "${box%%,*}" $parex_stop --json)
@@ -178,6 +198,11 @@ measure() {
           | json_line || true)
   fi
   [ -n "$res" ] || { echo "run_dcg.sh: $impl ($2) gave no JSON" >&2; return 1; }
+  if [ "$s" = matrix ]; then
+    printf '{"round": %d, "impl": "%s", "scaling": "matrix", "ranks": %d, "threads": %d, "local": null, "procs": null, "matrix": "%s", "partition": "%s", "oversubscribed": %s, "result": %s}\n' \
+      "$round" "$impl" "$p" "$t" "$(basename "$box")" "$procs" "$over" "$res" | tee -a "$data" >&2
+    return 0
+  fi
   printf '{"round": %d, "impl": "%s", "scaling": "%s", "ranks": %d, "threads": %d, "local": [%s], "procs": [%s], "oversubscribed": %s, "result": %s}\n' \
     "$round" "$impl" "$s" "$p" "$t" "$box" "$procs" "$over" "$res" | tee -a "$data" >&2
 }
@@ -189,7 +214,7 @@ parex_runs() {
   $parex_ok || return 1
   ((p == 1)) && return 0
   $parex_dist || return 1
-  [ "$s" = weak ] || $parex_block
+  [ "$s" = weak ] || [ "$s" = matrix ] || $parex_block
 }
 
 # ---- ping-pong and allreduce ----------------------------------------------------------------------
@@ -228,8 +253,9 @@ rows = collections.defaultdict(lambda: collections.defaultdict(dict))
 for line in open(sys.argv[1]):
     if line.startswith("{"):
         d = json.loads(line)
-        key = (d["scaling"], d["ranks"], d["threads"], tuple(d["local"]), tuple(d["procs"]),
-               d["oversubscribed"])
+        local = tuple(d["local"]) if d.get("local") else (d["matrix"],)
+        procs = tuple(d["procs"]) if d.get("procs") else (d["partition"],)
+        key = (d["scaling"], d["ranks"], d["threads"], local, procs, d["oversubscribed"])
         rows[key][d["impl"]][d["round"]] = d["result"]
 med = lambda v: statistics.median(v) if v else float("nan")
 spi = lambda runs: med([r["seconds_per_iter"] for r in runs.values()])
@@ -240,7 +266,8 @@ print("Medians over rounds; ratio = parex / bsp time per iteration (ratio of the
 print("| scaling | ranks x threads | local | procs | iterations parex/bsp | parex ms | bsp ms |"
       " ratio | per-round | bsp halo % | bsp allreduce % | parex overlap | target | oversubscribed |")
 print("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
-order = sorted(rows, key=lambda k: (k[0] != "weak", k[0], k[2], k[1]))
+order = sorted(rows, key=lambda k: (k[0] != "weak", k[0], k[3] if k[0] == "matrix" else (),
+                                     k[2], k[1]))
 for key in order:
     scaling, p, t, local, procs, over = key
     px, bs = rows[key].get("parex", {}), rows[key].get("bsp", {})
@@ -263,19 +290,22 @@ for key in order:
         scaling, p, t, "x".join(map(str, local)), "x".join(map(str, procs)), it(px), it(bs),
         f(tp * 1e3, "%.3f"), f(tb * 1e3, "%.3f"), f(ratio, "%.3f"), f(per, "%.3f"),
         f(halo, "%.1f"), f(ar, "%.1f"), ovs, target, "yes" if over else ""))
-print("\n### Scaling (weak: efficiency t(1)/t(P); strong: speedup t(1)/t(P); same threads per rank)\n")
-print("| scaling | impl | threads | " + " | ".join("P=%d" % p for p in sorted({k[1] for k in rows})) + " |")
-print("|---|---|---:|" + "---:|" * len({k[1] for k in rows}))
-for scaling in sorted({k[0] for k in rows}, key=lambda s: s != "weak"):
+print("\n### Scaling (weak: efficiency t(1)/t(P); strong and matrix: speedup t(1)/t(P); same "
+      "threads per rank)\n")
+ranks = sorted({k[1] for k in rows})
+print("| scaling | impl | threads | " + " | ".join("P=%d" % p for p in ranks) + " |")
+print("|---|---|---:|" + "---:|" * len(ranks))
+series = lambda k: k[0] if k[0] != "matrix" else "matrix %s (%s)" % (k[3][0], k[4][0])
+for name in sorted({series(k) for k in rows}, key=lambda s: (s != "weak", s)):
     for impl in ("parex", "bsp"):
         for t in sorted({k[2] for k in rows}):
             ts = {k[1]: spi(rows[k][impl]) for k in rows
-                  if k[0] == scaling and k[2] == t and rows[k].get(impl)}
+                  if series(k) == name and k[2] == t and rows[k].get(impl)}
             if 1 not in ts:
                 continue
             cells = ["%.2f%s" % (ts[1] / ts[p], "" if p * t <= int(sys.argv[2]) else "*")
-                     if p in ts else "-" for p in sorted({k[1] for k in rows})]
-            print("| %s | %s | %d | %s |" % (scaling, impl, t, " | ".join(cells)))
+                     if p in ts else "-" for p in ranks]
+            print("| %s | %s | %d | %s |" % (name, impl, t, " | ".join(cells)))
 print("\n\\* oversubscribed (more threads than cores)\n")
 PY
   model_args=(--runs "$data" --pingpong "$pp" --cores "$cores")
