@@ -1,8 +1,10 @@
 # Distributed CG (issue 15): the bulk-synchronous MPI+OpenMP CG that parex's distributed
 # parex-cg is measured against, and the MPI ping-pong / allreduce latencies behind the
 # performance model (bench/cg_model.py). Run: bench/run_dcg.sh BUILD_DIR (bench/RESULTS.md).
-find_package(MPI COMPONENTS C)
-if(MPI_C_FOUND AND OpenMP_C_FOUND)
+if(PX_ENABLE_MPI)
+  find_package(MPI COMPONENTS C)
+endif()
+if(PX_ENABLE_MPI AND MPI_C_FOUND AND OpenMP_C_FOUND)
   add_executable(bench_cg_bsp bench_cg_bsp.c dcg_matrix.c ${PROJECT_SOURCE_DIR}/examples/cg/mmio.c)
   target_include_directories(bench_cg_bsp PRIVATE ${PROJECT_SOURCE_DIR}/examples/cg)
   target_link_libraries(bench_cg_bsp PRIVATE MPI::MPI_C OpenMP::OpenMP_C m)
@@ -33,5 +35,5 @@ if(MPI_C_FOUND AND OpenMP_C_FOUND)
                          ENVIRONMENT "OMP_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1;DCG_MATRIX=${PROJECT_SOURCE_DIR}/../shared/data/matrices/bcsstk16.mtx")
   endif()
 else()
-  message(STATUS "parex bench: MPI or OpenMP not found, bench_cg_bsp and bench_pingpong are not built")
+  message(STATUS "parex bench: MPI off or not found, or no OpenMP: bench_cg_bsp and bench_pingpong are not built")
 endif()
