@@ -1,0 +1,229 @@
+/*
+ * bench/bench_pingpong.c - MPI point-to-point latency and bandwidth between ranks 0 and 1
+ * (ping-pong, 8 B .. 4 MiB) and the latency of MPI_Allreduce of 1 and 2 doubles over all
+ * ranks: the network parameters of the distributed-CG model (bench/cg_model.py, issue 15).
+ *
+ *   mpirun -np 2 bench_pingpong [--json] [--batches B] [--min-bytes S] [--max-bytes S]
+ *   mpirun -np 4 --oversubscribe bench_pingpong --allreduce-only [--json]
+ *
+ * Ping-pong: rank 0 sends S bytes, rank 1 sends them back; a batch is R round trips
+ * (R = clamp(2^20 / S, 5, 200): short batches, so that a preemption spoils few of them on a
+ * loaded machine) after 2 untimed ones, and each size reports the median and the minimum over
+ * B batches (default 15) of the half round-trip time, and S / half-RTT as
+ * GB/s (10^9 bytes/s). Ranks other than 0 and 1 skip it and wait in the closing barrier, so
+ * run the ping-pong with -np 2 (they would spin in MPI and steal the CPU on a small machine)
+ * and the allreduces alone (--allreduce-only) with more ranks.
+ * Allreduce: B batches of 200 MPI_Allreduce (MPI_SUM) of 1 and of 2 doubles; the time per
+ * call of a batch is the slowest rank's; median and minimum over the batches.
+ *
+ * On one node these are shared-memory figures (OpenMPI's vader BTL, single-copy CMA for large
+ * messages), not a network's: the model says so and takes assumed network parameters too.
+ *
+ * Output (rank 0): a table and, with --json, one JSON object as the last line:
+ * {"ranks": P, "pingpong": [{"bytes", "half_rtt_us", "half_rtt_us_min", "gbs"}...],
+ *  "allreduce": [{"doubles", "us", "us_min"}...]}.
+ * Exit status: 0; 1 MPI error or a corrupted message; 2 bad command line.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+
+#define PROG        "bench_pingpong"
+#define MAX_BATCHES 101
+#define MAX_SIZES   64
+
+static int g_rank = 0;
+
+typedef struct {
+    int json, allreduce_only, batches;
+    long long min_bytes, max_bytes;
+} cli;
+
+typedef struct {
+    long long bytes;
+    double med_s, min_s;
+} pp_row;
+
+/* One batch of `reps` round trips of `bytes` between ranks 0 and 1; seconds per half trip. */
+static double pingpong_batch(char *buf, long long bytes, int reps)
+{
+    const int peer = 1 - g_rank;
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = bench_now_s();
+    for (int i = 0; i < reps; i++) {
+        if (g_rank == 0) {
+            MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+            MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
+        }
+    }
+    return (bench_now_s() - t0) / (2.0 * reps);
+}
+
+/* Ping-pong over the sizes; rows filled on rank 0; returns the row count, -1 when a message
+ * came back changed. */
+static int pingpong(const cli *c, pp_row *rows)
+{
+    char *buf = malloc((size_t)c->max_bytes);
+    if (!buf) {
+        fprintf(stderr, PROG ": out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int nrows = 0, bad = 0;
+    for (long long s = c->min_bytes; s <= c->max_bytes && nrows < MAX_SIZES; s *= 2) {
+        for (long long i = 0; i < s; i++)
+            buf[i] = (char)(g_rank == 0 ? (i * 7 + 3) & 0x7f : 0);
+        long long reps = ((long long)1 << 20) / s;
+        reps = reps < 5 ? 5 : reps > 200 ? 200 : reps;
+        double t[MAX_BATCHES];
+        pingpong_batch(buf, s, 2);
+        for (int b = 0; b < c->batches; b++)
+            t[b] = pingpong_batch(buf, s, (int)reps);
+        for (long long i = 0; i < s && g_rank == 0; i++)
+            bad |= buf[i] != (char)((i * 7 + 3) & 0x7f);
+        rows[nrows].bytes = s;
+        rows[nrows].med_s = bench_median(t, c->batches); /* sorts t: t[0] is the minimum */
+        rows[nrows].min_s = t[0];
+        nrows++;
+    }
+    free(buf);
+    return bad ? -1 : nrows;
+}
+
+/* Median and minimum (over the batches) of the slowest rank's time per allreduce. */
+static void allreduce_lat(const cli *c, int doubles, double *med_s, double *min_s)
+{
+    const int reps = 200;
+    double v[2] = {1.0, 2.0}, out[2], t[MAX_BATCHES];
+    for (int i = 0; i < 10; i++)
+        MPI_Allreduce(v, out, doubles, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    for (int b = 0; b < c->batches; b++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = bench_now_s();
+        for (int i = 0; i < reps; i++)
+            MPI_Allreduce(v, out, doubles, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        double mine = (bench_now_s() - t0) / reps;
+        MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        t[b] = mine;
+    }
+    *med_s = bench_median(t, c->batches);
+    *min_s = t[0];
+}
+
+static int parse_cli(int argc, char **argv, cli *c)
+{
+    memset(c, 0, sizeof *c);
+    c->batches = 15;
+    c->min_bytes = 8;
+    c->max_bytes = 4 << 20;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--json") == 0) {
+            c->json = 1;
+            continue;
+        }
+        if (strcmp(a, "--allreduce-only") == 0) {
+            c->allreduce_only = 1;
+            continue;
+        }
+        char *end = NULL;
+        const long long v = i + 1 < argc ? strtoll(argv[i + 1], &end, 10) : 0;
+        const int ok = i + 1 < argc && *argv[i + 1] && *end == '\0';
+        i++;
+        if (ok && strcmp(a, "--batches") == 0 && v >= 1 && v <= MAX_BATCHES)
+            c->batches = (int)v;
+        else if (ok && strcmp(a, "--min-bytes") == 0 && v >= 1 && v <= (1LL << 30))
+            c->min_bytes = v;
+        else if (ok && strcmp(a, "--max-bytes") == 0 && v >= 1 && v <= (1LL << 30))
+            c->max_bytes = v;
+        else {
+            if (g_rank == 0)
+                fprintf(stderr,
+                        PROG ": bad argument '%s' (--batches 1..%d, --min-bytes and "
+                             "--max-bytes 1..2^30; see bench/bench_pingpong.c's header)\n",
+                        a, MAX_BATCHES);
+            return 2;
+        }
+    }
+    if (c->min_bytes > c->max_bytes) {
+        if (g_rank == 0)
+            fprintf(stderr, PROG ": --min-bytes %lld > --max-bytes %lld\n", c->min_bytes,
+                    c->max_bytes);
+        return 2;
+    }
+    return 0;
+}
+
+static void print_results(const cli *c, int P, const pp_row *rows, int nrows, double ar[2][2])
+{
+    if (nrows > 0) {
+        printf(PROG ": ping-pong between ranks 0 and 1 (%d batches)\n", c->batches);
+        printf("%12s %14s %14s %10s\n", "bytes", "half_rtt_us", "min_us", "GB/s");
+        for (int i = 0; i < nrows; i++)
+            printf("%12lld %14.3f %14.3f %10.3f\n", rows[i].bytes, rows[i].med_s * 1e6,
+                   rows[i].min_s * 1e6, (double)rows[i].bytes / rows[i].med_s * 1e-9);
+    }
+    for (int d = 0; d < 2; d++)
+        printf(PROG ": allreduce of %d double%s over %d ranks: %.3f us (min %.3f)\n", d + 1,
+               d ? "s" : "", P, ar[d][0] * 1e6, ar[d][1] * 1e6);
+    if (!c->json)
+        return;
+    printf("{\"ranks\": %d, \"batches\": %d, \"pingpong\": [", P, c->batches);
+    for (int i = 0; i < nrows; i++)
+        printf("%s{\"bytes\": %lld, \"half_rtt_us\": %.6g, \"half_rtt_us_min\": %.6g, "
+               "\"gbs\": %.6g}",
+               i ? ", " : "", rows[i].bytes, rows[i].med_s * 1e6, rows[i].min_s * 1e6,
+               (double)rows[i].bytes / rows[i].med_s * 1e-9);
+    printf("], \"allreduce\": [{\"doubles\": 1, \"us\": %.6g, \"us_min\": %.6g}, "
+           "{\"doubles\": 2, \"us\": %.6g, \"us_min\": %.6g}]}\n",
+           ar[0][0] * 1e6, ar[0][1] * 1e6, ar[1][0] * 1e6, ar[1][1] * 1e6);
+}
+
+int main(int argc, char **argv)
+{
+    int P = 1;
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+        fprintf(stderr, PROG ": MPI_Init failed\n");
+        return 1;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    cli c;
+    int rc = parse_cli(argc, argv, &c);
+    if (rc == 0 && P < 2 && !c.allreduce_only) {
+        if (g_rank == 0)
+            fprintf(stderr, PROG ": the ping-pong needs 2 ranks (mpirun -np 2), or pass "
+                                 "--allreduce-only\n");
+        rc = 2;
+    }
+    if (rc != 0) {
+        MPI_Finalize();
+        return rc;
+    }
+    pp_row rows[MAX_SIZES];
+    int nrows = 0;
+    if (!c.allreduce_only && g_rank < 2)
+        nrows = pingpong(&c, rows);
+    int bad = nrows < 0;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (bad) {
+        if (g_rank == 0)
+            fprintf(stderr, PROG ": a ping-pong message came back changed\n");
+        MPI_Finalize();
+        return 1;
+    }
+    double ar[2][2];
+    allreduce_lat(&c, 1, &ar[0][0], &ar[0][1]);
+    allreduce_lat(&c, 2, &ar[1][0], &ar[1][1]);
+    if (g_rank == 0)
+        print_results(&c, P, rows, nrows, ar);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""bench/cg_model.py - the performance model of parex's distributed CG (issue 15).
+
+Reads the measured runs (JSON lines written by bench/run_dcg.sh: parex-cg and bench_cg_bsp on
+1-4 ranks) and the ping-pong / allreduce measurements (bench_pingpong --json), prints measured
+against modelled time per iteration for every measured configuration (error %), and projects
+time per iteration and parallel efficiency of the HPCG weak-scaling problem to 64, 1,024 and
+16,384 ranks, with and without overlap.
+
+  bench/cg_model.py --runs bench/dcg_data.txt --pingpong bench/dcg_pingpong.txt
+                    [--latency-us 1.5 --bandwidth-gbs 12] [--project-grid N]
+                    [--project-threads T] [--cores C] [--allreduces 2]
+
+The model, per CG iteration of the slowest rank (the one with the most neighbours):
+
+  compute    t_c = n_local * s(T) * max(1, P T / C): s(T) is the measured seconds per iteration
+             per local point of a single-rank run of the same implementation with T threads;
+             P ranks of T threads on C cores share them by time-slicing when P T > C (on this
+             machine; in the projection every rank has its own cores, the factor is 1)
+  halo       t_h = sum over the rank's messages (one per neighbouring face, edge, corner) of
+             t_msg(bytes): the measured ping-pong half round trip at that size (log-log
+             interpolated on the curve's lower envelope from the largest size down, which
+             drops the spikes of a loaded machine; beyond the largest size + bytes / the best
+             bandwidth measured at >= 64 KiB), or latency + bytes / bandwidth for an assumed
+             interconnect. The
+             messages of a rank are taken one after the other (one injection port, no
+             concurrency between them); packing and unpacking are not counted.
+  allreduce  t_a = A * ceil(log2 P) * latency (A = 2 for CG: p.Ap and r.r, one double each),
+             a recursive-doubling allreduce whose steps cost one small-message latency.
+  SpMV part  f = (12 nnz/n + 24) / (12 nnz/n + 88) of t_c (the byte model of examples/cg/cg.c,
+             nnz/n = 27 in the interior); the interior fraction g of the SpMV is the share of
+             rows that touch no ghost.
+  no overlap (bulk-synchronous):  t = t_h + t_c + t_a
+  overlap    (parex):             t = max(g f t_c, t_h) + (1 - g) f t_c + (1 - f) t_c + t_a
+  parallel efficiency (weak scaling) = t(1 rank) / t(P ranks), t(1) = t_c alone.
+
+Assumptions, said again in the output: (1) compute per point does not depend on the rank count
+(no memory-bandwidth or cache sharing between ranks beyond what the single-rank run had; in the
+projection every rank has its own T cores and bandwidth); (2) on this machine ranks
+time-share the cores perfectly,
+with no cost for context switches: rows with more threads than cores ("oversubscribed") are
+outside the model's assumptions and are listed apart; (3) network parameters come from the
+on-node ping-pong unless --latency-us / --bandwidth-gbs are given: on one node that is shared
+memory (OpenMPI's vader BTL), not a network, so the default projection is that of a machine
+whose network is as fast as memory copies; the assumed interconnect (e.g. 1.5 us, 12 GB/s,
+an InfiniBand EDR/HDR-class NIC) is the realistic one; (4) no contention in the network, no
+topology (every neighbour one hop away), no OS noise, no load imbalance (all ranks own the
+same box); (5) the process grid is HPCG's (ComputeOptimalShapeXYZ) and the slowest rank has
+the most neighbours (26 once every dimension of the process grid is at least 3).
+"""
+import argparse
+import collections
+import json
+import math
+import os
+import statistics
+import sys
+
+PROJECT_RANKS = (64, 1024, 16384)
+
+
+# ---- geometry --------------------------------------------------------------------------------
+
+def hpcg_shape(p):
+    """HPCG's ComputeOptimalShapeXYZ for a prime power, least surface otherwise (as
+    bench_cg_bsp.c): 2 -> 2x1x1, 4 -> 2x2x1, 64 -> 4x4x4, 1024 -> 16x8x8, 16384 -> 32x32x16."""
+    q = 2
+    while q <= p and p % q:
+        q += 1
+    k, m = 0, p
+    while m > 1 and m % q == 0:
+        m //= q
+        k += 1
+    if p == 1 or m == 1:
+        return (q ** (k // 3 + (k % 3 >= 1)), q ** (k // 3 + (k % 3 >= 2)), q ** (k // 3))
+    best = None
+    for a in range(1, p + 1):
+        if p % a:
+            continue
+        for b in range(1, p // a + 1):
+            if (p // a) % b:
+                continue
+            c = p // a // b
+            area = a * b + b * c + a * c
+            if best is None or area < best[0]:
+                best = (area, (a, b, c))
+    return best[1]
+
+
+def worst_rank_halo(procs, local):
+    """Messages (bytes each) and interior row fraction of the rank with the most neighbours:
+    per dimension, a neighbour below and above when the process grid has >= 3 there, one
+    when it has 2, none when 1."""
+    sides = [(0, 0) if p == 1 else (1, 0) if p == 2 else (1, 1) for p in procs]
+    msgs = []
+    for dz in (-1, 0, 1):
+        for dy in (-1, 0, 1):
+            for dx in (-1, 0, 1):
+                d = (dx, dy, dz)
+                if d == (0, 0, 0):
+                    continue
+                ok, count = True, 1
+                for k in range(3):
+                    if d[k] < 0 and not sides[k][0] or d[k] > 0 and not sides[k][1]:
+                        ok = False
+                    count *= local[k] if d[k] == 0 else 1
+                if ok:
+                    msgs.append(8 * count)
+    interior = 1.0
+    for k in range(3):
+        interior *= max(local[k] - sides[k][0] - sides[k][1], 0) / local[k]
+    return msgs, interior
+
+
+# ---- network ---------------------------------------------------------------------------------
+
+class Network:
+    """Message time: the measured ping-pong curve (log-log interpolation) or alpha + b / beta."""
+
+    def __init__(self, curve=None, latency_s=None, bandwidth_bs=None, label=""):
+        # A larger message never costs less than a smaller one: the lower envelope from the
+        # largest size down removes the spikes a loaded machine puts into single sizes.
+        c = sorted(curve or [])
+        for i in range(len(c) - 2, -1, -1):
+            c[i] = (c[i][0], min(c[i][1], c[i + 1][1]))
+        self.curve = c
+        self.label = label
+        if c:
+            self.alpha = c[0][1]
+            big = [b / (t - self.alpha) for b, t in c if b >= 65536 and t > self.alpha]
+            self.beta = max(big) if big else float("inf")
+        else:
+            self.alpha, self.beta = latency_s, bandwidth_bs
+
+    def msg(self, nbytes):
+        c = self.curve
+        if not c:
+            return self.alpha + nbytes / self.beta
+        if nbytes <= c[0][0]:
+            return c[0][1]
+        if nbytes >= c[-1][0]:
+            return c[-1][1] + (nbytes - c[-1][0]) / self.beta
+        for (b0, t0), (b1, t1) in zip(c, c[1:]):
+            if b0 <= nbytes <= b1:
+                w = math.log(nbytes / b0) / math.log(b1 / b0)
+                return math.exp(math.log(t0) + w * (math.log(t1) - math.log(t0)))
+        return c[-1][1]
+
+
+def load_pingpong(paths, stat):
+    """Ping-pong curve [(bytes, seconds)] and measured allreduce {(ranks, doubles): seconds}."""
+    curve, allreduce = [], {}
+    key = "half_rtt_us" if stat == "median" else "half_rtt_us_min"
+    akey = "us" if stat == "median" else "us_min"
+    for path in paths:
+        for line in open(path):
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            rec = json.loads(line)
+            for row in rec.get("pingpong", []):
+                curve.append((row["bytes"], row[key] * 1e-6))
+            for row in rec.get("allreduce", []):
+                allreduce[(rec["ranks"], row["doubles"])] = row[akey] * 1e-6
+    return curve, allreduce
+
+
+# ---- the model -------------------------------------------------------------------------------
+
+def spmv_fraction(nnz_per_row=27.0):
+    return (12.0 * nnz_per_row + 24.0) / (12.0 * nnz_per_row + 88.0)
+
+
+def model(procs, local, rate_s, net, allreduces, oversub=1.0):
+    """Modelled seconds per iteration: dict with compute, halo, allreduce, no_overlap, overlap.
+    rate_s: seconds per iteration per local point; oversub: threads per core, at least 1
+    (time-slicing stretches the compute)."""
+    p = procs[0] * procs[1] * procs[2]
+    n = local[0] * local[1] * local[2]
+    t_c = n * rate_s * max(1.0, oversub)
+    msgs, g = worst_rank_halo(procs, local) if p > 1 else ([], 1.0)
+    t_h = sum(net.msg(b) for b in msgs)
+    t_a = allreduces * math.ceil(math.log2(p)) * net.alpha if p > 1 else 0.0
+    f = spmv_fraction()
+    no = t_h + t_c + t_a
+    ov = max(g * f * t_c, t_h) + (1.0 - g) * f * t_c + (1.0 - f) * t_c + t_a
+    return {"compute": t_c, "halo": t_h, "allreduce": t_a, "no_overlap": no, "overlap": ov,
+            "messages": len(msgs), "halo_bytes": sum(msgs), "interior": g}
+
+
+# ---- measured runs ---------------------------------------------------------------------------
+
+def load_runs(path):
+    """Records {impl, scaling, ranks, threads, local, procs, oversubscribed, result}; a bare
+    program JSON line (bench_cg_bsp --json) is taken as a weak-scaling record."""
+    runs = []
+    for line in open(path):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        rec = json.loads(line)
+        res = rec.get("result", rec)
+        ranks = rec.get("ranks", res.get("ranks", 1))
+        local = rec.get("local", res.get("local"))
+        if local is None:
+            continue
+        runs.append({
+            "impl": rec.get("impl", res.get("impl", "parex")),
+            "scaling": rec.get("scaling", "weak"),
+            "ranks": ranks,
+            "threads": rec.get("threads", res.get("threads_per_rank", res.get("threads", 1))),
+            "local": tuple(local),
+            "procs": tuple(rec.get("procs", res.get("procs", hpcg_shape(ranks)))),
+            "oversubscribed": rec.get("oversubscribed", False),
+            "result": res,
+        })
+    return runs
+
+
+def group_runs(runs):
+    groups = collections.defaultdict(list)
+    for r in runs:
+        k = (r["scaling"], r["impl"], r["ranks"], r["threads"], r["local"], r["procs"],
+             r["oversubscribed"])
+        groups[k].append(r["result"])
+    return groups
+
+
+def rates(groups):
+    """Seconds per iteration per local point of each single-rank group: {(scaling, impl,
+    threads): s} and a fallback {(impl, threads): s} over every single-rank group."""
+    by_series, by_impl = {}, collections.defaultdict(list)
+    for (scaling, impl, ranks, threads, local, _procs, _o), res in groups.items():
+        if ranks != 1:
+            continue
+        n = local[0] * local[1] * local[2]
+        s = statistics.median(r["seconds_per_iter"] for r in res) / n
+        by_series[(scaling, impl, threads)] = s
+        by_impl[(impl, threads)].append(s)
+    return by_series, {k: statistics.median(v) for k, v in by_impl.items()}
+
+
+def rate_for(by_series, by_impl, scaling, impl, u):
+    """s(u) for the series, else any single-rank run of impl, else s(1) / u (linear)."""
+    for key, table in (((scaling, impl, u), by_series), ((impl, u), by_impl)):
+        if key in table:
+            return table[key], ""
+    if u > 1:
+        s1, how = rate_for(by_series, by_impl, scaling, impl, 1)
+        if s1 is not None:
+            return s1 / u, "s(1)/%d" % u
+    return None, "no single-rank run"
+
+
+def fmt_ms(s):
+    return "%.3f" % (s * 1e3)
+
+
+# ---- output ----------------------------------------------------------------------------------
+
+ASSUMPTIONS = """Assumptions: compute per point as the single-rank run of the same implementation
+with the same threads, ranks on cores of their own (more threads than cores: stretched by
+threads / cores);
+messages of a rank one after the other, each the measured ping-pong half round trip at its
+size (or latency + bytes / bandwidth); allreduce = %d x ceil(log2 P) x latency per iteration;
+overlap hides the halo behind the interior SpMV only; no contention, topology, noise or
+imbalance; rows marked oversubscribed run more threads than cores (context switches are not
+modelled)."""
+
+
+def measured_table(groups, net, cores, allreduces, out):
+    by_series, by_impl = rates(groups)
+    out("\n### Measured vs model (time per iteration, ms; slowest rank)\n")
+    out("| scaling | impl | ranks x threads | local | procs | measured | model | variant |"
+        " error % | halo meas/model | allreduce meas/model | overlap meas/model |"
+        " oversubscribed |")
+    out("|---|---|---|---|---|---:|---:|---|---:|---|---|---|---|")
+    errs = {True: [], False: []}
+    for key in sorted(groups, key=lambda k: (k[0], k[2], k[3], k[1], k[4])):
+        scaling, impl, p, t, local, procs, over = key
+        res = groups[key]
+        meas = statistics.median(r["seconds_per_iter"] for r in res)
+        s, how = rate_for(by_series, by_impl, scaling, impl, t)
+        if s is None:
+            out("| %s | %s | %dx%d | %s | %s | %s | - | %s | - | - | - | - | %s |" % (
+                scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)),
+                fmt_ms(meas), how, "yes" if over else ""))
+            continue
+        m = model(procs, local, s, net, allreduces, oversub=p * t / cores)
+        variant = "overlap" if impl == "parex" else "no overlap"
+        if p == 1:
+            variant = "calibration: defines s"
+        mod = m["overlap"] if impl == "parex" else m["no_overlap"]
+        err = (mod - meas) / meas * 100.0
+        if p > 1:
+            errs[bool(over)].append(abs(err))
+        hm = [r.get("halo_seconds_per_iter") for r in res]
+        am = [r.get("allreduce_seconds_per_iter") for r in res]
+        hm = fmt_ms(statistics.median(hm)) if None not in hm else "-"
+        am = fmt_ms(statistics.median(am)) if None not in am else "-"
+        om = [r.get("overlap") for r in res]
+        om = "%.2f" % statistics.median(om) if None not in om else "-"
+        ov = "-"
+        if impl == "parex" and m["halo"] > 0:
+            hidden = min(m["halo"], m["interior"] * spmv_fraction() * m["compute"])
+            ov = "%s / %.2f" % (om, hidden / m["halo"])
+        out("| %s | %s | %dx%d | %s | %s | %s | %s | %s%s | %+.1f | %s / %s | %s / %s | %s | %s |"
+            % (scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)),
+               fmt_ms(meas), fmt_ms(mod), variant, " (s = %s)" % how if how else "", err, hm,
+               fmt_ms(m["halo"]), am, fmt_ms(m["allreduce"]), ov, "yes" if over else ""))
+    for over, label in ((False, "not oversubscribed"), (True, "oversubscribed")):
+        if errs[over]:
+            out("\nModel error, %s rows of 2 or more ranks: max |error| %.1f%%, median %.1f%% "
+                "(%d rows; target 20%%)" % (label, max(errs[over]), statistics.median(errs[over]),
+                           len(errs[over])))
+
+
+def allreduce_check(measured_ar, net, cores, out):
+    if not measured_ar:
+        return
+    out("\n### Allreduce: measured vs ceil(log2 P) x latency (latency %.3f us)\n"
+        % (net.alpha * 1e6))
+    out("| ranks | doubles | measured us | model us | oversubscribed |")
+    out("|---:|---:|---:|---:|---|")
+    for (p, d), s in sorted(measured_ar.items()):
+        out("| %d | %d | %.3f | %.3f | %s |" % (p, d, s * 1e6,
+                                                 math.ceil(math.log2(p)) * net.alpha * 1e6,
+                                                 "yes" if p > cores else ""))
+
+
+def projection(rate_s, grid, threads, nets, allreduces, impl, out):
+    out("\n### Projection: HPCG weak scaling, %d^3 points per rank, %d thread(s) per rank, "
+        "compute rate of %s's single-rank run (%.3f ns per point per iteration)\n"
+        % (grid, threads, impl, rate_s * 1e9))
+    base = model((1, 1, 1), (grid,) * 3, rate_s, nets[0], allreduces)["no_overlap"]
+    for net in nets:
+        out("\nNetwork: %s (latency %.3f us, bandwidth %.3f GB/s)\n"
+            % (net.label, net.alpha * 1e6, net.beta * 1e-9))
+        out("| ranks | procs | messages | halo KiB | halo ms | allreduce ms | no overlap ms |"
+            " efficiency | overlap ms | efficiency |")
+        out("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for p in (1,) + PROJECT_RANKS:
+            procs = hpcg_shape(p)
+            m = model(procs, (grid,) * 3, rate_s, net, allreduces)
+            out("| %d | %s | %d | %.1f | %s | %s | %s | %.1f%% | %s | %.1f%% |" % (
+                p, "x".join(map(str, procs)), m["messages"], m["halo_bytes"] / 1024.0,
+                fmt_ms(m["halo"]), fmt_ms(m["allreduce"]), fmt_ms(m["no_overlap"]),
+                100.0 * base / m["no_overlap"], fmt_ms(m["overlap"]),
+                100.0 * base / m["overlap"]))
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", required=True, help="JSON lines of measured runs (run_dcg.sh)")
+    ap.add_argument("--pingpong", action="append", default=[],
+                    help="bench_pingpong --json output (repeatable)")
+    ap.add_argument("--pp-stat", choices=("median", "min"), default="median",
+                    help="ping-pong statistic the model uses (default median)")
+    ap.add_argument("--latency-us", type=float, help="assumed interconnect latency")
+    ap.add_argument("--bandwidth-gbs", type=float, help="assumed interconnect GB/s (10^9 B/s)")
+    ap.add_argument("--cores", type=int, default=os.cpu_count() or 1,
+                    help="cores of this machine (default: os.cpu_count())")
+    ap.add_argument("--allreduces", type=int, default=2, help="allreduces per iteration (2)")
+    ap.add_argument("--project-grid", type=int, help="N of the projection (default: largest "
+                    "weak-scaling N measured)")
+    ap.add_argument("--project-threads", type=int, help="threads per rank of the projection "
+                    "(default: the most measured at 1 rank)")
+    ap.add_argument("--project-impl", default="bsp", help="whose single-rank compute rate the "
+                    "projection uses (default bsp; parex when bsp has none)")
+    a = ap.parse_args(argv)
+    if (a.latency_us is None) != (a.bandwidth_gbs is None):
+        ap.error("--latency-us and --bandwidth-gbs go together")
+    if a.latency_us is not None and not (a.latency_us > 0 and a.bandwidth_gbs > 0):
+        ap.error("--latency-us and --bandwidth-gbs must be positive")
+    if a.cores < 1 or a.allreduces < 0:
+        ap.error("--cores must be >= 1 and --allreduces >= 0")
+    return a
+
+
+def choose_projection(groups, a):
+    """(rate, grid, threads, impl) for the projection, or None with a reason."""
+    by_series, by_impl = rates(groups)
+    weak = [k for k in groups if k[0] == "weak" and k[4][0] == k[4][1] == k[4][2]]
+    grid = a.project_grid or (max(k[4][0] for k in weak) if weak else None)
+    if grid is None:
+        return None, "no weak-scaling run and no --project-grid"
+    ones = [k for k in groups if k[2] == 1]
+    threads = a.project_threads or (max(k[3] for k in ones) if ones else 1)
+    for impl in (a.project_impl, "bsp", "parex"):
+        s, how = rate_for(by_series, by_impl, "weak", impl, threads)
+        if s is not None:
+            return (s, grid, threads, impl + (" (%s)" % how if how else "")), ""
+    return None, "no single-rank run to take the compute rate from"
+
+
+def main(argv):
+    a = parse_args(argv)
+    out = print
+    for path in [a.runs] + a.pingpong:
+        if not os.path.isfile(path):
+            sys.exit("cg_model.py: %s: no such file" % path)
+    groups = group_runs(load_runs(a.runs))
+    if not groups:
+        sys.exit("cg_model.py: no usable runs in %s" % a.runs)
+    curve, measured_ar = load_pingpong(a.pingpong, a.pp_stat)
+    nets = []
+    if curve:
+        nets.append(Network(curve=curve, label="on-node ping-pong (%s; shared memory, not a "
+                                               "network)" % a.pp_stat))
+    if a.latency_us is not None:
+        nets.append(Network(latency_s=a.latency_us * 1e-6, bandwidth_bs=a.bandwidth_gbs * 1e9,
+                            label="assumed interconnect"))
+    if not nets:
+        sys.exit("cg_model.py: give --pingpong FILE or --latency-us and --bandwidth-gbs")
+    out("## Distributed CG model (bench/cg_model.py)\n")
+    out(ASSUMPTIONS % a.allreduces)
+    out("\nMeasured rows use %s: latency %.3f us, asymptotic bandwidth %.3f GB/s; %d cores."
+        % (nets[0].label, nets[0].alpha * 1e6, nets[0].beta * 1e-9, a.cores))
+    measured_table(groups, nets[0], a.cores, a.allreduces, out)
+    allreduce_check(measured_ar, nets[0], a.cores, out)
+    proj, why = choose_projection(groups, a)
+    if proj is None:
+        out("\nNo projection: %s." % why)
+        return 0
+    rate_s, grid, threads, impl = proj
+    projection(rate_s, grid, threads, nets, a.allreduces, impl, out)
+    out("\nEfficiency = t(1 rank) / t(P ranks), t(1) = compute alone. Overlap hides the halo "
+        "behind the interior rows of the SpMV (fraction %.3f of the compute is SpMV); the "
+        "allreduces are never hidden." % spmv_fraction())
+    measured_n = sorted({k[4][0] for k in groups if k[0] == "weak" and k[2] == 1})
+    if measured_n and grid not in measured_n:
+        out("\nNote: the compute rate was measured at %s^3 points per rank, the projection is "
+            "for %d^3: caches make the rate depend on the size; measure at %d^3 "
+            "(run_dcg.sh WEAK_GRID=%d) to remove the doubt." % (
+                "/".join(map(str, measured_n)), grid, grid, grid))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench/check_dcg.sh - correctness of the distributed-CG baseline (ctest check_dcg_*, label
+# "mpi;bench"; bench/dcg.cmake): bench_cg_bsp on P ranks must take the same iterations as one
+# rank on the same global grid and reach the same error (its halo maps: faces at P = 2, faces
+# and edges at 4, corners at 8, every one of the 26 directions at 27), stay within 3% of one
+# rank's iterations on a Matrix Market file (env DCG_MATRIX) with block and METIS parts, refuse
+# a missing file and a process grid that does not match the rank count, and bench_pingpong must
+# report every size.
+#
+# Usage: bench/check_dcg.sh BSP PINGPONG MPIRUN...   (MPIRUN: the mpirun command and its options,
+# ending in the rank-count flag, e.g. "mpirun --allow-run-as-root --oversubscribe -np")
+set -euo pipefail
+bsp=${1:?usage: check_dcg.sh BSP PINGPONG MPIRUN...}
+pingpong=${2:?usage: check_dcg.sh BSP PINGPONG MPIRUN...}
+shift 2
+mpirun=("$@")
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OMP_WAIT_POLICY=passive
+num() { sed -n "s/.*\"$1\": *\([-0-9.eE+]*\).*/\1/p" | tail -1; }
+fail() { echo "check_dcg.sh: FAIL: $*" >&2; exit 1; }
+
+# P ranks of N^3 against one rank of the global box.
+for case in "2 6" "4 6" "8 4" "27 3"; do
+  read -r p n <<<"$case"
+  dist=$("${mpirun[@]}" "$p" "$bsp" --grid "$n" --json | grep '^{')
+  g=$(sed -n 's/.*"global": \[\([0-9]*\), \([0-9]*\), \([0-9]*\)\].*/\1,\2,\3/p' <<<"$dist")
+  [ -n "$g" ] || fail "no global box in the $p-rank JSON: $dist"
+  one=$("${mpirun[@]}" 1 "$bsp" --local "$g" --json | grep '^{')
+  it_d=$(num iterations <<<"$dist") it_1=$(num iterations <<<"$one")
+  err_d=$(num max_abs_err <<<"$dist")
+  [ "$it_d" = "$it_1" ] || fail "$p ranks of $n^3: $it_d iterations, one rank of $g: $it_1"
+  awk -v e="$err_d" 'BEGIN { exit !(e < 1e-6) }' || fail "$p ranks: max|x-1| $err_d"
+  grep -q '"converged": true' <<<"$dist" || fail "$p ranks did not converge"
+  echo "check_dcg.sh: $p ranks of $n^3 = one rank of $g: $it_d iterations, max|x-1| $err_d"
+done
+
+# A Matrix Market file (DCG_MATRIX, skipped when unset or missing), block and METIS parts on 2
+# and 4 ranks: iterations within 3% of one rank's (sums in another order), same error bound.
+if [ -n "${DCG_MATRIX:-}" ] && [ -r "$DCG_MATRIX" ]; then
+  it_1=$("${mpirun[@]}" 1 "$bsp" --matrix "$DCG_MATRIX" --json | grep '^{' | num iterations)
+  for part in block metis; do
+    for p in 2 4; do
+      out=$("${mpirun[@]}" "$p" "$bsp" --matrix "$DCG_MATRIX" --partition "$part" --json | grep '^{')
+      it=$(num iterations <<<"$out")
+      awk -v a="$it" -v b="$it_1" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.03 * b) }' \
+        || fail "$DCG_MATRIX, $part, $p ranks: $it iterations, one rank $it_1"
+      grep -q '"converged": true' <<<"$out" || fail "$DCG_MATRIX, $part, $p ranks did not converge"
+      echo "check_dcg.sh: $(basename "$DCG_MATRIX") $part on $p ranks: $it iterations (one rank $it_1)"
+    done
+  done
+else
+  echo "check_dcg.sh: DCG_MATRIX unset or unreadable, Matrix Market cases skipped"
+fi
+set +e
+msg=$("${mpirun[@]}" 2 "$bsp" --matrix /nonexistent.mtx 2>&1)
+rc=$?
+set -e
+if [ "$rc" -ne 1 ] || ! grep -q "nonexistent.mtx" <<<"$msg"; then
+  fail "--matrix /nonexistent.mtx: rc $rc, $msg"
+fi
+
+# A process grid that does not make the rank count: exit status 2 and a message.
+set +e
+msg=$("${mpirun[@]}" 2 "$bsp" --procs 3,1,1 2>&1)
+rc=$?
+set -e
+if [ "$rc" -ne 2 ] || ! grep -q "does not make 2 ranks" <<<"$msg"; then
+  fail "--procs 3,1,1 on 2 ranks: rc $rc, $msg"
+fi
+
+# Ping-pong: 8 B .. 1 KiB is 8 sizes; allreduce rows present.
+pp=$("${mpirun[@]}" 2 "$pingpong" --max-bytes 1024 --batches 2 --json | grep '^{')
+[ "$(grep -o '"bytes"' <<<"$pp" | wc -l)" -eq 8 ] || fail "ping-pong sizes: $pp"
+grep -q '"doubles": 2' <<<"$pp" || fail "no allreduce rows: $pp"
+echo "check_dcg.sh: all passed"

@@ -1,0 +1,316 @@
+#!/usr/bin/env bash
+# bench/run_dcg.sh - issue 15's distributed-CG benchmark: parex-cg (halo messages as engine
+# ops, interior SpMV overlapping them) against bench_cg_bsp (the same partition, blocking halo
+# exchange, MPI_Allreduce), on RANKS x THREADS, weak and strong scaling, interleaved: one
+# process per measurement, the pair's order alternating from one round and configuration to
+# the next (on these VMs the first program of a back-to-back pair runs slower; bench/bench_cg.c),
+# then the MPI ping-pong and allreduce latencies and the model (bench/cg_model.py).
+#
+# Usage (from the repository root): bench/run_dcg.sh [BUILD_DIR [ROUNDS]]
+#   BUILD_DIR   has bench/bench_cg_bsp and bench/bench_pingpong (default build/release)
+#   ROUNDS      default 5
+# Environment:
+#   PAREX_CG=PATH      parex-cg to measure (default BUILD_DIR/examples/cg/parex-cg). When it does
+#                      not run distributed (mpirun -np 2 gives no "ranks": 2 in its JSON) the
+#                      script says so and measures its single-rank rows only.
+#   RANKS="1 2 4"  THREADS="1 2"   ranks and OpenMP / parex threads per rank
+#   WEAK_GRID=32       weak scaling: N^3 points per rank (parex-cg --grid N, bench_cg_bsp --grid N,
+#                      HPCG's process grid)
+#   STRONG_GRID=32     strong scaling: the global G^3 problem, cut into contiguous row blocks
+#                      (z-slabs, procs 1x1xP; G must be divisible by every P): parex-cg --matrix
+#                      (a Matrix Market file of the HPCG G^3 matrix, written once) --partition
+#                      block, bench_cg_bsp --local G,G,G/P --procs 1,1,P
+#   MATRICES=FILES     Matrix Market files run as fixed problems on every RANKS x THREADS, both
+#                      programs with --matrix FILE --partition PARTITION (default: bcsstk16 of
+#                      ../shared/data/matrices when present; empty: none); not in the model
+#   PARTITION=metis    block or metis, for MATRICES
+#   SCALINGS="weak strong"
+#   ITERS=             empty: both solve to --tol 1e-8 (iteration counts compared); K: exactly K
+#                      iterations (bench_cg_bsp --iters K, parex-cg --max-iters K --tol 1e-300)
+#   NET_LATENCY_US=1.5 NET_BANDWIDTH_GBS=12   the assumed interconnect of the model's second
+#                      projection (empty: on-node parameters only)
+#   PROJECT_GRID=      N per rank of the model's projection (default: WEAK_GRID)
+#   DATA=bench/dcg_data.txt  PINGPONG=bench/dcg_pingpong.txt  OUT=bench/dcg_results.md
+#   BENCH_PREFIX="nice -n -19"   prefix of every measured mpirun
+# Binding: where ranks x threads <= cores each rank gets its own THREADS cores (mpirun --map-by
+# slot:PE=T --bind-to core, threads bound close inside); otherwise mpirun --oversubscribe
+# --bind-to none --mca mpi_yield_when_idle 1, OMP_WAIT_POLICY=passive (libgomp's spinning
+# threads otherwise take the cores from the other ranks: 100x slower), and the row is
+# labelled oversubscribed.
+# Output: the raw JSON lines in DATA, a markdown table (parex/bsp ratio per row, halo share of the
+# bulk-synchronous iteration, overlap fraction, the issue's target) and the model's tables in OUT
+# and on stdout, ready for bench/RESULTS.md.
+# shellcheck disable=SC2086,SC2206  # $prefix and the option strings are split into words on purpose
+set -euo pipefail
+build=${1:-build/release}
+rounds=${2:-5}
+parex_cg=${PAREX_CG:-$build/examples/cg/parex-cg}
+ranks_list=${RANKS:-"1 2 4"}
+threads_list=${THREADS:-"1 2"}
+weak_grid=${WEAK_GRID:-32}
+strong_grid=${STRONG_GRID:-32}
+scalings=${SCALINGS:-"weak strong"}
+partition=${PARTITION:-metis}
+iters=${ITERS:-}
+net_lat=${NET_LATENCY_US-1.5}
+net_bw=${NET_BANDWIDTH_GBS-12}
+data=${DATA:-bench/dcg_data.txt}
+pp=${PINGPONG:-bench/dcg_pingpong.txt}
+out=${OUT:-bench/dcg_results.md}
+prefix=${BENCH_PREFIX:-}
+here=$(cd "$(dirname "$0")" && pwd)
+bsp=$build/bench/bench_cg_bsp
+pingpong=$build/bench/bench_pingpong
+cores=$(nproc)
+for f in "$bsp" "$pingpong"; do
+  [ -x "$f" ] || { echo "run_dcg.sh: $f not built (needs MPI and OpenMP; bench/dcg.cmake)" >&2; exit 1; }
+done
+mpirun=(mpirun)
+[ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root) # CI and these VMs run as root
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+json_line() { grep '^{' | tail -1; }
+
+# launch P T: the mpirun options and environment of P ranks x T threads, in $mpi_opts / $env_opts.
+launch() {
+  local p=$1 t=$2
+  if ((p * t <= cores)); then
+    over=false
+    mpi_opts="--map-by slot:PE=$t --bind-to core"
+    env_opts="OMP_NUM_THREADS=$t OMP_PROC_BIND=close OMP_PLACES=cores PX_NUM_THREADS=$t PX_BIND=close"
+  else
+    over=true
+    mpi_opts="--oversubscribe --bind-to none --mca mpi_yield_when_idle 1"
+    env_opts="OMP_NUM_THREADS=$t OMP_WAIT_POLICY=passive PX_NUM_THREADS=$t"
+  fi
+}
+
+# ---- can parex-cg run distributed? --------------------------------------------------------------
+parex_dist=false parex_ok=false parex_block=false
+if [ -x "$parex_cg" ]; then
+  parex_ok=true
+  probe=$(timeout 120 "${mpirun[@]}" --oversubscribe --bind-to none -np 2 "$parex_cg" --grid 4 \
+          --progress 0 --json 2>/dev/null | json_line || true)
+  if grep -q '"ranks": *2' <<<"$probe"; then
+    parex_dist=true
+  else
+    echo "run_dcg.sh: $parex_cg does not run distributed (mpirun -np 2 gives no \"ranks\": 2" \
+         "in its JSON): measuring its single-rank rows and the bulk-synchronous CG only" >&2
+  fi
+else
+  echo "run_dcg.sh: $parex_cg not found (set PAREX_CG): measuring bench_cg_bsp only" >&2
+fi
+
+# ---- strong scaling: the global matrix as a Matrix Market file ---------------------------------
+mtx=$work/hpcg-$strong_grid.mtx
+if [[ " $scalings " == *" strong "* ]]; then
+  for p in $ranks_list; do
+    ((strong_grid % p == 0)) || { echo "run_dcg.sh: STRONG_GRID=$strong_grid is not divisible by $p ranks" >&2; exit 1; }
+  done
+  python3 - "$strong_grid" "$mtx" <<'PY'
+import sys
+g, path = int(sys.argv[1]), sys.argv[2]
+rows = []
+for z in range(g):
+    for y in range(g):
+        for x in range(g):
+            i = x + g * (y + g * z)
+            for dz in (-1, 0, 1):
+                for dy in (-1, 0, 1):
+                    for dx in (-1, 0, 1):
+                        a, b, c = x + dx, y + dy, z + dz
+                        if 0 <= a < g and 0 <= b < g and 0 <= c < g:
+                            j = a + g * (b + g * c)
+                            if j <= i:  # lower triangle, symmetric storage
+                                rows.append("%d %d %s" % (i + 1, j + 1, "26" if i == j else "-1"))
+with open(path, "w") as f:
+    f.write("%%%%MatrixMarket matrix coordinate real symmetric\n%% HPCG %d^3 (run_dcg.sh)\n" % g)
+    f.write("%d %d %d\n" % (g ** 3, g ** 3, len(rows)))
+    f.write("\n".join(rows) + "\n")
+PY
+  if $parex_dist; then
+    probe=$(timeout 120 "${mpirun[@]}" --oversubscribe --bind-to none -np 2 "$parex_cg" \
+            --matrix "$mtx" --partition block --progress 0 --json 2>/dev/null | json_line || true)
+    if grep -q '"ranks": *2' <<<"$probe"; then
+      parex_block=true
+    else
+      echo "run_dcg.sh: $parex_cg --matrix --partition block does not run on 2 ranks:" \
+           "strong scaling measures bench_cg_bsp only (and parex-cg on 1 rank)" >&2
+    fi
+  fi
+fi
+
+# ---- the configurations ---------------------------------------------------------------------------
+# One line each: "scaling ranks threads local(nx,ny,nz) procs(px,py,pz)".
+configs=()
+default_mtx=$here/../../shared/data/matrices/bcsstk16.mtx
+[ -r "$default_mtx" ] || default_mtx=""
+for f in ${MATRICES-$default_mtx}; do
+  [ -r "$f" ] || { echo "run_dcg.sh: $f not readable" >&2; exit 1; }
+  for p in $ranks_list; do
+    for t in $threads_list; do configs+=("matrix $p $t $f $partition"); done
+  done
+done
+for s in $scalings; do
+  for p in $ranks_list; do
+    if [ "$s" = weak ]; then
+      procs=$(python3 -c "import sys; sys.path.insert(0, '$here'); import cg_model; print(','.join(map(str, cg_model.hpcg_shape($p))))")
+      local_box="$weak_grid,$weak_grid,$weak_grid"
+    else
+      procs="1,1,$p"
+      local_box="$strong_grid,$strong_grid,$((strong_grid / p))"
+    fi
+    for t in $threads_list; do configs+=("$s $p $t $local_box $procs"); done
+  done
+done
+
+if [ -n "$iters" ]; then
+  bsp_stop="--iters $iters" parex_stop="--max-iters $iters --tol 1e-300"
+else
+  bsp_stop="--tol 1e-8" parex_stop="--tol 1e-8"
+fi
+
+# measure IMPL CONFIG ROUND: one process, one JSON record appended to $data.
+measure() {
+  local impl=$1 round=$3 s p t box procs res args
+  read -r s p t box procs <<<"$2"
+  launch "$p" "$t"
+  if [ "$s" = matrix ]; then # box: the file, procs: the partition
+    if [ "$impl" = bsp ]; then
+      args=("$bsp" --matrix "$box" --partition "$procs" $bsp_stop --json)
+    else
+      args=("$parex_cg" --space threads --progress 0 --matrix "$box" $parex_stop --json)
+      [ "$p" -gt 1 ] && args+=(--partition "$procs")
+    fi
+  elif [ "$impl" = bsp ]; then
+    args=("$bsp" --local "$box" --procs "$procs" $bsp_stop --json)
+  elif [ "$s" = weak ]; then
+    args=("$parex_cg" --space threads --progress 0 --grid "${box%%,*}" $parex_stop --json)
+  else
+    args=("$parex_cg" --space threads --progress 0 --matrix "$mtx" $parex_stop --json)
+    [ "$p" -gt 1 ] && args+=(--partition block)
+  fi
+  if [ "$impl" = parex ] && ! $parex_dist; then
+    res=$(env $env_opts $prefix "${args[@]}" 2>/dev/null | json_line || true)
+  else
+    res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$p" "${args[@]}" 2>/dev/null \
+          | json_line || true)
+  fi
+  [ -n "$res" ] || { echo "run_dcg.sh: $impl ($2) gave no JSON" >&2; return 1; }
+  if [ "$s" = matrix ]; then
+    printf '{"round": %d, "impl": "%s", "scaling": "matrix", "ranks": %d, "threads": %d, "local": null, "procs": null, "matrix": "%s", "partition": "%s", "oversubscribed": %s, "result": %s}\n' \
+      "$round" "$impl" "$p" "$t" "$(basename "$box")" "$procs" "$over" "$res" | tee -a "$data" >&2
+    return 0
+  fi
+  printf '{"round": %d, "impl": "%s", "scaling": "%s", "ranks": %d, "threads": %d, "local": [%s], "procs": [%s], "oversubscribed": %s, "result": %s}\n' \
+    "$round" "$impl" "$s" "$p" "$t" "$box" "$procs" "$over" "$res" | tee -a "$data" >&2
+}
+
+# parex_runs CONFIG: does parex-cg run this configuration?
+parex_runs() {
+  local s p t box procs
+  read -r s p t box procs <<<"$1"
+  $parex_ok || return 1
+  ((p == 1)) && return 0
+  $parex_dist || return 1
+  [ "$s" = weak ] || [ "$s" = matrix ] || $parex_block
+}
+
+# ---- ping-pong and allreduce ----------------------------------------------------------------------
+: >"$pp"
+echo "run_dcg.sh: ping-pong (2 ranks) and allreduce (2..4 ranks)" >&2
+$prefix "${mpirun[@]}" -np 2 "$pingpong" --json | tee -a "$pp" >&2
+for p in 3 4; do
+  o=""
+  ((p > cores)) && o="--oversubscribe"
+  $prefix "${mpirun[@]}" $o -np "$p" "$pingpong" --allreduce-only --json | tee -a "$pp" >&2
+done
+
+# ---- the rounds -----------------------------------------------------------------------------------
+: >"$data"
+echo "run_dcg.sh: $rounds rounds, ${#configs[@]} configurations, $cores cores, parex-cg" \
+     "$parex_cg (distributed: $parex_dist); load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for ((r = 0; r < rounds; r++)); do
+  for ((c = 0; c < ${#configs[@]}; c++)); do
+    cfg=${configs[$c]}
+    if parex_runs "$cfg"; then
+      if (((r + c) % 2 == 0)); then order=(parex bsp); else order=(bsp parex); fi
+    else
+      order=(bsp)
+    fi
+    for impl in "${order[@]}"; do measure "$impl" "$cfg" "$r" || true; done
+  done
+done
+echo "run_dcg.sh: load average at end $(cut -d' ' -f1-3 /proc/loadavg); raw lines in $data," \
+     "ping-pong in $pp" >&2
+
+# ---- tables ---------------------------------------------------------------------------------------
+{
+  python3 - "$data" "$cores" <<'PY'
+import collections, json, statistics, sys
+rows = collections.defaultdict(lambda: collections.defaultdict(dict))
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        d = json.loads(line)
+        local = tuple(d["local"]) if d.get("local") else (d["matrix"],)
+        procs = tuple(d["procs"]) if d.get("procs") else (d["partition"],)
+        key = (d["scaling"], d["ranks"], d["threads"], local, procs, d["oversubscribed"])
+        rows[key][d["impl"]][d["round"]] = d["result"]
+med = lambda v: statistics.median(v) if v else float("nan")
+spi = lambda runs: med([r["seconds_per_iter"] for r in runs.values()])
+print("## Distributed CG: parex-cg vs bulk-synchronous MPI+OpenMP (bench/run_dcg.sh)\n")
+print("Medians over rounds; ratio = parex / bsp time per iteration (ratio of the medians, then "
+      "the median of the per-round ratios); halo % = the bulk-synchronous halo exchange's share "
+      "of its iteration; target (issue 15): parex <= 0.9x bsp where halo % >= 10.\n")
+print("| scaling | ranks x threads | local | procs | iterations parex/bsp | parex ms | bsp ms |"
+      " ratio | per-round | bsp halo % | bsp allreduce % | parex overlap | target | oversubscribed |")
+print("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+order = sorted(rows, key=lambda k: (k[0] != "weak", k[0], k[3] if k[0] == "matrix" else (),
+                                     k[2], k[1]))
+for key in order:
+    scaling, p, t, local, procs, over = key
+    px, bs = rows[key].get("parex", {}), rows[key].get("bsp", {})
+    it = lambda runs: "/".join(sorted({str(r["iterations"]) for r in runs.values()})) or "-"
+    tp, tb = spi(px), spi(bs)
+    ratio = tp / tb if px and bs else float("nan")
+    per = med([px[r]["seconds_per_iter"] / bs[r]["seconds_per_iter"] for r in px if r in bs])
+    halo = med([r["halo_seconds_per_iter"] / r["seconds_per_iter"] for r in bs.values()]) * 100
+    ar = med([r["allreduce_seconds_per_iter"] / r["seconds_per_iter"] for r in bs.values()]) * 100
+    ov = [r["overlap"] for r in px.values() if "overlap" in r]
+    ovs = "%.2f" % med(ov) if ov else "-"
+    if not (px and bs) or p == 1:
+        target = "-"
+    elif halo >= 10:
+        target = "met" if ratio <= 0.9 else "MISSED"
+    else:
+        target = "n/a (halo < 10%)"
+    f = lambda x, fmt: "-" if x != x else fmt % x
+    print("| %s | %dx%d | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        scaling, p, t, "x".join(map(str, local)), "x".join(map(str, procs)), it(px), it(bs),
+        f(tp * 1e3, "%.3f"), f(tb * 1e3, "%.3f"), f(ratio, "%.3f"), f(per, "%.3f"),
+        f(halo, "%.1f"), f(ar, "%.1f"), ovs, target, "yes" if over else ""))
+print("\n### Scaling (weak: efficiency t(1)/t(P); strong and matrix: speedup t(1)/t(P); same "
+      "threads per rank)\n")
+ranks = sorted({k[1] for k in rows})
+print("| scaling | impl | threads | " + " | ".join("P=%d" % p for p in ranks) + " |")
+print("|---|---|---:|" + "---:|" * len(ranks))
+series = lambda k: k[0] if k[0] != "matrix" else "matrix %s (%s)" % (k[3][0], k[4][0])
+for name in sorted({series(k) for k in rows}, key=lambda s: (s != "weak", s)):
+    for impl in ("parex", "bsp"):
+        for t in sorted({k[2] for k in rows}):
+            ts = {k[1]: spi(rows[k][impl]) for k in rows
+                  if series(k) == name and k[2] == t and rows[k].get(impl)}
+            if 1 not in ts:
+                continue
+            cells = ["%.2f%s" % (ts[1] / ts[p], "" if p * t <= int(sys.argv[2]) else "*")
+                     if p in ts else "-" for p in ranks]
+            print("| %s | %s | %d | %s |" % (name, impl, t, " | ".join(cells)))
+print("\n\\* oversubscribed (more threads than cores)\n")
+PY
+  model_args=(--runs "$data" --pingpong "$pp" --cores "$cores")
+  [ -n "$net_lat" ] && [ -n "$net_bw" ] && model_args+=(--latency-us "$net_lat" --bandwidth-gbs "$net_bw")
+  [ -n "${PROJECT_GRID:-}" ] && model_args+=(--project-grid "$PROJECT_GRID")
+  python3 "$here/cg_model.py" "${model_args[@]}"
+} | tee "$out"
+echo "run_dcg.sh: tables in $out" >&2
