@@ -641,7 +641,7 @@ START_TEST(test_finalize_destroys_the_instances_left_alive)
     ck_assert_int_eq(px_space_partition(space, n, NULL, inst), PX_OK);
     /* Work left in the engine on one of them: px_finalize drains it, then frees both. */
     px_engine *e = px_engine_default();
-    int64_t got = -1;
+    static int64_t got; /* written after this function returns, by px_finalize's drain */
     ck_assert_int_eq(px_engine_push_parallel_reduce_fn(e, inst[n - 1], "sum", px_range(0, 1000),
                                                        sum_i64, NULL, &px_sum_i64, &got, NULL, 0,
                                                        NULL, 0),
