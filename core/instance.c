@@ -159,7 +159,7 @@ static int list_remove(const px_space *s)
 
 /* ---- public API ------------------------------------------------------------------------- */
 
-static int check_partition(px_space *s, int n, const int *weights, px_space **out, int limit)
+static int check_partition(const px_space *s, int n, const int *weights, int limit)
 {
     if (pxi_space_is_instance(s)) {
         PXI_ERROR("px_space_partition: the space is an instance of '%s'; partition the space "
@@ -185,7 +185,6 @@ static int check_partition(px_space *s, int n, const int *weights, px_space **ou
             return PX_EINVAL;
         }
     }
-    (void)out;
     return PX_OK;
 }
 
@@ -226,9 +225,9 @@ int px_space_partition(px_space *s, int n, const int *weights, px_space **out)
         PXI_ERROR("px_space_partition: called from inside a kernel");
         return PX_EDEADLK;
     }
-    int p = s->inst ? 1 : pxi_space_concurrency_of(s);
+    int p = pxi_space_concurrency_of(s);
     int limit = s->ops->instance_splits ? p : PX_PARTITION_MAX;
-    if ((rc = check_partition(s, n, weights, out, limit)) != PX_OK)
+    if ((rc = check_partition(s, n, weights, limit)) != PX_OK)
         return rc;
     int *count = pxi_calloc((size_t)n, sizeof *count);
     pxi_instance **made = pxi_calloc((size_t)n, sizeof *made);

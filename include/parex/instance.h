@@ -15,8 +15,11 @@
  *    the launching thread (bind it there, or use a thread that runs there). Each instance has
  *    its own launch lock, so kernels launched on two instances from two threads run at the
  *    same time on disjoint cores; launches on one instance from several threads take turns, in
- *    ticket order, as on the space. The space's own pool stays as it is: a launch on the
- *    parent space still uses every rank (its idle workers sleep while instances run).
+ *    ticket order, as on the space. parex does not move the launching thread: for disjoint
+ *    cores, launch from threads placed on the groups' first cores (threads created by the
+ *    thread that called px_initialize inherit rank 0's core). The space's own pool stays as it
+ *    is: a launch on the parent space still uses every rank (its idle workers sleep while
+ *    instances run).
  *  - serial: every instance runs its launches serially on the launching thread; instances
  *    are not rank-limited (each has concurrency 1), so launches on two of them from two
  *    threads also run at the same time.
@@ -27,6 +30,9 @@
  * The engine places a kernel op pushed with an instance on a CPU lane of that instance (one
  * per live instance, up to 15 at once, then lanes are shared), so ops on different instances
  * run side by side while ops on one instance keep their order through their Vars.
+ *
+ * Memory: px_malloc on an instance allocates in its space's memory (px_free may name either);
+ * a view or scatter made on an instance names it, so free those before the instance goes.
  *
  * Handles stay valid until px_space_instance_destroy or px_finalize, which destroys the
  * instances the program did not (Caller must: not use an instance after either).
@@ -80,8 +86,9 @@ PX_API int px_space_partition(px_space *s, int n, const int *weights, px_space *
  * Destroy an instance made by px_space_partition. Work outstanding on it is finished first:
  * launches in flight from other threads, engine kernel ops pushed on it (so every op pushed on
  * it must be able to run: Caller must not destroy an instance whose ops wait on Vars that
- * nothing will write), and queued cuda work. Instances of one partition are independent: any
- * may be destroyed first. px_finalize destroys the instances still alive.
+ * nothing will write, and must destroy first any graph that recorded ops on it), and queued
+ * cuda work. Instances of one partition are independent: any may be destroyed first.
+ * px_finalize destroys the instances still alive.
  *
  * @param instance  [in] an instance handle.
  * @return PX_OK;
