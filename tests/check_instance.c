@@ -650,6 +650,37 @@ START_TEST(test_finalize_destroys_the_instances_left_alive)
 }
 END_TEST
 
+/* ---- cuda (skipped where no GPU is available) ------------------------------------------------ */
+
+START_TEST(test_cuda_instances_are_streams_that_order_their_copies)
+{
+    px_space *cuda = px_space_by_name("cuda");
+    if (!cuda)
+        return; /* not built or no device here */
+    px_space *inst[2];
+    ck_assert_int_eq(px_space_partition(cuda, 2, (const int[]){3, 1}, inst), PX_OK);
+    ck_assert_int_eq(px_space_concurrency(inst[0]), px_space_concurrency(cuda));
+    ck_assert_uint_eq(pxi_tools_device_id(inst[1]) >> 24, 2u);
+    ck_assert_uint_eq(pxi_tools_device_id(inst[1]) & 0x1ffffu, (uint32_t)inst[1]->instance_id + 1u);
+    const size_t n = 1 << 16;
+    double *h = malloc(n * sizeof *h), *back = calloc(n, sizeof *back);
+    for (size_t i = 0; i < n; ++i)
+        h[i] = (double)i;
+    double *d = px_malloc(cuda, n * sizeof *d);
+    ck_assert_ptr_nonnull(d);
+    /* Host -> device -> host, both on inst[1]'s stream: the second is ordered after the first. */
+    ck_assert_int_eq(px_deep_copy_async(inst[1], cuda, d, space, h, n * sizeof *h), PX_OK);
+    ck_assert_int_eq(px_deep_copy_async(inst[1], space, back, cuda, d, n * sizeof *h), PX_OK);
+    ck_assert_int_eq(px_fence(inst[1]), PX_OK);
+    ck_assert_int_eq(memcmp(h, back, n * sizeof *h), 0);
+    ck_assert_int_eq(px_free(cuda, d), PX_OK);
+    free(h);
+    free(back);
+    ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK);
+    ck_assert_int_eq(px_space_instance_destroy(inst[1]), PX_OK);
+}
+END_TEST
+
 static Suite *instance_suite(void)
 {
     Suite *s = suite_create("instance");
@@ -671,6 +702,7 @@ static Suite *instance_suite(void)
     tcase_add_test(tc, test_destroy_finishes_the_engine_ops_pushed_on_the_instance);
     tcase_add_test(tc, test_destroy_waits_for_a_launch_in_flight_from_another_thread);
     tcase_add_test(tc, test_finalize_destroys_the_instances_left_alive);
+    tcase_add_test(tc, test_cuda_instances_are_streams_that_order_their_copies);
     suite_add_tcase(s, tc);
     TCase *down = tcase_create("not_initialized");
     tcase_set_timeout(down, 30);
