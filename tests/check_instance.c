@@ -291,6 +291,9 @@ static void check_results_on(px_space *s)
     char limit[32];
     snprintf(limit, sizeof limit, "limit of %d", ts);
     ck_assert_msg(px_test_log_contains(limit), "log: %s", px_test_log_text());
+    if (threads_space)
+        ck_assert_msg(px_test_log_contains("the instance's rank count"), "log: %s",
+                      px_test_log_text());
 }
 
 START_TEST(test_launches_on_instances_give_the_results_of_the_space)

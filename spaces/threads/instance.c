@@ -60,7 +60,10 @@ int pxi_threads_instance_concurrency(void *impl)
 
 int pxi_threads_instance_team_limits(void *impl, pxi_team_limits *out)
 {
-    return pxi_threads_team_limits(((const pxi_threads_exec *)impl)->team, out);
+    int rc = pxi_threads_team_limits(((const pxi_threads_exec *)impl)->team, out);
+    if (rc == PX_OK && !pxi_tpool_in_job())
+        out->team_limit_why = "the instance's rank count (px_space_partition)";
+    return rc;
 }
 
 /* ---- ordered copies ------------------------------------------------------------------------ */
