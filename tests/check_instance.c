@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "core/registry.h"
 #include "core/tools.h"
 #include "px_test.h"
@@ -185,6 +186,31 @@ START_TEST(test_partition_needs_an_initialized_runtime)
     ck_assert_int_eq(
         px_deep_copy_async((px_space *)inst, (px_space *)inst, b, (px_space *)inst, a, 4),
         PX_ENOTINIT);
+}
+END_TEST
+
+static void check_results_on(px_space *s);
+
+/* Fail the n-th internal allocation of a partition for n = 1, 2, ... until it succeeds: each
+ * failure is PX_ENOMEM with out untouched and nothing kept (ASan checks for leaks). */
+START_TEST(test_partition_survives_every_allocation_failure)
+{
+    int n = can_run_two() ? 2 : 1;
+    px_space *inst[2] = {NULL, NULL};
+    int k = 1;
+    for (; k < 1000; ++k) {
+        pxi_alloc_fail_at((uint64_t)k);
+        int rc = px_space_partition(space, n, NULL, inst);
+        pxi_alloc_fail_at(0);
+        if (rc == PX_OK)
+            break;
+        ck_assert_msg(rc == PX_ENOMEM, "allocation %d failing gave %s", k, px_strerror(rc));
+        ck_assert_ptr_null(inst[0]);
+    }
+    ck_assert_int_lt(k, 1000);
+    check_results_on(inst[0]);
+    for (int i = 0; i < n; ++i)
+        ck_assert_int_eq(px_space_instance_destroy(inst[i]), PX_OK);
 }
 END_TEST
 
@@ -694,6 +720,7 @@ static Suite *instance_suite(void)
     tcase_add_test(tc, test_weights_3_1_give_three_quarters_and_one_quarter);
     tcase_add_test(tc, test_one_instance_per_rank_and_one_more_is_einval_naming_the_limit);
     tcase_add_test(tc, test_bad_arguments_are_refused_with_a_status);
+    tcase_add_test(tc, test_partition_survives_every_allocation_failure);
     tcase_add_test(tc, test_launches_on_instances_give_the_results_of_the_space);
     tcase_add_test(tc, test_tools_device_id_carries_the_instance_number);
     tcase_add_test(tc, test_kernels_on_two_instances_from_two_threads_run_at_the_same_time);
