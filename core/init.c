@@ -7,15 +7,16 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/instance.h"
 #include "core/log.h"
 #include "core/os.h"
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "core/runtime_hooks.h"
-#include "core/wait.h"
 #include "core/settings.h"
 #include "core/space.h"
 #include "core/tools.h"
+#include "core/wait.h"
 #include "parex/config.h"
 #include "parex/core.h"
 #include "parex/space.h"
@@ -180,7 +181,10 @@ int px_finalize(void)
         return PX_EDEADLK;
     }
     int first = pxi_engine_runtime_finalize();
-    int rc = px_fence(NULL);
+    int rc = pxi_instance_finalize_all(); /* those the program did not destroy */
+    if (first == PX_OK)
+        first = rc;
+    rc = px_fence(NULL);
     if (first == PX_OK)
         first = rc;
     rc = pxi_trace_finalize();

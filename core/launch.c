@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/instance.h"
 #include "core/launch.h"
 #include "core/log.h"
 #include "core/registry.h"
@@ -162,7 +163,7 @@ static int check_team_limits(pxi_launch *l, const px_space *s, const char *calle
         return PX_EINVAL;
     }
     pxi_team_limits lim;
-    int rc = s->ops->team_limits(&lim);
+    int rc = pxi_space_team_limits_of(s, &lim); /* an instance's own */
     if (rc != PX_OK)
         return rc;
     int ts = p->team_size > 0 ? p->team_size : lim.default_team_size;
@@ -186,7 +187,7 @@ static int check_team_limits(pxi_launch *l, const px_space *s, const char *calle
                   lim.max_scratch);
         return PX_EINVAL;
     }
-    int n = s->ops->concurrency ? s->ops->concurrency() : 1;
+    int n = pxi_space_concurrency_of(s); /* core/instance.h */
     l->team_plan = pxi_plan_team(p, l->kind, n, &lim,
                                  s->ops->host_accessible ? PXI_PLAN_POOL : PXI_PLAN_DEVICE);
     return PX_OK;

@@ -79,10 +79,10 @@ typedef struct pxi_launch {
  * (PX_WAIT_POLICY, PX_SPIN_US) is not here: core/wait.c is configured once by px_initialize and
  * every waiter, in core and in backends, asks it (pxi_wait_spin_ns). */
 typedef struct pxi_space_config {
-    int num_threads;             /* PX_NUM_THREADS; 0: one per core of the process cpuset */
-    int device_id;               /* PX_DEVICE_ID; -1: the backend's default */
-    char bind[8];                /* PX_BIND: "close" | "spread" | "none"; "": close */
-    int debug_check;             /* PX_DEBUG_CHECK: run structure checkers after mutations */
+    int num_threads; /* PX_NUM_THREADS; 0: one per core of the process cpuset */
+    int device_id;   /* PX_DEVICE_ID; -1: the backend's default */
+    char bind[8];    /* PX_BIND: "close" | "spread" | "none"; "": close */
+    int debug_check; /* PX_DEBUG_CHECK: run structure checkers after mutations */
 } pxi_space_config;
 
 /* Backend operations. Every function is called only while the space is initialized, except
@@ -134,13 +134,37 @@ typedef struct pxi_space_ops {
      * and return PX_OK. NULL: the space runs no team launch. A launch that passed these limits
      * reaches launch() with team_plan resolved (pool spaces: ngroups from concurrency()). */
     int (*team_limits)(pxi_team_limits *out);
+
+    /* Execution-space instances (core/instance.c, px_space_partition). An instance is a
+     * px_space with the same ops whose `impl` holds the backend's state; launch() finds it in
+     * l->space->impl. instance_splits: 1 when instances get disjoint ranks of the space (the
+     * weights split concurrency()), 0 when each instance gets the whole space (a stream, or the
+     * serial thread). instance_create: the state of one instance with ranks [first, first +
+     * nranks) (0 and concurrency() when not split). instance_destroy: wait for the instance's
+     * launches, then free its state. The other ops answer for one instance. Any op may be
+     * NULL: instance_create NULL gives instances with no state that run as the space itself;
+     * the others fall back to the space-wide op (instance_copy: deep_copy). */
+    int instance_splits;
+    int (*instance_create)(int first, int nranks, void **impl);
+    int (*instance_destroy)(void *impl);
+    int (*instance_concurrency)(void *impl);
+    int (*instance_fence)(void *impl);
+    int (*instance_team_limits)(void *impl, pxi_team_limits *out);
+    /* Copy ordered after the instance's earlier launches (complete by instance_fence). */
+    int (*instance_copy)(void *impl, void *dst, int dst_host, const void *src, int src_host,
+                         size_t bytes);
 } pxi_space_ops;
 
 /* The internal layout behind the public px_space handle. Owned by registry.c. */
 struct px_space {
     const pxi_space_ops *ops;
     int available;   /* initialize returned PX_OK in the current runtime lifetime */
-    int instance_id; /* Kokkos Tools instance number (0) */
+    int instance_id; /* Kokkos Tools instance number (0; an instance's own, >= 1) */
+    /* Instances only (core/instance.c owns them; NULL on registry spaces): the space it was
+     * partitioned from, the backend's state, and core's record of it. */
+    px_space *parent;
+    void *impl;
+    struct pxi_instance *inst;
 };
 
 /* The host memory space (core/host_memory.c), for the malloc/free/deep_copy ops of every host

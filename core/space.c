@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/instance.h"
 #include "core/log.h"
 #include "core/registry.h"
 #include "core/runtime.h"
@@ -147,7 +148,7 @@ int px_space_concurrency(const px_space *s)
         PXI_ERROR("px_space_concurrency(%s): the space is not available", s->ops->name);
         return PX_ENODEV;
     }
-    return s->ops->concurrency();
+    return pxi_space_concurrency_of(s);
 }
 
 int px_space_host_accessible(const px_space *s)
@@ -161,7 +162,7 @@ static int fence_one(px_space *s)
     int tools = pxi_tools_active();
     if (tools)
         fid = pxi_tools_begin_fence("px_fence", s);
-    int rc = s->ops->fence();
+    int rc = pxi_space_fence_of(s);
     if (tools)
         pxi_tools_end_fence(fid);
     return rc;
@@ -199,5 +200,6 @@ int px_fence(px_space *s)
         if (rc != PX_OK && first == PX_OK)
             first = rc;
     }
-    return first;
+    int rc = pxi_instance_fence_all(); /* core/instance.c */
+    return first == PX_OK ? rc : first;
 }

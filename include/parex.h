@@ -15,6 +15,7 @@
 #include "parex/cuda.h" /* Cuda-specific API (declared when PX_HAVE_CUDA); macros always */
 #include "parex/engine.h"
 #include "parex/graph.h"
+#include "parex/instance.h"
 #include "parex/kernel.h"
 #include "parex/mdrange.h"
 #include "parex/memory.h"

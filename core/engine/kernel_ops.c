@@ -11,6 +11,7 @@
 
 #include "core/alloc.h"
 #include "core/engine/engine_impl.h"
+#include "core/instance.h"
 #include "core/launch.h"
 #include "core/log.h"
 #include "core/registry.h"
@@ -56,6 +57,7 @@ static int kernel_op_run(const px_run_context *rc, void *arg)
 static void kernel_op_cleanup(void *arg)
 {
     kernel_op *k = arg;
+    pxi_instance_release(k->launch.space); /* core/instance.h: destroy waits for it */
     pxi_free(k->heap_args);
     pxi_pool_put(&k->e->kop_pool, k);
 }
@@ -75,7 +77,8 @@ static int kernel_op_push(px_engine *e, pxi_launch *l, const char *caller, px_va
     if ((rc = pxi_launch_prepare(l, caller)) != PX_OK)
         return rc;
     int device = !l->space->ops->host_accessible;
-    px_context ctx = {PX_DEV_CPU, 0};
+    /* An instance's ops go to its own CPU lane, so ops on two instances run side by side. */
+    px_context ctx = {PX_DEV_CPU, pxi_space_engine_lane(l->space, 0)};
     if (device) {
         ctx.type = PX_DEV_CUDA;
         ctx.device_id = pxi_registry_device_id(l->space);
@@ -121,8 +124,10 @@ static int kernel_op_push(px_engine *e, pxi_launch *l, const char *caller, px_va
                   .caller = caller,
                   /* One trampoline runs every kernel: a cost measured for it would mix them. */
                   .no_inline = 1};
+    pxi_instance_hold(l->space);
     rc = pxi_engine_push(e, &p);
     if (rc != PX_OK) {
+        pxi_instance_release(l->space);
         pxi_free(k->heap_args);
         pxi_pool_put(&e->kop_pool, k);
     }

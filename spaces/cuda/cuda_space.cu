@@ -110,6 +110,13 @@ cudaStream_t stream_or_default(void *s)
     return s ? (cudaStream_t)s : g.stream;
 }
 
+/* A launch's stream: the engine worker's, else an instance's own (parex/instance.h: its impl is
+ * its stream), else the space's. */
+cudaStream_t launch_stream(const pxi_launch *l)
+{
+    return stream_or_default(l->stream ? l->stream : l->space->impl);
+}
+
 /* ---- lifecycle ------------------------------------------------------------------------------- */
 
 int read_info(int dev)
@@ -447,7 +454,7 @@ int launch_md(const pxi_launch *l, const px_kernel_device *d)
     run.end = t->total;
     run.args = l->ctx;
     run.md = &md;
-    run.stream = stream_or_default(l->stream);
+    run.stream = launch_stream(l);
     cudaError_t e = use_device();
     if (e != cudaSuccess)
         return cuda_fail(e, "launch \"%s\": selecting device %d", l->label, g.device);
@@ -504,7 +511,7 @@ int cuda_launch(const pxi_launch *l)
     run.begin = pl.begin;
     run.end = pl.end;
     run.args = l->ctx;
-    run.stream = stream_or_default(l->stream);
+    run.stream = launch_stream(l);
     cudaError_t e = use_device();
     if (e != cudaSuccess)
         return cuda_fail(e, "launch \"%s\": selecting device %d", l->label, g.device);
@@ -647,6 +654,28 @@ int cuda_copy_async(void *dst, int dst_host, const void *src, int src_host, size
     return PX_OK;
 }
 
+/* ---- execution-space instances (parex/instance.h): one stream each --------------------- */
+
+int cuda_instance_create(int, int, void **impl)
+{
+    return cuda_stream_create(impl);
+}
+
+/* Finish the instance's queued work, then drop its stream; the stream goes also after an
+ * error (the first status is returned). */
+int cuda_instance_destroy(void *impl)
+{
+    int rc = cuda_stream_synchronize(impl);
+    int rd = cuda_stream_destroy(impl);
+    return rc != PX_OK ? rc : rd;
+}
+
+int cuda_instance_copy(void *impl, void *dst, int dst_host, const void *src, int src_host,
+                       size_t bytes)
+{
+    return cuda_copy_async(dst, dst_host, src, src_host, bytes, impl);
+}
+
 /* px_cuda_* precondition: the runtime is up and so is this space. */
 int require_up(const char *caller)
 {
@@ -689,6 +718,13 @@ static const pxi_space_ops cuda_ops = {
     cuda_stream_synchronize,  /* stream_synchronize */
     cuda_copy_async,          /* copy_async */
     NULL,                     /* team_limits: no team launches on cuda yet */
+    0,                        /* instance_splits: each instance is a stream on the device */
+    cuda_instance_create,     /* instance_create */
+    cuda_instance_destroy,    /* instance_destroy */
+    NULL,                     /* instance_concurrency: the device's */
+    cuda_stream_synchronize,  /* instance_fence: its stream */
+    NULL,                     /* instance_team_limits */
+    cuda_instance_copy,       /* instance_copy: on its stream */
 };
 
 PX_REGISTER_SPACE(cuda_ops, pxi_space_anchor_cuda)

@@ -47,70 +47,86 @@ typedef struct group {
     size_t mem_bytes;
 } group;
 
-static struct {
+/* The team state of one pool: the space's, or an execution-space instance's
+ * (spaces/threads/instance.c), each with its own launch lock. */
+struct pxi_threads_team {
     pxi_tpool *pool;
     int nranks;
     int default_team;
     group *groups;           /* nranks entries (at most nranks groups, of team size 1) */
     unsigned char *unit_buf; /* lock: dynamic reduction slots */
     size_t unit_buf_bytes;   /* lock */
-} ts;
-
-/* Claims of the dynamic schedule, alone on a line; reset by the lock holder before dispatch. */
-static alignas(PXI_CACHE_LINE) atomic_llong team_next;
+    /* Claims of the dynamic schedule, alone on a line; reset by the lock holder before
+     * dispatch. */
+    alignas(PXI_CACHE_LINE) atomic_llong next;
+};
 
 /* One launch as the ranks see it (on the launcher's stack, read-only while the ranks run). */
 typedef struct team_job {
     const pxi_launch *l;
+    pxi_threads_team *ts;
     pxi_team_plan plan;
     int64_t spin_ns;
     unsigned char *unit_values; /* dynamic reduce: plan.nclaims slots of PXI_TEAM_SLOT bytes */
 } team_job;
 
-int pxi_threads_team_init(pxi_tpool *pool, const pxi_topo *topo, const int *pu_of_rank, int nranks)
+int pxi_threads_team_init(pxi_threads_team **out, pxi_tpool *pool, const pxi_topo *topo,
+                          const int *pu_of_rank, int nranks)
 {
-    memset(&ts, 0, sizeof ts);
-    ts.pool = pool;
-    ts.nranks = nranks;
-    ts.default_team = pxi_topo_cache_group(topo, pu_of_rank, nranks);
-    if (ts.default_team < 1 || ts.default_team > nranks)
-        ts.default_team = 1;
-    ts.groups = pxi_calloc((size_t)nranks, sizeof *ts.groups);
-    if (!ts.groups) {
+    *out = NULL;
+    pxi_threads_team *ts = pxi_malloc_aligned(sizeof *ts, PXI_CACHE_LINE);
+    if (!ts) {
         PXI_ERROR("threads: out of memory for the team groups of %d ranks", nranks);
         return PX_ENOMEM;
     }
+    memset(ts, 0, sizeof *ts);
+    *out = ts;
+    ts->pool = pool;
+    ts->nranks = nranks;
+    ts->default_team = pxi_topo_cache_group(topo, pu_of_rank, nranks);
+    if (ts->default_team < 1 || ts->default_team > nranks)
+        ts->default_team = 1;
+    ts->groups = pxi_calloc((size_t)nranks, sizeof *ts->groups);
+    if (!ts->groups) {
+        PXI_ERROR("threads: out of memory for the team groups of %d ranks", nranks);
+        pxi_threads_team_fini(ts);
+        *out = NULL;
+        return PX_ENOMEM;
+    }
     for (int g = 0; g < nranks; ++g) {
-        ts.groups[g].sync = pxi_malloc_aligned(sizeof(pxi_team_sync), PXI_CACHE_LINE);
-        if (!ts.groups[g].sync) {
+        ts->groups[g].sync = pxi_malloc_aligned(sizeof(pxi_team_sync), PXI_CACHE_LINE);
+        if (!ts->groups[g].sync) {
             PXI_ERROR("threads: out of memory for the team groups of %d ranks", nranks);
-            pxi_threads_team_fini();
+            pxi_threads_team_fini(ts);
+            *out = NULL;
             return PX_ENOMEM;
         }
     }
     return PX_OK;
 }
 
-void pxi_threads_team_fini(void)
+void pxi_threads_team_fini(pxi_threads_team *ts)
 {
-    if (ts.groups) {
-        for (int g = 0; g < ts.nranks; ++g) {
-            pxi_free_aligned(ts.groups[g].sync);
-            pxi_free_aligned(ts.groups[g].mem);
+    if (!ts)
+        return;
+    if (ts->groups) {
+        for (int g = 0; g < ts->nranks; ++g) {
+            pxi_free_aligned(ts->groups[g].sync);
+            pxi_free_aligned(ts->groups[g].mem);
         }
-        pxi_free(ts.groups);
+        pxi_free(ts->groups);
     }
-    pxi_free_aligned(ts.unit_buf);
-    memset(&ts, 0, sizeof ts);
+    pxi_free_aligned(ts->unit_buf);
+    pxi_free_aligned(ts);
 }
 
-int pxi_threads_team_limits(pxi_team_limits *out)
+int pxi_threads_team_limits(const pxi_threads_team *ts, pxi_team_limits *out)
 {
     /* From inside a running kernel a launch runs inline on one thread: one member at most. */
     int inline_launch = pxi_tpool_in_job();
     *out = (pxi_team_limits){
-        .max_team_size = inline_launch ? 1 : ts.nranks,
-        .default_team_size = inline_launch ? 1 : ts.default_team,
+        .max_team_size = inline_launch ? 1 : ts->nranks,
+        .default_team_size = inline_launch ? 1 : ts->default_team,
         .max_vector_length = PX_TEAM_MAX_VECTOR_LENGTH,
         .default_vector_length = 1,
         .max_scratch = PX_TEAM_HOST_MAX_SCRATCH,
@@ -127,10 +143,10 @@ static size_t slots_bytes(int t)
 }
 
 /* Make every used group's memory hold @bytes (lock held). */
-static int reserve_groups(int ngroups, size_t bytes, const char *label)
+static int reserve_groups(pxi_threads_team *ts, int ngroups, size_t bytes, const char *label)
 {
     for (int g = 0; g < ngroups; ++g) {
-        group *gr = &ts.groups[g];
+        group *gr = &ts->groups[g];
         if (gr->mem_bytes >= bytes)
             continue;
         unsigned char *m = pxi_malloc_aligned(bytes, PXI_CACHE_LINE);
@@ -195,7 +211,7 @@ static void team_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
                               reduce && !pl->dynamic ? r->join : NULL);
         return;
     }
-    group *gr = &ts.groups[g];
+    group *gr = &j->ts->groups[g];
     pxi_team_sync *sync = gr->sync;
     unsigned char *values = gr->mem + slots_bytes(t);
     unsigned char *scratch = values + slots_bytes(t);
@@ -236,7 +252,7 @@ static void team_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 
     /* Dynamic: the leader claims run k + 1 before the barrier that ends run k. */
     if (leader)
-        sync->unit[0] = atomic_fetch_add_explicit(&team_next, 1, memory_order_relaxed);
+        sync->unit[0] = atomic_fetch_add_explicit(&j->ts->next, 1, memory_order_relaxed);
     if (many)
         pxi_team_sync_barrier(sync);
     for (unsigned k = 0;; ++k) {
@@ -251,7 +267,7 @@ static void team_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
             run_team(j, &me, lr, values, half);
             if (leader && lr == e - 1)
                 sync->unit[(k + 1) & 1u] =
-                    atomic_fetch_add_explicit(&team_next, 1, memory_order_relaxed);
+                    atomic_fetch_add_explicit(&j->ts->next, 1, memory_order_relaxed);
             if (many)
                 pxi_team_sync_barrier(sync);
             if (reduce && leader)
@@ -307,7 +323,7 @@ static int launch_inline(const pxi_launch *l)
     return PX_OK;
 }
 
-int pxi_threads_team_launch(const pxi_launch *l)
+int pxi_threads_team_launch(const pxi_launch *l, pxi_threads_team *ts)
 {
     if (l->kind != PX_KERNEL_FOR && l->kind != PX_KERNEL_REDUCE) {
         PXI_ERROR("threads: team launch '%s' of unsupported kind %d", l->label, (int)l->kind);
@@ -322,32 +338,32 @@ int pxi_threads_team_launch(const pxi_launch *l)
         }
         return launch_inline(l);
     }
-    team_job j = {.l = l, .plan = l->team_plan};
+    team_job j = {.l = l, .ts = ts, .plan = l->team_plan};
     /* The plan was resolved at prepare with the pool's size; recompute the groups for it in
      * case the prepared launch came from an engine push made before a re-initialize. */
-    if (j.plan.team_size > ts.nranks) {
+    if (j.plan.team_size > ts->nranks) {
         PXI_ERROR("threads: team launch '%s': team size %d is above the limit of %d (its thread "
                   "count, PX_NUM_THREADS)",
-                  l->label, j.plan.team_size, ts.nranks);
+                  l->label, j.plan.team_size, ts->nranks);
         return PX_EINVAL;
     }
-    if ((int64_t)j.plan.ngroups * j.plan.team_size > ts.nranks) {
+    if ((int64_t)j.plan.ngroups * j.plan.team_size > ts->nranks) {
         px_team_policy p = l->team;
         p.team_size = j.plan.team_size;
         p.vector_length = j.plan.vector_length;
         pxi_team_limits lim;
-        (void)pxi_threads_team_limits(&lim);
-        j.plan = pxi_plan_team(&p, l->kind, ts.nranks, &lim, PXI_PLAN_POOL);
+        (void)pxi_threads_team_limits(ts, &lim);
+        j.plan = pxi_plan_team(&p, l->kind, ts->nranks, &lim, PXI_PLAN_POOL);
     }
-    pxi_tpool *pool = ts.pool;
+    pxi_tpool *pool = ts->pool;
     j.spin_ns = pxi_tpool_spin_ns(pool);
     int t = j.plan.team_size;
     size_t bytes = 2 * slots_bytes(t) + j.plan.scratch_group;
     pxi_tpool_lock(pool);
-    int rc = reserve_groups(j.plan.ngroups, bytes, l->label);
+    int rc = reserve_groups(ts, j.plan.ngroups, bytes, l->label);
     if (rc == PX_OK && j.plan.dynamic && l->kind == PX_KERNEL_REDUCE) {
         size_t need = (size_t)j.plan.nclaims * PXI_TEAM_SLOT;
-        if (need > ts.unit_buf_bytes) {
+        if (need > ts->unit_buf_bytes) {
             unsigned char *nb = pxi_malloc_aligned(need, PXI_CACHE_LINE);
             if (!nb) {
                 PXI_ERROR("threads: team launch '%s': out of memory for %zu bytes of "
@@ -355,22 +371,22 @@ int pxi_threads_team_launch(const pxi_launch *l)
                           l->label, need);
                 rc = PX_ENOMEM;
             } else {
-                pxi_free_aligned(ts.unit_buf);
-                ts.unit_buf = nb;
-                ts.unit_buf_bytes = need;
+                pxi_free_aligned(ts->unit_buf);
+                ts->unit_buf = nb;
+                ts->unit_buf_bytes = need;
             }
         }
-        j.unit_values = ts.unit_buf;
+        j.unit_values = ts->unit_buf;
     }
     if (rc != PX_OK) {
         pxi_tpool_unlock(pool);
         return rc;
     }
     for (int g = 0; g < j.plan.ngroups; ++g) {
-        group *gr = &ts.groups[g];
+        group *gr = &ts->groups[g];
         pxi_team_sync_init(gr->sync, t, j.spin_ns, gr->mem);
     }
-    atomic_store_explicit(&team_next, 0, memory_order_relaxed);
+    atomic_store_explicit(&ts->next, 0, memory_order_relaxed);
     pxi_tpool_run(pool, team_main, &j);
     pxi_tpool_unlock(pool);
     return PX_OK;

@@ -21,6 +21,7 @@
 #include "core/registry.h"
 #include "core/wait.h"
 #include "policy/plan.h"
+#include "spaces/threads/exec.h"
 #include "spaces/threads/fanin.h"
 #include "spaces/threads/pool.h"
 #include "spaces/threads/team.h"
@@ -45,6 +46,7 @@ typedef struct job {
     alignas(PXI_CACHE_LINE) const px_reducer *reducer;
     void *result;
     unsigned char *unit_values; /* dynamic reduce: plan.nclaims slots of stride bytes */
+    atomic_llong *shared_next;  /* PXI_DYNAMIC_SHARED: the exec's counter */
     size_t stride;
     unsigned scan_seq; /* scan: value posted on down / fin flags */
 } job;
@@ -58,23 +60,20 @@ static struct {
     pxi_topo_binding *caller_binding; /* the initializing thread's own binding, restored at
                                          finalize */
     int *pu_of_rank;
-    pxi_tpool *pool;
-    int nranks;
+    pxi_threads_exec main; /* the whole pool (exec.h); instances have their own */
     int cores, pus;
     int64_t spin_us;
     const char *wait_name;
     int throttled;
-    int debug_check;         /* PX_DEBUG_CHECK: run check_after after every launch */
-    size_t l2_bytes;         /* one core's L2 (hwloc), for automatic MDRange tiles */
-    unsigned scan_seq;       /* lock */
-    unsigned char *unit_buf; /* lock: dynamic reduction slots */
-    size_t unit_buf_bytes;   /* lock */
+    int debug_check; /* PX_DEBUG_CHECK: run check_after after every launch */
+    size_t l2_bytes; /* one core's L2 (hwloc), for automatic MDRange tiles */
 } st;
 
-/* Shared dynamic counter, alone on its line (every rank hits it). Reset by the lock holder
- * before dispatch; claimed with relaxed fetch_add (uniqueness is all a claim needs; the data a
- * chunk produces reaches rank 0 through the fan-in's release/acquire chain). */
-static alignas(PXI_CACHE_LINE) atomic_llong shared_next;
+/* The exec a launch on @s runs on: an instance's own, or the space's. */
+static pxi_threads_exec *exec_of(const px_space *s)
+{
+    return s && s->impl ? (pxi_threads_exec *)s->impl : &st.main;
+}
 
 static pxi_threads_dynamic_mode dynamic_mode = PXI_DYNAMIC_STEAL;
 
@@ -135,7 +134,7 @@ static void dynamic_claims(const job *j, pxi_tpool *pool, int rank)
 {
     if (j->mode == PXI_DYNAMIC_SHARED) {
         for (;;) {
-            int64_t u = atomic_fetch_add_explicit(&shared_next, 1, memory_order_relaxed);
+            int64_t u = atomic_fetch_add_explicit(j->shared_next, 1, memory_order_relaxed);
             if (u >= j->plan.nclaims)
                 return;
             dynamic_unit(j, u);
@@ -250,6 +249,7 @@ static void job_init(job *j, const pxi_launch *l, const pxi_range_plan *pl)
     j->reducer = l->reducer;
     j->result = l->result;
     j->unit_values = NULL;
+    j->shared_next = NULL;
     j->stride = 0;
     j->scan_seq = 0;
 }
@@ -281,9 +281,9 @@ static int launch_inline(const pxi_launch *l)
 }
 
 /* Make room for @bytes of dynamic reduction slots (lock held). */
-static int reserve_units(size_t bytes, const char *label)
+static int reserve_units(pxi_threads_exec *x, size_t bytes, const char *label)
 {
-    if (bytes <= st.unit_buf_bytes)
+    if (bytes <= x->unit_buf_bytes)
         return PX_OK;
     unsigned char *nb = pxi_malloc_aligned(bytes, PXI_CACHE_LINE);
     if (!nb) {
@@ -292,39 +292,40 @@ static int reserve_units(size_t bytes, const char *label)
                   label, bytes);
         return PX_ENOMEM;
     }
-    pxi_free_aligned(st.unit_buf);
-    st.unit_buf = nb;
-    st.unit_buf_bytes = bytes;
+    pxi_free_aligned(x->unit_buf);
+    x->unit_buf = nb;
+    x->unit_buf_bytes = bytes;
     return PX_OK;
 }
 
 /* PX_DEBUG_CHECK=1 in checking builds: after each launch (lock held), check the pool and, for
  * a dynamic schedule with per-rank ranges, that every range was claimed to its end. */
-static int check_after(const job *j)
+static int check_after(pxi_threads_exec *x, const job *j)
 {
-    int ok = pxi_tpool_check(st.pool, st.scan_seq);
+    int ok = pxi_tpool_check(x->pool, x->scan_seq);
     if (j->plan.dynamic && j->mode == PXI_DYNAMIC_STEAL) {
-        pxi_tpool_slot *slots = pxi_tpool_slots(st.pool);
+        pxi_tpool_slot *slots = pxi_tpool_slots(x->pool);
         for (int r = 0; r < j->plan.nranks; ++r)
             ok &= PX_ALWAYS(atomic_load_explicit(&slots[r].next, memory_order_relaxed) >=
                             slots[r].end);
     } else if (j->plan.dynamic) {
-        ok &=
-            PX_ALWAYS(atomic_load_explicit(&shared_next, memory_order_relaxed) >= j->plan.nclaims);
+        ok &= PX_ALWAYS(atomic_load_explicit(j->shared_next, memory_order_relaxed) >=
+                        j->plan.nclaims);
     }
     return ok;
 }
 
 static int threads_launch(const pxi_launch *l)
 {
+    pxi_threads_exec *x = exec_of(l->space);
     if (l->policy_kind == PXI_POLICY_TEAM)
-        return pxi_threads_team_launch(l); /* spaces/threads/team.c */
+        return pxi_threads_team_launch(l, x->team); /* spaces/threads/team.c */
     if (l->kind != PX_KERNEL_FOR && l->kind != PX_KERNEL_REDUCE && l->kind != PX_KERNEL_SCAN) {
         PXI_ERROR("threads: launch '%s' of unknown kind %d", l->label, (int)l->kind);
         return PX_EINVAL;
     }
     if (l->policy_kind == PXI_POLICY_MDRANGE)
-        return pxi_threads_md_launch(l, st.pool, st.l2_bytes); /* mdrange.c */
+        return pxi_threads_md_launch(l, x->pool, st.l2_bytes); /* mdrange.c */
     if (l->policy_kind != PXI_POLICY_RANGE) {
         PXI_ERROR("threads: launch '%s' of unknown policy kind %d", l->label, (int)l->policy_kind);
         return PX_EINVAL;
@@ -339,27 +340,28 @@ static int threads_launch(const pxi_launch *l)
     if (pxi_tpool_in_job())
         return launch_inline(l);
 
-    int nranks = st.nranks;
+    int nranks = x->nranks;
     const pxi_range_plan pl = pxi_plan_range(p, l->kind, nranks, PXI_PLAN_POOL);
     alignas(PXI_CACHE_LINE) job j;
     job_init(&j, l, &pl);
 
-    pxi_tpool *pool = st.pool;
+    pxi_tpool *pool = x->pool;
     pxi_tpool_lock(pool);
     if (pl.dynamic) {
         j.mode = (uint8_t)dynamic_mode;
         if (l->kind == PX_KERNEL_REDUCE) {
             const px_reducer *r = l->reducer;
             j.stride = (r->value_size + r->value_align - 1) / r->value_align * r->value_align;
-            int rc = reserve_units((size_t)pl.nclaims * j.stride, l->label);
+            int rc = reserve_units(x, (size_t)pl.nclaims * j.stride, l->label);
             if (rc != PX_OK) {
                 pxi_tpool_unlock(pool);
                 return rc;
             }
-            j.unit_values = st.unit_buf;
+            j.unit_values = x->unit_buf;
         }
         if (j.mode == PXI_DYNAMIC_SHARED) {
-            atomic_store_explicit(&shared_next, 0, memory_order_relaxed);
+            j.shared_next = &x->shared_next;
+            atomic_store_explicit(&x->shared_next, 0, memory_order_relaxed);
         } else {
             pxi_tpool_slot *slots = pxi_tpool_slots(pool);
             for (int r = 0; r < nranks; ++r) {
@@ -371,27 +373,49 @@ static int threads_launch(const pxi_launch *l)
         }
     }
     if (l->kind == PX_KERNEL_SCAN) {
-        j.scan_seq = ++st.scan_seq;
+        j.scan_seq = ++x->scan_seq;
         pxi_tpool_run(pool, scan_main, &j);
     } else {
         pxi_tpool_run(pool, job_main, &j);
     }
     if (PXI_CHECKING && st.debug_check)
-        (void)check_after(&j);
+        (void)check_after(x, &j);
     pxi_tpool_unlock(pool);
     return PX_OK;
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
 
+int pxi_threads_exec_init(pxi_threads_exec *x, int first, int nranks)
+{
+    x->first = first;
+    x->nranks = nranks;
+    atomic_init(&x->shared_next, 0);
+    int rc = pxi_tpool_create(&x->pool, nranks, st.topo, st.pu_of_rank + first, st.spin_us * 1000);
+    if (rc == PX_OK)
+        rc = pxi_threads_team_init(&x->team, x->pool, st.topo, st.pu_of_rank + first, nranks);
+    if (rc != PX_OK)
+        pxi_threads_exec_fini(x);
+    return rc;
+}
+
+void pxi_threads_exec_fini(pxi_threads_exec *x)
+{
+    pxi_threads_team_fini(x->team);
+    pxi_tpool_destroy(x->pool);
+    pxi_free_aligned(x->unit_buf);
+    x->team = NULL;
+    x->pool = NULL;
+    x->unit_buf = NULL;
+    x->unit_buf_bytes = 0;
+}
+
 static void release_all(void)
 {
-    pxi_threads_team_fini();
-    pxi_tpool_destroy(st.pool);
+    pxi_threads_exec_fini(&st.main);
     pxi_topo_restore(st.topo, st.caller_binding);
     pxi_free(st.pu_of_rank);
     pxi_topo_destroy(st.topo);
-    pxi_free_aligned(st.unit_buf);
     memset(&st, 0, sizeof st);
 }
 
@@ -410,7 +434,6 @@ static int threads_initialize(const pxi_space_config *c)
         rc = PX_EINVAL;
         goto fail;
     }
-    st.nranks = n;
     st.pu_of_rank = pxi_calloc((size_t)n, sizeof *st.pu_of_rank);
     if (!st.pu_of_rank) {
         PXI_ERROR("threads: out of memory for the rank map of %d ranks", n);
@@ -428,10 +451,7 @@ static int threads_initialize(const pxi_space_config *c)
     st.spin_us = pxi_wait_spin_ns(n, st.pus) / 1000;
     st.debug_check = c->debug_check;
     st.l2_bytes = pxi_topo_l2_bytes(st.topo);
-    rc = pxi_tpool_create(&st.pool, n, st.topo, st.pu_of_rank, st.spin_us * 1000);
-    if (rc != PX_OK)
-        goto fail;
-    if ((rc = pxi_threads_team_init(st.pool, st.topo, st.pu_of_rank, n)) != PX_OK)
+    if ((rc = pxi_threads_exec_init(&st.main, 0, n)) != PX_OK)
         goto fail;
     /* The initializing thread works as rank 0 (it is the usual launcher), so it is bound to
      * rank 0's PU like OpenMP's master thread; otherwise the OS may run it beside worker 1 on
@@ -452,7 +472,7 @@ static int threads_finalize(void)
 
 static int threads_concurrency(void)
 {
-    return st.nranks;
+    return st.main.nranks;
 }
 
 static int threads_fence(void)
@@ -466,21 +486,26 @@ static int threads_in_kernel(void)
     return pxi_tpool_in_job();
 }
 
+static int threads_team_limits(pxi_team_limits *out)
+{
+    return pxi_threads_team_limits(st.main.team, out);
+}
+
 static void threads_print_configuration(FILE *out)
 {
     fprintf(out,
             "  threads: %d ranks (rank 0 = the launching thread, %d workers), %d cores / %d "
             "PUs in the process cpuset\n",
-            st.nranks, st.nranks - 1, st.cores, st.pus);
+            st.main.nranks, st.main.nranks - 1, st.cores, st.pus);
     fprintf(out, "  threads: wait policy %s, spin %lld us then futex sleep%s\n", st.wait_name,
             (long long)st.spin_us, st.throttled ? " (throttled: more ranks than PUs)" : "");
     fprintf(out, "  threads: dynamic schedule claims %s; fan-in tree depth %d\n",
             dynamic_mode == PXI_DYNAMIC_STEAL ? "per-rank ranges with stealing"
                                               : "from one shared counter",
-            st.nranks > 1 ? 32 - __builtin_clz((unsigned)(st.nranks - 1)) : 0);
+            st.main.nranks > 1 ? 32 - __builtin_clz((unsigned)(st.main.nranks - 1)) : 0);
     fprintf(out, "  threads: workers are bound as listed; rank 0 is whichever thread launches and "
                  "keeps its own binding\n");
-    pxi_topo_print(st.topo, out, st.pu_of_rank, st.nranks);
+    pxi_topo_print(st.topo, out, st.pu_of_rank, st.main.nranks);
 }
 
 static const pxi_space_ops threads_ops = {
@@ -498,7 +523,14 @@ static const pxi_space_ops threads_ops = {
     .free = pxi_host_free,
     .deep_copy = pxi_host_deep_copy,
     .in_kernel = threads_in_kernel,
-    .team_limits = pxi_threads_team_limits,
+    .team_limits = threads_team_limits,
+    .instance_splits = 1, /* instances: disjoint groups of ranks (spaces/threads/instance.c) */
+    .instance_create = pxi_threads_instance_create,
+    .instance_destroy = pxi_threads_instance_destroy,
+    .instance_concurrency = pxi_threads_instance_concurrency,
+    .instance_fence = pxi_threads_instance_fence,
+    .instance_team_limits = pxi_threads_instance_team_limits,
+    .instance_copy = pxi_threads_instance_copy,
 };
 
 PX_REGISTER_SPACE(threads_ops, pxi_space_anchor_threads)
