@@ -402,6 +402,10 @@ typedef struct pxi_push {
     pxi_waiter *waiter;
     const char *caller;
     int no_inline; /* never run on the pusher by the cost rule (kernel ops) */
+    /* Non-NULL: the handles are already in lock order (ascending Var address) without
+     * duplicates, and sorted_writes[i] tells whether handle i is a write (n_reads counts them
+     * all); push skips its sort (graph launches: sorted once at px_graph_end). */
+    const uint8_t *sorted_writes;
 } pxi_push;
 
 /* Fill every field of a public push's descriptor one by one: a designated initializer zeroes
@@ -430,6 +434,7 @@ static inline void pxi_push_describe(pxi_push *p, pxi_op_kind kind, void *arg, p
     p->waiter = NULL;
     p->caller = caller;
     p->no_inline = 0;
+    p->sorted_writes = NULL;
 }
 
 PX_NODISCARD int pxi_engine_push(pxi_engine *e, const pxi_push *p);

@@ -80,6 +80,7 @@ void pxi_graph_free(px_graph *g)
     pxi_free(g->roots);
     pxi_free(g->vars);
     pxi_free(g->handles);
+    pxi_free(g->handle_write);
     pxi_free(g->names);
     pxi_free(g);
 }

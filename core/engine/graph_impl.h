@@ -44,6 +44,9 @@ typedef struct gvar {
     size_t n_readers, cap_readers;
 } gvar;
 
+#define GRAPH_SUCC_ONLY_PRED 0x80000000u
+#define GRAPH_SUCC_INDEX     0x7fffffffu
+
 typedef struct grun grun;
 
 struct px_graph {
@@ -56,13 +59,21 @@ struct px_graph {
     gnode *nodes;
     size_t n_nodes;
     gdep *deps;
+    /* Successor edges (CSR by node): the successor's index, with GRAPH_SUCC_ONLY_PRED set
+     * when this node is its only predecessor (a launch then needs no countdown and no look
+     * at the successor's node: reading its n_pred was a fifth of a node's completion). */
     uint32_t *succ;
     size_t n_edges;
     uint32_t *roots;
     size_t n_roots;
     gvar *vars;
     size_t n_vars;
-    uintptr_t *handles; /* reads then writes, for the launch push */
+    /* The launch push's Vars: in lock order (ascending Var address) with handle_write[k]
+     * telling a write, or, when two handles name one Var slot (a Var deleted and its slot
+     * reused while recording; such a launch fails with PX_EINVAL), reads then writes with
+     * handle_write NULL. */
+    uintptr_t *handles;
+    uint8_t *handle_write;
     size_t n_reads, n_writes;
     char *names;
     pxi_spin pool_lock;

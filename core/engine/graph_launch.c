@@ -207,10 +207,11 @@ static void node_done(grun *run, uint32_t i, int status)
             atomic_store_explicit(&run_block(run, i)->wait, (int)gn->n_pred, memory_order_relaxed);
         const uint32_t *succ = g->succ + gn->succ_begin;
         for (uint32_t k = 0; k < gn->n_succ; ++k) {
-            uint32_t s = succ[k];
+            uint32_t s = succ[k] & GRAPH_SUCC_INDEX;
             /* acq_rel: our st[] store (and the op's effects) happen before the successor; a
-             * single predecessor hands over through the lane's lock or this thread. */
-            if (g->nodes[s].n_pred == 1 ||
+             * single predecessor (flagged in the edge, so its node is not read) hands over
+             * through the lane's lock or this thread. */
+            if ((succ[k] & GRAPH_SUCC_ONLY_PRED) ||
                 atomic_fetch_sub_explicit(&run_block(run, s)->wait, 1, memory_order_acq_rel) == 1)
                 make_ready(run, s, &skipped);
         }
@@ -340,6 +341,7 @@ int px_graph_launch(px_graph *g)
                   .n_reads = g->n_reads,
                   .n_writes = g->n_writes,
                   .handles = g->handles,
+                  .sorted_writes = g->handle_write,
                   /* Ready at push: its start (releasing the roots) runs on the launcher. */
                   .prop = PX_FN_ASYNC,
                   .name = "px_graph_launch",

@@ -562,12 +562,16 @@ static int resolve(pxi_engine *e, pxi_dep *d, uintptr_t h, int write, const char
 static int deps_prepare(pxi_engine *e, pxi_opr *o, const pxi_push *p, size_t n)
 {
     for (size_t i = 0; i < n; ++i) {
-        int write = i >= p->n_reads;
+        int write = p->sorted_writes ? p->sorted_writes[i] : i >= p->n_reads;
         uintptr_t h = pxi_push_handle(p, i);
         int rc = resolve(e, &o->deps[i], h, write, p->caller, write ? "writes" : "reads",
-                         write ? i - p->n_reads : i);
+                         write && !p->sorted_writes ? i - p->n_reads : i);
         if (rc != PX_OK)
             return rc;
+    }
+    if (p->sorted_writes) { /* in lock order and unique already (graph launches) */
+        o->n_deps = (uint32_t)n;
+        return PX_OK;
     }
     uint32_t m = 0;
     sort_deps(o->deps, (uint32_t)n);
