@@ -283,9 +283,6 @@ struct pxi_worker {
     int index; /* run context worker number, engine-wide */
     pthread_t thread;
     void *stream; /* device stream (GPU lanes), owned by this worker */
-    /* Ops this worker took from its CPU lane in one pop beyond the one it runs (lanes.c,
-     * lane_pop), linked through pxi_opr.next; only this worker touches them. */
-    pxi_opr *batch;
 };
 
 struct pxi_lane {

@@ -145,44 +145,24 @@ void pxi_lane_push_batch(pxi_lane *l, pxi_opr *head, int n)
     }
 }
 
-/* Most ops a worker takes from a CPU lane in one pop (see lane_pop). */
-#define POP_BATCH 8
-
-/* The next op for worker @w of @l, or NULL. On a CPU lane (FIFO, several workers, ops of any
- * order among themselves: every queued op is ready) a pop takes the worker's share of the
- * queue, queued / workers ops but at least 1 and at most POP_BATCH, and keeps the ones beyond
- * the first in w->batch: a graph launch releasing many roots, or a pusher ahead of the
- * workers, then costs one lock round (one transfer of the lane's line) per few ops instead of
- * per op. A share, not more: ops a worker holds cannot go to an idle one, so a short queue
- * still hands out one op at a time. The priority, IO and device lanes pop one op (order). */
-static pxi_opr *lane_pop(pxi_lane *l, pxi_worker *w)
+static pxi_opr *lane_pop(pxi_lane *l)
 {
     if (atomic_load_explicit(&l->n_queued, memory_order_relaxed) <= 0)
         return NULL;
     pxi_spin_lock(&l->lock);
-    int queued = atomic_load_explicit(&l->n_queued, memory_order_relaxed);
     pxi_opr *o = NULL;
-    int took = 0;
     if (l->kind == PXI_LANE_PRIO)
         o = heap_pop(l);
-    if (o) {
-        took = 1;
-    } else if (l->head) {
-        int take = l->kind == PXI_LANE_CPU ? queued / l->n_workers : 1;
-        take = take < 1 ? 1 : take > POP_BATCH ? POP_BATCH : take;
+    if (!o && l->head) {
         o = l->head;
-        pxi_opr *last = o;
-        for (took = 1; took < take && last->next; ++took)
-            last = last->next;
-        l->head = last->next;
+        l->head = o->next;
         if (!l->head)
             l->tail = NULL;
-        last->next = NULL;
-        w->batch = o->next;
-        o->next = NULL;
     }
-    if (took)
-        atomic_store_explicit(&l->n_queued, queued - took, memory_order_relaxed);
+    if (o)
+        atomic_store_explicit(&l->n_queued,
+                              atomic_load_explicit(&l->n_queued, memory_order_relaxed) - 1,
+                              memory_order_relaxed);
     pxi_spin_unlock(&l->lock);
     return o;
 }
@@ -254,13 +234,8 @@ static void *worker_main(void *arg)
     }
     for (;;) {
         pxi_opr *o = ops->take_local();
-        if (!o && w->batch) {
-            o = w->batch;
-            w->batch = o->next;
-            o->next = NULL;
-        }
         if (!o)
-            o = lane_pop(l, w);
+            o = lane_pop(l);
         if (o) {
             ops->execute(o, w);
             continue;
