@@ -10,9 +10,13 @@
  *             one space serialize on its launch lock).
  *   mixed     each pipeline alternates a sync stage and a kernel stage.
  *
- * Output: one line per (workload, workers): median wall ms over --reps runs and the speedup
- * over 1 worker in the same run. Run: build-rel/bench/bench_pipeline [--pipelines 4]
+ * Output: one line per (workload, workers): median wall ms over --reps runs, the speedup
+ * over 1 worker in the same run, and two figures the machine's load does not change: the
+ * overlap of sync stages (the mean, over stages, of the most stages running at once while a
+ * stage ran: 1.0 when nothing overlaps) and the share of sync stages their pusher ran. Run:
+ * build-rel/bench/bench_pipeline [--pipelines 4]
  * [--stages 16] [--stage-us 200] [--n 200000] [--reps 5] [--max-workers 4]. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,16 +27,31 @@
 
 static int stage_us = 200;
 
+/* Overlap of sync stages, which the machine's load does not change (wall times on a shared
+ * 2-core VM vary 3x between runs): each stage notes the most stages it saw running at once
+ * while it spun, and on which thread it ran (worker -1: its pusher). A mean of 1.0 means the
+ * stages ran one after the other whatever the wall time says; W workers should give about W. */
+static atomic_int stages_running, stages_seen_sum, stages_done, stages_on_pusher;
+
 static int spin_stage(const px_run_context *rc, void *arg)
 {
-    (void)rc;
     volatile double *sink = arg;
+    int seen = atomic_fetch_add_explicit(&stages_running, 1, memory_order_relaxed) + 1;
     double t_end = bench_now_s() + 1e-6 * stage_us;
     double x = 0;
-    while (bench_now_s() < t_end)
+    while (bench_now_s() < t_end) {
         for (int k = 0; k < 64; ++k)
             x += 1e-9 * k;
+        int now = atomic_load_explicit(&stages_running, memory_order_relaxed);
+        if (now > seen)
+            seen = now;
+    }
     *sink += x;
+    atomic_fetch_add_explicit(&stages_seen_sum, seen, memory_order_relaxed);
+    atomic_fetch_add_explicit(&stages_done, 1, memory_order_relaxed);
+    if (rc->worker < 0)
+        atomic_fetch_add_explicit(&stages_on_pusher, 1, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&stages_running, 1, memory_order_relaxed);
     return PX_OK;
 }
 
@@ -134,16 +153,24 @@ int main(int argc, char **argv)
            "threads space %d ranks, %d reps (median)\n",
            pipelines, stages, stage_us, (long long)n, threads ? px_space_concurrency(threads) : 0,
            reps);
-    printf("# %-7s %8s %12s %10s\n", "work", "workers", "median_ms", "speedup");
+    printf("# %-7s %8s %12s %10s %8s %10s\n", "work", "workers", "median_ms", "speedup", "overlap",
+           "on_pusher");
     for (int w = 0; w < W_COUNT; ++w) {
         double base = 0;
         for (int workers = 1; workers <= max_workers; workers *= 2) {
+            atomic_store(&stages_seen_sum, 0);
+            atomic_store(&stages_done, 0);
+            atomic_store(&stages_on_pusher, 0);
             for (int r = 0; r < reps; ++r)
                 times[r] = run_once(w, workers, pipelines, stages, n, data, sinks);
             double med = bench_median(times, reps);
             if (workers == 1)
                 base = med;
-            printf("  %-7s %8d %12.3f %10.2f\n", w_names[w], workers, 1e3 * med, base / med);
+            int done = atomic_load(&stages_done);
+            double overlap = done ? (double)atomic_load(&stages_seen_sum) / done : 0.0;
+            double on_pusher = done ? (double)atomic_load(&stages_on_pusher) / done : 0.0;
+            printf("  %-7s %8d %12.3f %10.2f %8.2f %10.2f\n", w_names[w], workers, 1e3 * med,
+                   base / med, overlap, on_pusher);
             fflush(stdout);
         }
     }

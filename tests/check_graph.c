@@ -2,7 +2,8 @@
  * recorded ops one by one (a randomized DAG over 64 Vars, bit for bit against the serial
  * order, on 1, 2 and 3 CPU workers), launches interleave with ordinary pushes in order,
  * failures propagate inside a graph and out through its Vars, misuse gives clear statuses,
- * and destroying a graph with queued launches defers its free.
+ * destroying a graph with queued launches defers its free, a graph outlives its engine safely
+ * and a push that fails while recording leaves no Var of it in the graph.
  *
  * The engine kind under test comes from PX_ENGINE (ctest registers one run per kind);
  * PX_TEST_GRAPH_OPS scales the randomized DAG down for sanitizer runs. */
@@ -444,6 +445,86 @@ START_TEST(test_destroy_with_queued_launches_defers_free)
 }
 END_TEST
 
+/* ---- review defects: an engine destroyed first, a push that fails while recording ------- */
+
+START_TEST(test_graph_destroyed_after_its_engine_is_safe)
+{
+    enum { N = 100 };
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_space *s = px_default_space();
+    px_var *vx = px_var_new(e), *vy = px_var_new(e);
+    double *x = calloc(N, sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    atomic_store(&ran_count, 0);
+    /* A kernel op's argument copy lives in the engine's pools until its cleanup runs. */
+    ck_assert_int_eq(px_graph_begin(e), PX_OK);
+    ck_assert_int_eq(
+        px_engine_push_parallel_for_fn(e, s, "fill", px_range(0, N), fill_fn, x, NULL, 0, &vx, 1),
+        PX_OK);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, &vx, 1, &vy, 1, PX_FN_NORMAL, 0, "after"),
+        PX_OK);
+    px_graph *g = NULL, *never = NULL;
+    ck_assert_int_eq(px_graph_end(e, &g), PX_OK);
+    ck_assert_int_eq(px_graph_begin(e), PX_OK);
+    ck_assert_int_eq(
+        px_engine_push_parallel_for_fn(e, s, "fill", px_range(0, N), fill_fn, x, NULL, 0, &vy, 1),
+        PX_OK);
+    ck_assert_int_eq(px_graph_end(e, &never), PX_OK);
+    /* Launches still queued when the engine goes: destroy waits for them. */
+    for (int i = 0; i < 3; ++i)
+        ck_assert_int_eq(px_graph_launch(g), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), 3);
+    ck_assert_double_eq(x[N - 1], (double)(N - 1));
+    size_t n_ops = 0;
+    ck_assert_int_eq(px_graph_stats(g, &n_ops, NULL), PX_OK);
+    ck_assert_uint_eq(n_ops, 2);
+    ck_assert_int_eq(px_graph_launch(g), PX_EINVAL); /* its engine is gone */
+    ck_assert_int_eq(px_graph_destroy(g), PX_OK);
+    ck_assert_int_eq(px_graph_destroy(never), PX_OK);
+    free(x);
+}
+END_TEST
+
+START_TEST(test_failed_push_while_recording_leaves_no_var_in_graph)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_engine *e2 = px_engine_create(kind_under_test(), 1);
+    px_var *a = px_var_new(e), *b = px_var_new(e), *foreign = px_var_new(e2);
+    atomic_store(&ran_count, 0);
+    ck_assert_int_eq(px_graph_begin(e), PX_OK);
+    /* Var a resolves before the foreign write fails the push. */
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, &a, 1, &foreign, 1, PX_FN_NORMAL, 0, "bad"),
+        PX_EINVAL);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, NULL, 0, &b, 1, PX_FN_NORMAL, 0, "on-b"),
+        PX_OK);
+    px_graph *g = NULL;
+    ck_assert_int_eq(px_graph_end(e, &g), PX_OK);
+    size_t n_ops = 0;
+    ck_assert_int_eq(px_graph_stats(g, &n_ops, NULL), PX_OK);
+    ck_assert_uint_eq(n_ops, 1);
+    /* Hold a: a launch that still named it would queue behind the hold and never run. */
+    async_slot slot = {NULL, 0};
+    ck_assert_int_eq(
+        px_engine_push_async(e, async_defer, &slot, CPU, NULL, 0, &a, 1, PX_FN_NORMAL, 0, "hold"),
+        PX_OK);
+    ck_assert_int_eq(px_graph_launch(g), PX_OK);
+    for (int ms = 0; ms < 20000 && atomic_load(&ran_count) == 0; ++ms)
+        sleep_ms(1);
+    ck_assert_int_eq(atomic_load(&ran_count), 1);
+    while (!atomic_load_explicit(&slot.ready, memory_order_acquire))
+        sleep_ms(1);
+    px_on_complete_call(slot.done, PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(px_graph_destroy(g), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e2), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
 /* ---- launches from several threads -------------------------------------------------------- */
 
 typedef struct launcher {
@@ -509,6 +590,8 @@ static Suite *graph_suite(void)
     tcase_add_test(tc, test_misuse_gives_clear_statuses);
     tcase_add_test(tc, test_destroy_with_queued_launches_defers_free);
     tcase_add_test(tc, test_launch_from_several_threads);
+    tcase_add_test(tc, test_graph_destroyed_after_its_engine_is_safe);
+    tcase_add_test(tc, test_failed_push_while_recording_leaves_no_var_in_graph);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -212,7 +212,10 @@ typedef struct pxi_opr {
     struct px_on_complete done;
     int run_status;     /* GPU sync ops: fn's status until the stream callback */
     pxi_worker *worker; /* GPU sync ops: the worker whose stream runs it */
-    int size_class;     /* pool index, or -1 for a direct pxi_malloc */
+    int size_class;     /* pool index, -1 for a direct pxi_malloc, PXI_OPR_EXTERNAL */
+    /* PXI_OPR_EXTERNAL blocks only (graph launches): finish hands the op to this instead of
+     * releasing Vars and freeing the block; set by the layer that owns the block. */
+    void (*finish_hook)(struct pxi_opr *o, int status);
     /* Written by the pusher before the op is published, then read-only. Subject to the cost
      * rule (cost.c, work-first inlining): a SYNC op of the normal CPU lane that is not a
      * kernel op, on a non-naive engine with inline_ns > 0. */
@@ -251,6 +254,20 @@ struct pxi_operator {
 
 /* ---- worker lanes (lanes.c) ------------------------------------------------------------- */
 
+/* What a lane's workers call back into: the op layer (push.c) hands this table to every lane
+ * it has made (pxi_lane_create), so lanes sit below push and never call up into it. */
+typedef struct pxi_lane_ops {
+    /* Once, on the worker thread, before it looks for work. */
+    void (*enter)(pxi_worker *w);
+    /* The op this worker kept for itself (the continuation slot), or NULL. */
+    pxi_opr *(*take_local)(void);
+    /* Run one op this worker popped or kept. */
+    void (*execute)(pxi_opr *o, pxi_worker *w);
+    /* The worker found no work: publish what it counts locally. Nonzero when that may have
+     * made ops ready (the worker then looks again before it sleeps). */
+    int (*idle)(void);
+} pxi_lane_ops;
+
 typedef enum {
     PXI_LANE_CPU = 0, /* FIFO, several workers */
     PXI_LANE_PRIO,    /* priority heap, its own workers */
@@ -284,6 +301,7 @@ struct pxi_lane {
     alignas(PXI_CACHE_LINE) pxi_lane_kind kind;
     int device_id;
     pxi_engine *e;
+    const pxi_lane_ops *ops;
     pxi_wait_event wake; /* idle workers sleep here; an enqueue wakes one when needed */
     atomic_int stop;
     int64_t spin_ns; /* idle workers poll this long before sleeping (core/wait.h) */
@@ -341,7 +359,12 @@ struct px_engine {
     pxi_lane *io_lane;
     _Atomic(pxi_lane *) gpu_lanes[PXI_MAX_GPU_DEVS];
     _Atomic(pxi_lane *) gpu_copy_lanes[PXI_MAX_GPU_DEVS];
-    int next_worker_index; /* under lanes_lock */
+    int next_worker_index;        /* under lanes_lock */
+    const pxi_lane_ops *lane_ops; /* what every lane of this engine calls back (push.c) */
+    /* Objects above the engine that hold engine resources (graphs): told, once no op is in
+     * flight, that the engine is going away (pxi_engine_dependent_*, runtime.c). */
+    pthread_mutex_t dependents_lock;
+    struct pxi_engine_dependent *dependents; /* under dependents_lock */
     /* Measured cost per op function: read on every eligible push, written on sampled runs. */
     alignas(PXI_CACHE_LINE) pxi_cost_slot cost[PXI_COST_SLOTS];
     /* counters */
@@ -379,6 +402,10 @@ typedef struct pxi_push {
     pxi_waiter *waiter;
     const char *caller;
     int no_inline; /* never run on the pusher by the cost rule (kernel ops) */
+    /* Non-NULL: the handles are already in lock order (ascending Var address) without
+     * duplicates, and sorted_writes[i] tells whether handle i is a write (n_reads counts them
+     * all); push skips its sort (graph launches: sorted once at px_graph_end). */
+    const uint8_t *sorted_writes;
 } pxi_push;
 
 /* Fill every field of a public push's descriptor one by one: a designated initializer zeroes
@@ -407,6 +434,7 @@ static inline void pxi_push_describe(pxi_push *p, pxi_op_kind kind, void *arg, p
     p->waiter = NULL;
     p->caller = caller;
     p->no_inline = 0;
+    p->sorted_writes = NULL;
 }
 
 PX_NODISCARD int pxi_engine_push(pxi_engine *e, const pxi_push *p);
@@ -427,12 +455,23 @@ PX_NODISCARD int pxi_engine_check_lists(const char *caller, px_var *const *reads
 PX_NODISCARD int pxi_engine_check_prop(px_fn_property prop, const char *caller);
 /* Run one dispatched op on the calling thread; w is the worker or NULL (pusher/inline). */
 void pxi_engine_execute(pxi_opr *o, pxi_worker *w);
-/* Worker-thread registration and the continuation slot (see push.c). */
-void pxi_engine_worker_enter(pxi_worker *w);
-pxi_opr *pxi_engine_take_local(void);
-/* Publish the ops this worker finished to the engine's in-flight count (call when idle). */
-void pxi_engine_worker_flush(void);
+/* Worker-thread registration, the continuation slot and the idle flush, as the table every
+ * lane of an engine calls back (runtime.c passes it to pxi_lane_create). */
+extern const pxi_lane_ops pxi_engine_lane_ops;
 int pxi_engine_in_op(void);
+/* Nonzero on an engine worker thread. */
+int pxi_engine_on_worker(void);
+/* A layer above push that counts work per thread in batches (graph launches) sets this on a
+ * worker thread; the worker calls it when it runs out of work, before it sleeps. It returns
+ * nonzero when it counted something down (which may have made ops ready). */
+extern PXI_ENGINE_TLS int (*pxi_engine_tl_idle_hook)(void);
+/* Recording (graphs): while a thread's recorder is set, its SYNC/ASYNC pushes go to
+ * record() instead of the Var queues, and the thread may not wait on the engine. */
+typedef struct pxi_recorder {
+    pxi_engine *e;
+    int (*record)(struct pxi_recorder *r, pxi_engine *e, const pxi_push *p);
+} pxi_recorder;
+extern PXI_ENGINE_TLS pxi_recorder *pxi_engine_tl_recorder;
 /* The handle of a push's dep @i: reads first (0 .. n_reads - 1), then writes; from the handle
  * array when the push carries one (reusable operators), else from the Var pointers. */
 static inline uintptr_t pxi_push_handle(const pxi_push *p, size_t i)
@@ -473,8 +512,9 @@ void pxi_var_queue_release(pxi_opr *o);
 void pxi_operator_release(pxi_engine *e, pxi_operator *t);
 
 /* lanes.c */
-PX_NODISCARD int pxi_lane_create(pxi_engine *e, pxi_lane_kind kind, int device_id, int n_workers,
-                                 pxi_lane **out);
+/* A lane of @n_workers threads, each calling back @ops (push.c's pxi_engine_lane_ops). */
+PX_NODISCARD int pxi_lane_create(pxi_engine *e, const pxi_lane_ops *ops, pxi_lane_kind kind,
+                                 int device_id, int n_workers, pxi_lane **out);
 void pxi_lane_destroy(pxi_lane *l);
 void pxi_lane_push(pxi_lane *l, pxi_opr *o);
 /* Enqueue @n ready ops linked through pxi_opr.next (NULL-terminated) with one lock round and
@@ -486,24 +526,21 @@ pxi_lane *pxi_lane_for(pxi_engine *e, const pxi_opr *o, int *status);
 PX_NODISCARD int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_property prop,
                                     const char *caller);
 
-/* graph.c (parex/graph.h). The op blocks of a graph launch have this size_class; push.c's
- * finish hands them to pxi_graph_node_finish instead of releasing Vars and freeing them. */
-#define PXI_OPR_GRAPH_NODE (-2)
-typedef struct pxi_graph_rec pxi_graph_rec;
-/* The recording of the calling thread (between px_graph_begin and px_graph_end), or NULL. */
-extern PXI_ENGINE_TLS pxi_graph_rec *pxi_graph_tl_rec;
-/* Record a SYNC/ASYNC push while this thread records: the push's statuses. */
-PX_NODISCARD int pxi_graph_record(pxi_engine *e, const pxi_push *p);
-/* A graph op finished (or failed to dispatch) with @status. */
-void pxi_graph_node_finish(pxi_opr *o, int status);
-/* Worker threads (lanes.c): register at start; count graph ops down before going idle. The
- * flush returns nonzero when it counted something down: that may have completed a launch and
- * made ops ready (in the continuation slot too), so the worker must look for work again. */
-void pxi_graph_worker_enter(void);
-int pxi_graph_worker_flush(void);
+/* Op blocks owned by a layer above push (graph launches): finish calls o->finish_hook. */
+#define PXI_OPR_EXTERNAL (-2)
 
 /* runtime.c */
 void pxi_engine_list_add(pxi_engine *e);
 void pxi_engine_list_remove(pxi_engine *e);
+/* Something above the engine that holds engine resources (a graph: its kernel ops' argument
+ * copies live in the engine's pools). Engine destroy, once no op is in flight, unlinks every
+ * dependent and calls its engine_gone(), which must release those resources and forget the
+ * engine; it must not call pxi_engine_dependent_remove. */
+typedef struct pxi_engine_dependent {
+    struct pxi_engine_dependent *prev, *next;
+    void (*engine_gone)(struct pxi_engine_dependent *d);
+} pxi_engine_dependent;
+void pxi_engine_dependent_add(pxi_engine *e, pxi_engine_dependent *d);
+void pxi_engine_dependent_remove(pxi_engine *e, pxi_engine_dependent *d);
 
 #endif

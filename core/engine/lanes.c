@@ -7,6 +7,9 @@
  * wakes a sleeper only when one exists and no poller will take the op, so a busy engine makes
  * no system calls.
  *
+ * Lanes sit below the op layer: a worker calls back only through the pxi_lane_ops table its
+ * lane was made with (push.c's pxi_engine_lane_ops), never into push.c or graph code directly.
+ *
  * Which lane an op goes to:
  *   CPU context:  PX_FN_COPY_*        -> the IO lane (one worker: copies do not compete with
  *                                        compute for cores);
@@ -190,6 +193,25 @@ static int lane_ready(const void *arg)
            atomic_load_explicit(&l->stop, memory_order_acquire);
 }
 
+/* Pause-polls, then looks at the lane once, LOOK_GROUPS times (about a microsecond in all, no
+ * yield, no shared write) before a worker that found its lane empty publishes its counts and
+ * enters the wait. When the pusher is the bottleneck (empty or short ops), the next op is
+ * usually a few hundred nanoseconds away; an idle episode per op cost two shared lines per op:
+ * the in-flight count (the finished-op batch flushed at every episode, so it was a batch of 1)
+ * and the pollers' count the wait announces itself on. */
+#define LOOK_GROUPS 2
+#define LOOK_PAUSES 16
+static int lane_look_briefly(pxi_lane *l)
+{
+    for (int g = 0; g < LOOK_GROUPS; ++g) {
+        for (int k = 0; k < LOOK_PAUSES; ++k)
+            pxi_os_cpu_pause();
+        if (atomic_load_explicit(&l->n_queued, memory_order_relaxed) > 0)
+            return 1;
+    }
+    return 0;
+}
+
 static void *worker_main(void *arg)
 {
     pxi_worker *w = arg;
@@ -201,8 +223,8 @@ static void *worker_main(void *arg)
      * is bound to one core as Threads rank 0). */
     pxi_os_affinity_apply_captured();
     pxi_trace_thread_name(name);
-    pxi_engine_worker_enter(w);
-    pxi_graph_worker_enter();
+    const pxi_lane_ops *ops = l->ops;
+    ops->enter(w);
     const px_space *cs = l->cuda_space;
     if (cs && cs->ops->stream_create) {
         if (cs->ops->stream_create(&w->stream) != PX_OK) {
@@ -211,16 +233,17 @@ static void *worker_main(void *arg)
         }
     }
     for (;;) {
-        pxi_opr *o = pxi_engine_take_local();
+        pxi_opr *o = ops->take_local();
         if (!o)
             o = lane_pop(l);
         if (o) {
-            pxi_engine_execute(o, w);
+            ops->execute(o, w);
             continue;
         }
-        if (pxi_graph_worker_flush())
-            continue; /* a completed launch may have made ops ready */
-        pxi_engine_worker_flush();
+        if (lane_look_briefly(l))
+            continue;
+        if (ops->idle())
+            continue; /* what it counted down may have made ops ready */
         if (atomic_load_explicit(&l->stop, memory_order_acquire))
             break;
         /* Poll politely (PXI_WAIT_YIELD): with W workers plus the pusher there are more
@@ -245,7 +268,8 @@ static void lane_stop(pxi_lane *l, int n_started)
         pthread_join(l->workers[i].thread, NULL);
 }
 
-int pxi_lane_create(pxi_engine *e, pxi_lane_kind kind, int device_id, int n_workers, pxi_lane **out)
+int pxi_lane_create(pxi_engine *e, const pxi_lane_ops *ops, pxi_lane_kind kind, int device_id,
+                    int n_workers, pxi_lane **out)
 {
     pxi_lane *l = pxi_malloc_aligned(sizeof *l, PXI_CACHE_LINE);
     if (!l)
@@ -255,6 +279,7 @@ int pxi_lane_create(pxi_engine *e, pxi_lane_kind kind, int device_id, int n_work
     l->kind = kind;
     l->device_id = device_id;
     l->e = e;
+    l->ops = ops;
     atomic_init(&l->n_queued, 0);
     pxi_wait_event_init(&l->wake);
     /* Throttled only when the lane's own workers outnumber the CPUs. The pusher is not counted:
@@ -312,7 +337,7 @@ static LANE_NOINLINE pxi_lane *lane_create_slow(pxi_engine *e, _Atomic(pxi_lane 
     pthread_mutex_lock(&e->lanes_lock);
     pxi_lane *l = atomic_load_explicit(slot, memory_order_relaxed);
     if (!l) {
-        int rc = pxi_lane_create(e, kind, device_id, n_workers, &l);
+        int rc = pxi_lane_create(e, e->lane_ops, kind, device_id, n_workers, &l);
         if (rc != PX_OK) {
             pthread_mutex_unlock(&e->lanes_lock);
             PXI_ERROR("engine: cannot create the %s lane of device %d", lane_kind_name(kind),

@@ -576,7 +576,7 @@ static int check_common(px_engine *e, const void *buf, int count, MPI_Datatype t
     int rc = pxi_engine_validate(e, caller);
     if (rc != PX_OK)
         return rc;
-    if (pxi_graph_tl_rec != NULL) {
+    if (pxi_engine_tl_recorder != NULL) {
         /* A message's state (its request) is per post; queued launches of one graph could post
          * it twice at once. */
         PXI_ERROR("%s: MPI ops cannot be recorded in a graph (px_graph_begin is active on this "

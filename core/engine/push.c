@@ -51,12 +51,20 @@ static PXI_ENGINE_TLS pxi_opr *tl_local;
 /* Depth of pxi_engine_push calls on this thread: an op run while it is positive, off a worker,
  * runs inside its pusher's call (Kokkos Tools regions, see execute). */
 static PXI_ENGINE_TLS int tl_pushing;
-void pxi_engine_worker_enter(pxi_worker *w)
+PXI_ENGINE_TLS int (*pxi_engine_tl_idle_hook)(void);
+PXI_ENGINE_TLS pxi_recorder *pxi_engine_tl_recorder;
+
+static void worker_enter(pxi_worker *w)
 {
     tl_worker = w;
 }
 
-pxi_opr *pxi_engine_take_local(void)
+int pxi_engine_on_worker(void)
+{
+    return tl_worker != NULL;
+}
+
+static pxi_opr *take_local(void)
 {
     pxi_opr *o = tl_local;
     tl_local = NULL;
@@ -112,7 +120,7 @@ static void inflight_dec(pxi_engine *e)
 #define PXI_DONE_BATCH 32
 static PXI_ENGINE_TLS long long tl_done;
 
-void pxi_engine_worker_flush(void)
+static void worker_flush(void)
 {
     if (tl_done > 0 && tl_worker) {
         long long k = tl_done;
@@ -125,7 +133,7 @@ static void inflight_done(pxi_engine *e)
 {
     if (tl_worker && tl_worker->lane->e == e) {
         if (++tl_done >= PXI_DONE_BATCH)
-            pxi_engine_worker_flush();
+            worker_flush();
         return;
     }
     inflight_dec(e);
@@ -286,8 +294,8 @@ static void report_failure(pxi_opr *o, int status, int skipped, const pxi_dep *c
 
 static void finish(pxi_opr *o, int status)
 {
-    if (o->size_class == PXI_OPR_GRAPH_NODE) { /* an op of a graph launch (graph.c) */
-        pxi_graph_node_finish(o, status);
+    if (o->size_class == PXI_OPR_EXTERNAL) { /* an op of a graph launch (its hook) */
+        o->finish_hook(o, status);
         return;
     }
     pxi_engine *e = o->e;
@@ -416,6 +424,24 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
     }
 }
 
+/* The worker found no work: the layer above counts down first (it may make ops ready),
+ * then this worker's finished ops leave the in-flight count. */
+static int worker_idle(void)
+{
+    int (*hook)(void) = pxi_engine_tl_idle_hook;
+    if (hook && hook())
+        return 1;
+    worker_flush();
+    return 0;
+}
+
+const pxi_lane_ops pxi_engine_lane_ops = {
+    .enter = worker_enter,
+    .take_local = take_local,
+    .execute = pxi_engine_execute,
+    .idle = worker_idle,
+};
+
 /* Ops made ready on this thread that it runs itself, waiting their turn (FIFO, linked
  * through pxi_opr.next, which only lanes use otherwise), and whether the thread is already
  * draining them. Running a ready op inline would otherwise recurse: its finish grants the
@@ -536,12 +562,16 @@ static int resolve(pxi_engine *e, pxi_dep *d, uintptr_t h, int write, const char
 static int deps_prepare(pxi_engine *e, pxi_opr *o, const pxi_push *p, size_t n)
 {
     for (size_t i = 0; i < n; ++i) {
-        int write = i >= p->n_reads;
+        int write = p->sorted_writes ? p->sorted_writes[i] : i >= p->n_reads;
         uintptr_t h = pxi_push_handle(p, i);
         int rc = resolve(e, &o->deps[i], h, write, p->caller, write ? "writes" : "reads",
-                         write ? i - p->n_reads : i);
+                         write && !p->sorted_writes ? i - p->n_reads : i);
         if (rc != PX_OK)
             return rc;
+    }
+    if (p->sorted_writes) { /* in lock order and unique already (graph launches) */
+        o->n_deps = (uint32_t)n;
+        return PX_OK;
     }
     uint32_t m = 0;
     sort_deps(o->deps, (uint32_t)n);
@@ -595,10 +625,10 @@ static int push_op(pxi_engine *e, const pxi_push *p);
 
 int pxi_engine_push(pxi_engine *e, const pxi_push *p)
 {
-    /* A thread recording a graph records its ops instead (graph.c). */
-    if (PXI_UNLIKELY(pxi_graph_tl_rec != NULL) &&
-        (p->kind == PXI_OP_SYNC || p->kind == PXI_OP_ASYNC))
-        return pxi_graph_record(e, p);
+    /* A thread recording a graph records its ops instead (its pxi_recorder: graph_record.c). */
+    pxi_recorder *r = pxi_engine_tl_recorder;
+    if (PXI_UNLIKELY(r != NULL) && (p->kind == PXI_OP_SYNC || p->kind == PXI_OP_ASYNC))
+        return r->record(r, e, p);
     /* Ops this thread runs before the push returns are its pusher's (tools, execute). */
     ++tl_pushing;
     int rc = push_op(e, p);
@@ -789,7 +819,7 @@ static int waiting_would_deadlock(void)
 /* PX_EDEADLK (logged with @caller) when the calling thread may not wait (see above). */
 static int check_may_wait(const char *caller)
 {
-    if (pxi_graph_tl_rec) {
+    if (pxi_engine_tl_recorder) {
         PXI_ERROR("%s: this thread is recording a graph (its recorded ops have not run)", caller);
         return PX_EBUSY;
     }

@@ -86,6 +86,7 @@ static void engine_free(pxi_engine *e)
     pxi_handle_table_fini(&e->vars);
     pxi_handle_table_fini(&e->operators);
     pthread_mutex_destroy(&e->lanes_lock);
+    pthread_mutex_destroy(&e->dependents_lock);
     e->magic = 0;
     pxi_free_aligned(e);
 }
@@ -146,6 +147,9 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     pxi_handle_table_init(&e->vars, sizeof(pxi_var), NULL, NULL);
     pxi_handle_table_init(&e->operators, sizeof(pxi_operator), NULL, NULL);
     pthread_mutex_init(&e->lanes_lock, NULL);
+    e->lane_ops = &pxi_engine_lane_ops;
+    pthread_mutex_init(&e->dependents_lock, NULL);
+    e->dependents = NULL;
     atomic_init(&e->in_flight, 0);
     atomic_init(&e->push_seq, 0);
     pxi_wait_event_init(&e->idle);
@@ -160,13 +164,13 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     }
     if (kind != PX_ENGINE_NAIVE) {
         pxi_lane *cpu = NULL;
-        int rc = pxi_lane_create(e, PXI_LANE_CPU, 0, cpu_workers, &cpu);
+        int rc = pxi_lane_create(e, e->lane_ops, PXI_LANE_CPU, 0, cpu_workers, &cpu);
         if (rc == PX_OK) {
             atomic_store_explicit(&e->cpu_lanes[0], cpu, memory_order_relaxed);
-            rc = pxi_lane_create(e, PXI_LANE_IO, 0, 1, &e->io_lane);
+            rc = pxi_lane_create(e, e->lane_ops, PXI_LANE_IO, 0, 1, &e->io_lane);
         }
         if (rc == PX_OK && kind == PX_ENGINE_PER_DEVICE)
-            rc = pxi_lane_create(e, PXI_LANE_PRIO, 0, e->prio_workers, &e->prio_lane);
+            rc = pxi_lane_create(e, e->lane_ops, PXI_LANE_PRIO, 0, e->prio_workers, &e->prio_lane);
         if (rc != PX_OK) {
             PXI_ERROR("%s: cannot start the worker threads", caller);
             engine_free(e);
@@ -182,11 +186,51 @@ px_engine *px_engine_create(px_engine_kind kind, int cpu_workers)
     return engine_create(kind, cpu_workers, "px_engine_create");
 }
 
+void pxi_engine_dependent_add(pxi_engine *e, pxi_engine_dependent *d)
+{
+    pthread_mutex_lock(&e->dependents_lock);
+    d->prev = NULL;
+    d->next = e->dependents;
+    if (d->next)
+        d->next->prev = d;
+    e->dependents = d;
+    pthread_mutex_unlock(&e->dependents_lock);
+}
+
+void pxi_engine_dependent_remove(pxi_engine *e, pxi_engine_dependent *d)
+{
+    pthread_mutex_lock(&e->dependents_lock);
+    if (d->prev)
+        d->prev->next = d->next;
+    else
+        e->dependents = d->next;
+    if (d->next)
+        d->next->prev = d->prev;
+    d->prev = d->next = NULL;
+    pthread_mutex_unlock(&e->dependents_lock);
+}
+
+/* No op is in flight: every dependent releases what it holds of the engine and forgets it. */
+static void dependents_engine_gone(pxi_engine *e)
+{
+    pthread_mutex_lock(&e->dependents_lock);
+    while (e->dependents) {
+        pxi_engine_dependent *d = e->dependents;
+        e->dependents = d->next;
+        if (e->dependents)
+            e->dependents->prev = NULL;
+        d->prev = d->next = NULL;
+        d->engine_gone(d);
+    }
+    pthread_mutex_unlock(&e->dependents_lock);
+}
+
 static void engine_teardown(pxi_engine *e)
 {
     pxi_mpi_engine_closing(e);
     pxi_engine_drain(e);
     pxi_mpi_engine_closed(e);
+    dependents_engine_gone(e);
     pxi_engine_list_remove(e);
     engine_free(e);
 }

@@ -92,6 +92,9 @@ PX_API int px_graph_launch(px_graph *g);
  * the cleanup of its kernel ops' argument copies) is released by the last of them, as
  * px_var_delete defers a Var's deletion; the handle is invalid at once.
  * @param g  a graph from px_graph_end.
+ * A graph whose engine was destroyed first keeps only its memory (engine destroy released
+ * its ops' argument copies and launch state once no op was in flight): destroying it then is
+ * safe and returns PX_OK, while launching it returns PX_EINVAL.
  * @return PX_OK; PX_EFAULT for NULL; PX_EINVAL for a graph already destroyed (while its
  *         memory is still held by a launch; after that, passing it again is undefined).
  * Thread-safe with respect to running launches; Caller must not launch @p g concurrently.

@@ -1,0 +1,116 @@
+/* core/engine/graph_impl.h - the graph object shared by recording (graph_record.c), launching
+ * (graph_launch.c) and its life cycle (graph.c). The files sit above push.c and lanes.c: they
+ * call those, and push.c reaches them only through hooks (pxi_recorder, an op block's
+ * finish_hook, pxi_engine_tl_idle_hook). See graph.c for the design. */
+#ifndef PXI_GRAPH_IMPL_H
+#define PXI_GRAPH_IMPL_H
+
+#include "core/engine/engine_impl.h"
+#include "parex/graph.h"
+
+#define GRAPH_MAGIC_LIVE 0x50584752u /* 'PXGR' */
+#define GRAPH_MAGIC_DEAD 0x64656164u
+
+/* A graph op's Var use: the graph-local Var index and the last writer of that Var recorded
+ * before the op (-1: none), whose status tells whether the op must be skipped. */
+typedef struct gdep {
+    uint32_t var;
+    int32_t prev_writer;
+    int write;
+} gdep;
+
+typedef struct gnode {
+    pxi_op_kind kind;
+    px_sync_fn sfn;
+    px_async_fn afn;
+    void *arg;
+    void (*cleanup)(void *arg);
+    px_context ctx;
+    px_fn_property prop;
+    int priority;
+    size_t name_off; /* into the graph's name arena */
+    uint32_t dep_begin, n_deps;
+    uint32_t pred_begin, n_pred; /* recording only: into rec->preds */
+    uint32_t succ_begin, n_succ;
+} gnode;
+
+typedef struct gvar {
+    uintptr_t handle;
+    pxi_var *var;
+    int write;           /* some op writes it */
+    int32_t last_writer; /* -1: none */
+    /* recording only: ops that read it since last_writer */
+    uint32_t *readers;
+    size_t n_readers, cap_readers;
+} gvar;
+
+#define GRAPH_SUCC_ONLY_PRED 0x80000000u
+#define GRAPH_SUCC_INDEX     0x7fffffffu
+
+typedef struct grun grun;
+
+struct px_graph {
+    _Atomic uint32_t magic;
+    /* The engine, or NULL once it was destroyed (graph.c, graph_engine_gone): the graph then
+     * holds nothing of it, and only px_graph_destroy and px_graph_stats still work. */
+    pxi_engine *e;
+    pxi_engine_dependent dep; /* on the engine's list while e is set */
+    atomic_int refs;          /* 1 for the owner + 1 per launch not finished */
+    gnode *nodes;
+    size_t n_nodes;
+    gdep *deps;
+    /* Successor edges (CSR by node): the successor's index, with GRAPH_SUCC_ONLY_PRED set
+     * when this node is its only predecessor (a launch then needs no countdown and no look
+     * at the successor's node: reading its n_pred was a fifth of a node's completion). */
+    uint32_t *succ;
+    size_t n_edges;
+    uint32_t *roots;
+    size_t n_roots;
+    gvar *vars;
+    size_t n_vars;
+    /* The launch push's Vars: in lock order (ascending Var address) with handle_write[k]
+     * telling a write, or, when two handles name one Var slot (a Var deleted and its slot
+     * reused while recording; such a launch fails with PX_EINVAL), reads then writes with
+     * handle_write NULL. */
+    uintptr_t *handles;
+    uint8_t *handle_write;
+    size_t n_reads, n_writes;
+    char *names;
+    pxi_spin pool_lock;
+    grun *free_runs; /* under pool_lock */
+};
+
+/* The header in front of every op block of a run: the block's run and node. */
+typedef struct ghdr {
+    grun *run;
+    uint32_t node;
+} ghdr;
+#define GRAPH_HDR_BYTES ((size_t)16)
+_Static_assert(sizeof(ghdr) <= GRAPH_HDR_BYTES, "graph block header too large");
+
+struct grun {
+    px_graph *g;
+    grun *next_free;
+    px_on_complete *done; /* the launch op's */
+    atomic_int remaining; /* ops not counted down in this launch, + 1 while run_start runs */
+    /* Set (before the op's status is published) once an op of this launch failed: until then
+     * no op needs to look for failed inputs. */
+    atomic_int any_failed;
+    uint64_t seq_base; /* prioritized ops: push order of this launch */
+    int *st;           /* per op: PX_OK or its failure (written before its successors run) */
+    unsigned char *blocks;
+    size_t stride;
+};
+
+/* graph.c */
+/* A new graph of engine @e with one reference (its owner), on the engine's dependent list so
+ * engine destroy can release what it holds (NULL on allocation failure). */
+px_graph *pxi_graph_alloc(pxi_engine *e);
+/* Free @g: its runs, its ops' cleanups (while the engine lives) and its memory. */
+void pxi_graph_free(px_graph *g);
+/* PX_EFAULT / PX_EINVAL (logged with @caller) unless @g is a live graph. */
+PX_NODISCARD int pxi_graph_check(const px_graph *g, const char *caller);
+/* Free one run (a launch's per-op state). */
+void pxi_graph_run_free(grun *run);
+
+#endif
