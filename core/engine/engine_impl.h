@@ -165,7 +165,7 @@ typedef struct pxi_var {
     int running_reads;
     /* The last failed writer's status with the engine's failure epoch at that moment:
      * (epoch << 32) | (uint32_t)status, 0 when clean; a failure of an older epoch counts as
-     * clean (px_engine_wait_for_all advances the epoch: push.c, pxi_var_failure). Written by
+     * clean (px_engine_wait_for_all advances the epoch: failure.h, pxi_var_failure). Written by
      * the completing writer (exclusive) or exchanged by a wait; relaxed: the Var lock orders
      * it for the next op. */
     _Atomic(uint64_t) failure;
@@ -414,6 +414,7 @@ PX_NODISCARD int pxi_engine_push(pxi_engine *e, const pxi_push *p);
  * internal ops, ASYNC ops ready at push, the work-first throttle) after any op this thread
  * is already running inline: never recursively. @from_push: the pusher made it ready. */
 void pxi_engine_dispatch(pxi_opr *o, int from_push);
+/* checks.c: the argument checks of the engine's public calls. */
 /* Validate an engine handle at a public boundary (logs with @caller). */
 PX_NODISCARD int pxi_engine_validate(const pxi_engine *e, const char *caller);
 /* pxi_engine_validate, then PX_EFAULT (logged with @caller) when the handle @h the call needs,
@@ -425,6 +426,7 @@ PX_NODISCARD int pxi_engine_check_lists(const char *caller, px_var *const *reads
                                         px_var *const *writes, size_t n_writes);
 /* PX_EINVAL (logged with @caller) for an unknown px_fn_property. */
 PX_NODISCARD int pxi_engine_check_prop(px_fn_property prop, const char *caller);
+/* push.c again. */
 /* Run one dispatched op on the calling thread; w is the worker or NULL (pusher/inline). */
 void pxi_engine_execute(pxi_opr *o, pxi_worker *w);
 /* Worker-thread registration and the continuation slot (see push.c). */
@@ -442,17 +444,15 @@ static inline uintptr_t pxi_push_handle(const pxi_push *p, size_t i)
     return (uintptr_t)(i >= p->n_reads ? p->writes[i - p->n_reads] : p->reads[i]);
 }
 
-/* Mark @v failed with @status in the engine's current failure epoch (push.c). The caller holds
+/* Mark @v failed with @status in the engine's current failure epoch (failure.c). The caller holds
  * the Var as its writer (an op or a graph launch at the head of its queue). */
 void pxi_engine_var_fail(const pxi_engine *e, pxi_var *v, int status);
 
-/* Wait until no op is in flight (no failure cleared). */
+/* inflight.c: wait until no op is in flight (no failure cleared). */
 void pxi_engine_drain(pxi_engine *e);
-/* Free what engine create made (lanes already destroyed). */
-void pxi_engine_free(pxi_engine *e);
-/* Finish a GPU sync op from the stream callback. */
+/* push.c: finish a GPU sync op from the stream callback. */
 void pxi_engine_gpu_done(void *arg, int status);
-/* What one pxi_os_now_ns() read costs, in ns (engine create stores it in clock_ns). */
+/* cost.c: what one pxi_os_now_ns() read costs, in ns (engine create stores it in clock_ns). */
 int64_t pxi_engine_clock_cost_ns(void);
 
 /* var_queue.c: an op's deps (sorted by Var address, n_deps set) against their Var queues. */
@@ -466,11 +466,15 @@ int pxi_var_queue_all_granted(const pxi_opr *o);
 /* Under the locks: append one dep per Var (a PXI_OP_DELETE also retires its Var's handle);
  * returns how many were granted at once (the caller drops them from the wait counter). */
 uint32_t pxi_var_queue_append(pxi_opr *o);
-/* When @o finishes: release each Var, granting the next deps (dispatched outside the locks). */
-void pxi_var_queue_release(pxi_opr *o);
+/* When @o finishes: release each Var, granting the next deps. Returns the ops whose wait
+ * counter this took to zero, in grant order, linked through pxi_opr.next (NULL-terminated):
+ * the caller owns them and dispatches them, outside every Var lock (push.c, finish). */
+PX_NODISCARD pxi_opr *pxi_var_queue_release(pxi_opr *o);
 
-/* operator.c: one push of operator @t has finished (frees a deleted operator's slot). */
+/* operator_ref.c: one push of operator @t has finished (frees a deleted operator's slot). */
 void pxi_operator_release(pxi_engine *e, pxi_operator *t);
+/* operator_ref.c: return a deleted operator with no push in flight to the engine's table. */
+void pxi_operator_free(pxi_engine *e, pxi_operator *t);
 
 /* lanes.c */
 PX_NODISCARD int pxi_lane_create(pxi_engine *e, pxi_lane_kind kind, int device_id, int n_workers,
