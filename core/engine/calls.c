@@ -120,16 +120,7 @@ int px_engine_wait_for_var(px_engine *e, px_var *v)
     w.status = PX_OK;
     /* Pushed as a write, so it also waits for earlier reads (a caller may overwrite the data
      * once the wait returns); it runs inline on the thread that grants it. */
-    px_var *const r[1] = {v};
-    pxi_push p = {.kind = PXI_OP_WAIT,
-                  .ctx = {PX_DEV_CPU, 0},
-                  .writes = r,
-                  .n_writes = 1,
-                  .prop = PX_FN_NORMAL,
-                  .name = "wait_for_var",
-                  .waiter = &w,
-                  .caller = caller};
-    rc = pxi_engine_push(e, &p);
+    rc = pxi_engine_push_internal(e, PXI_OP_WAIT, v, &w, "wait_for_var", caller);
     if (rc != PX_OK)
         return rc;
     pxi_wait_flag_until_eq(&w.done, 1, e->spin_ns);

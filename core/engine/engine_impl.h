@@ -228,6 +228,34 @@ typedef struct pxi_opr {
     pxi_dep deps[];
 } pxi_opr;
 
+/* A FIFO of ops linked through pxi_opr.next, for ops that one thread owns (made ready and not
+ * yet handed on): a Var queue release's ready ops, a thread's inline run list. */
+typedef struct pxi_opr_fifo {
+    pxi_opr *head, *tail;
+} pxi_opr_fifo;
+
+static inline void pxi_opr_fifo_push(pxi_opr_fifo *q, pxi_opr *o)
+{
+    o->next = NULL;
+    if (q->tail)
+        q->tail->next = o;
+    else
+        q->head = o;
+    q->tail = o;
+}
+
+/* The oldest op, unlinked, or NULL when empty. */
+static inline pxi_opr *pxi_opr_fifo_pop(pxi_opr_fifo *q)
+{
+    pxi_opr *o = q->head;
+    if (o) {
+        q->head = o->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    return o;
+}
+
 #define PXI_OPR_CLASSES 4
 extern const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES];
 
@@ -410,6 +438,9 @@ static inline void pxi_push_describe(pxi_push *p, pxi_op_kind kind, void *arg, p
 }
 
 PX_NODISCARD int pxi_engine_push(pxi_engine *e, const pxi_push *p);
+/* Push an internal op (PXI_OP_WAIT with @waiter, PXI_OP_DELETE) that writes the one Var @v. */
+PX_NODISCARD int pxi_engine_push_internal(pxi_engine *e, pxi_op_kind kind, px_var *v,
+                                          pxi_waiter *waiter, const char *name, const char *caller);
 /* Hand a ready op (wait counter at zero) to its lane, or run it on this thread (naive engine,
  * internal ops, ASYNC ops ready at push, the work-first throttle) after any op this thread
  * is already running inline: never recursively. @from_push: the pusher made it ready. */

@@ -165,33 +165,47 @@ void px_on_complete_call(px_on_complete *done, int status)
     finish(o, status);
 }
 
-void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
+/* Run an internal op (PXI_OP_WAIT: report the Var's failure to the waiter and clear it;
+ * PXI_OP_DELETE: nothing to run, its finish retires the Var). */
+static void execute_internal(pxi_opr *o)
 {
-    if (o->kind == PXI_OP_WAIT) {
-        pxi_waiter *wt = o->waiter;
-        int st = pxi_var_failure(o->e, o->deps[0].var);
-        atomic_store_explicit(&o->deps[0].var->failure, 0, memory_order_relaxed);
-        finish(o, PX_OK);
-        wt->status = st;
-        /* Release: the waiter reads status after acquiring done; the post is the last touch
-         * of *wt, which lives on the waiting thread's stack. */
-        pxi_wait_flag_post(&wt->done, 1);
-        return;
-    }
     if (o->kind == PXI_OP_DELETE) {
         finish(o, PX_OK);
         return;
     }
-    /* Skip ops whose inputs failed, passing the failure on. */
+    pxi_waiter *wt = o->waiter;
+    int st = pxi_var_failure(o->e, o->deps[0].var);
+    atomic_store_explicit(&o->deps[0].var->failure, 0, memory_order_relaxed);
+    finish(o, PX_OK);
+    wt->status = st;
+    /* Release: the waiter reads status after acquiring done; the post is the last touch of *wt,
+     * which lives on the waiting thread's stack. */
+    pxi_wait_flag_post(&wt->done, 1);
+}
+
+/* Skip @o when a Var it uses failed, passing the failure on: nonzero when it was skipped. */
+static int skip_if_input_failed(pxi_opr *o)
+{
     for (uint32_t i = 0; i < o->n_deps; ++i) {
         int s = pxi_var_failure(o->e, o->deps[i].var);
         if (s != PX_OK) {
             pxi_engine_report_failure(o, s, 1, &o->deps[i]);
             o->skipped = 1;
             finish(o, s);
-            return;
+            return 1;
         }
     }
+    return 0;
+}
+
+void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
+{
+    if (o->kind == PXI_OP_WAIT || o->kind == PXI_OP_DELETE) {
+        execute_internal(o);
+        return;
+    }
+    if (skip_if_input_failed(o))
+        return;
     px_run_context rc;
     rc.ctx = o->ctx;
     rc.worker = w ? w->index : -1;
@@ -246,34 +260,24 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
  * through pxi_opr.next, which only lanes use otherwise), and whether the thread is already
  * draining them. Running a ready op inline would otherwise recurse: its finish grants the
  * next op of each Var, whose dispatch runs it inline, whose finish grants the next... (dispatch
- * -> execute -> finish -> complete_write -> grant -> dispatch), so 50,000 ops queued behind one
+ * -> execute -> finish -> dispatch of what the release made ready), so 50,000 ops queued behind one
  * Var on the naive engine overflowed an 8 MiB stack. The first inline run on a thread drains
  * the list in a loop (a trampoline); inline runs it causes only append. Ops still run on the
  * thread that made them ready, each after the one that released it; ops made ready together
  * run in the order they were granted. */
-static PXI_ENGINE_TLS pxi_opr *tl_ready_head, *tl_ready_tail;
+static PXI_ENGINE_TLS pxi_opr_fifo tl_ready;
 static PXI_ENGINE_TLS int tl_draining;
 
 static void run_inline(pxi_opr *o)
 {
-    o->next = NULL;
     if (tl_draining) {
-        if (tl_ready_tail)
-            tl_ready_tail->next = o;
-        else
-            tl_ready_head = o;
-        tl_ready_tail = o;
+        pxi_opr_fifo_push(&tl_ready, o);
         return;
     }
     tl_draining = 1;
     while (o) {
         pxi_engine_execute(o, NULL);
-        o = tl_ready_head;
-        if (o) {
-            tl_ready_head = o->next;
-            if (!tl_ready_head)
-                tl_ready_tail = NULL;
-        }
+        o = pxi_opr_fifo_pop(&tl_ready);
     }
     tl_draining = 0;
 }
@@ -488,4 +492,19 @@ static int push_op(pxi_engine *e, const pxi_push *p)
     if (atomic_fetch_sub_explicit(&o->wait, drop, memory_order_acq_rel) == drop)
         pxi_engine_dispatch(o, 1);
     return PX_OK;
+}
+
+int pxi_engine_push_internal(pxi_engine *e, pxi_op_kind kind, px_var *v, pxi_waiter *waiter,
+                             const char *name, const char *caller)
+{
+    px_var *const w[1] = {v};
+    pxi_push p = {.kind = kind,
+                  .ctx = {PX_DEV_CPU, 0},
+                  .writes = w,
+                  .n_writes = 1,
+                  .prop = PX_FN_NORMAL,
+                  .name = name,
+                  .waiter = waiter,
+                  .caller = caller};
+    return pxi_engine_push(e, &p);
 }

@@ -37,13 +37,5 @@ int px_var_delete(px_engine *e, px_var *v)
     int rc = pxi_engine_validate_handle(e, v, "Var", caller);
     if (rc != PX_OK)
         return rc;
-    px_var *const w[1] = {v};
-    pxi_push p = {.kind = PXI_OP_DELETE,
-                  .ctx = {PX_DEV_CPU, 0},
-                  .writes = w,
-                  .n_writes = 1,
-                  .prop = PX_FN_NORMAL,
-                  .name = "var_delete",
-                  .caller = caller};
-    return pxi_engine_push(e, &p);
+    return pxi_engine_push_internal(e, PXI_OP_DELETE, v, NULL, "var_delete", caller);
 }

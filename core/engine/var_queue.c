@@ -5,25 +5,15 @@
  * in a loop, so a long released chain never recurses. The public Var calls are var.c. */
 #include "core/engine/engine_impl.h"
 
-/* Ops made ready by one release, in the order they were granted (linked through
- * pxi_opr.next: a waiting op is in no lane queue, and the thread that takes its counter to zero
- * owns it until it hands it on). */
-typedef struct ready_list {
-    pxi_opr *head, *tail;
-} ready_list;
-
-static inline void grant(ready_list *ready, pxi_opr *o, int n)
+/* A grant: the thread that takes @o's wait counter to zero owns it and appends it to @ready,
+ * the ops made ready by one release in the order they were granted (a waiting op is in no lane
+ * queue, so its link is free). */
+static inline void grant(pxi_opr_fifo *ready, pxi_opr *o, int n)
 {
     /* acq_rel: the last decrement must see every Var's grant and the pusher's writes to the
      * block, and publishes them to the thread that runs the op. */
-    if (atomic_fetch_sub_explicit(&o->wait, n, memory_order_acq_rel) != n)
-        return;
-    o->next = NULL;
-    if (ready->tail)
-        ready->tail->next = o;
-    else
-        ready->head = o;
-    ready->tail = o;
+    if (atomic_fetch_sub_explicit(&o->wait, n, memory_order_acq_rel) == n)
+        pxi_opr_fifo_push(ready, o);
 }
 
 /* The Var queue invariants (STYLE.md section 7), checked under the Var lock after each
@@ -53,7 +43,7 @@ static void var_check(const pxi_var *v)
             var_check(v);                                                                          \
     } while (0)
 
-static void complete_read(ready_list *ready, pxi_engine *e, pxi_var *v)
+static void complete_read(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
 {
     pxi_opr *trig = NULL;
     pxi_spin_lock(&v->lock);
@@ -68,7 +58,7 @@ static void complete_read(ready_list *ready, pxi_engine *e, pxi_var *v)
         grant(ready, trig, 1);
 }
 
-static void complete_write(ready_list *ready, pxi_engine *e, pxi_var *v)
+static void complete_write(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
 {
     pxi_spin_lock(&v->lock);
     pxi_dep *w = v->head;
@@ -105,7 +95,7 @@ static void complete_write(ready_list *ready, pxi_engine *e, pxi_var *v)
 
 pxi_opr *pxi_var_queue_release(pxi_opr *o)
 {
-    ready_list ready = {NULL, NULL};
+    pxi_opr_fifo ready = {NULL, NULL};
     for (uint32_t i = 0; i < o->n_deps; ++i) {
         if (o->deps[i].write)
             complete_write(&ready, o->e, o->deps[i].var);

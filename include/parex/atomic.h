@@ -86,53 +86,6 @@ extern "C" {
 typedef uint64_t __attribute__((may_alias)) pxi_u64_alias;
 typedef uint32_t __attribute__((may_alias)) pxi_u32_alias;
 
-/* ---- bit-pattern helpers (internal) ---------------------------------------------------------
- * Floating values travel through CAS loops as their bit patterns; memcpy is the portable
- * type pun in C and C++ and compiles to a register move. */
-PXI_ATOMIC_FN uint64_t pxi_f64_bits(double d)
-{
-#if PXI_ATOMIC_DEVICE
-    return (uint64_t)__double_as_longlong(d);
-#else
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-#endif
-}
-
-PXI_ATOMIC_FN double pxi_bits_f64(uint64_t u)
-{
-#if PXI_ATOMIC_DEVICE
-    return __longlong_as_double((long long)u);
-#else
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-#endif
-}
-
-PXI_ATOMIC_FN uint32_t pxi_f32_bits(float f)
-{
-#if PXI_ATOMIC_DEVICE
-    return (uint32_t)__float_as_uint(f);
-#else
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-#endif
-}
-
-PXI_ATOMIC_FN float pxi_bits_f32(uint32_t u)
-{
-#if PXI_ATOMIC_DEVICE
-    return __uint_as_float(u);
-#else
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-#endif
-}
-
 /* ---- per-space bodies (internal) ---------------------------------------------------------
  * The device pass of nvcc (__CUDA_ARCH__) and every host compiler see different bodies; the
  * choice is made here once, so each family below is written once for all its types. In each,
@@ -140,8 +93,10 @@ PXI_ATOMIC_FN float pxi_bits_f32(uint32_t u)
  * the unsigned type of the same size the host builtins work on, DT the type CUDA's overload of
  * the device atomic takes, AT the may_alias integer view of a floating type. */
 #if PXI_ATOMIC_DEVICE
-#define PXI_ATOMIC_LOAD(AT, u)     (*(volatile AT *)(u)) /* any value will do: the CAS checks it */
-#define PXI_ATOMIC_CAS_BODY(T, DT) return (T)atomicCAS((DT *)p, (DT)expected, (DT)desired)
+/* The bits of x as an R (CUDA's intrinsic dev_expr). */
+#define PXI_ATOMIC_PUN_BODY(R, x, dev_expr) return dev_expr
+#define PXI_ATOMIC_LOAD(AT, u)              (*(volatile AT *)(u)) /* any value will do: the CAS checks it */
+#define PXI_ATOMIC_CAS_BODY(T, DT)          return (T)atomicCAS((DT *)p, (DT)expected, (DT)desired)
 /* Add or subtract (sign + or -) on the unsigned representation: wraps, never overflows. */
 #define PXI_ATOMIC_INT_ADD_BODY(op, sign, T, UT, DT)  return (T)atomicAdd((DT *)p, (DT)0 sign(DT) v)
 #define PXI_ATOMIC_INT_MINMAX_BODY(T, DT, cmp, devfn) return (T)devfn((DT *)p, (DT)v)
@@ -156,6 +111,11 @@ PXI_ATOMIC_FN float pxi_bits_f32(uint32_t u)
 #define PXI_ATOMIC_FLOAT_ADD_f64(p, v) pxi_atomic_add_loop_f64(p, v)
 #endif
 #else
+/* memcpy is the portable type pun in C and C++ and compiles to a register move. */
+#define PXI_ATOMIC_PUN_BODY(R, x, dev_expr)                                                        \
+    R r_;                                                                                          \
+    memcpy(&r_, &x, sizeof r_);                                                                    \
+    return r_
 #define PXI_ATOMIC_LOAD(AT, u) __atomic_load_n((u), __ATOMIC_RELAXED)
 #define PXI_ATOMIC_CAS_BODY(T, DT)                                                                 \
     __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);     \
@@ -178,6 +138,19 @@ PXI_ATOMIC_FN float pxi_bits_f32(uint32_t u)
 #endif
 
 /* ---- the families (each macro defines one function of one type) ------------------------- */
+
+/* pxi_sfx_bits / pxi_bits_sfx: a floating value to its bit pattern and back (internal; floating
+ * values travel through the CAS loops as bit patterns). to_dev / from_dev: CUDA's intrinsics,
+ * whose integer side is DBT. */
+#define PXI_ATOMIC_DEFINE_BITS(sfx, T, UT, DBT, to_dev, from_dev)                                  \
+    PXI_ATOMIC_FN UT pxi_##sfx##_bits(T x)                                                         \
+    {                                                                                              \
+        PXI_ATOMIC_PUN_BODY(UT, x, (UT)to_dev(x));                                                 \
+    }                                                                                              \
+    PXI_ATOMIC_FN T pxi_bits_##sfx(UT x)                                                           \
+    {                                                                                              \
+        PXI_ATOMIC_PUN_BODY(T, x, from_dev((DBT)x));                                               \
+    }
 
 /* name(p, expected, desired): CAS of a T object; PT is the pointer's target type. */
 #define PXI_ATOMIC_DEFINE_CAS_FN(name, T, PT, DT)                                                  \
@@ -264,7 +237,10 @@ PXI_ATOMIC_FN float pxi_bits_f32(uint32_t u)
         return px_atomic_add_##sfx(p, v);                                                          \
     }
 
-/* ---- compare-and-swap (the primitive every floating loop uses) ---------------------------- */
+/* ---- bit patterns and compare-and-swap (what every floating loop uses) -------------------- */
+
+PXI_ATOMIC_DEFINE_BITS(f32, float, uint32_t, unsigned int, __float_as_uint, __uint_as_float)
+PXI_ATOMIC_DEFINE_BITS(f64, double, uint64_t, long long, __double_as_longlong, __longlong_as_double)
 
 /* CAS of a float's / a double's bit pattern (internal). */
 PXI_ATOMIC_DEFINE_CAS_FN(pxi_atomic_cas_bits_f32, uint32_t, pxi_u32_alias, unsigned int)
