@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "core/check.h"
+#include "core/engine/spin_lock.h"
 #include "core/wait.h"
 #include "parex/engine.h"
 
@@ -39,36 +40,7 @@
 #define PXI_ENGINE_TLS _Thread_local
 #endif
 
-/* ---- spin lock (spin_lock.c; short critical sections: queue appends and pops) ------------ */
-
-/* A test-and-set lock whose waiters back off through core/wait.h (pxi_wait_backoff: pauses,
- * then yields of the CPU), so a preempted holder on an oversubscribed machine costs a time
- * slice rather than a spinning core. It never sleeps on a futex: its critical sections are a
- * few loads and stores, and a sleeping waiter would make every unlock an atomic exchange plus a
- * sleeper check on the push/complete path. Acquire on lock and release on unlock order the
- * protected data. */
-typedef struct {
-    atomic_int v;
-} pxi_spin;
-
-void pxi_spin_lock_slow(pxi_spin *l);
-
-static inline void pxi_spin_init(pxi_spin *l)
-{
-    atomic_init(&l->v, 0);
-}
-
-static inline void pxi_spin_lock(pxi_spin *l)
-{
-    if (PXI_LIKELY(atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0))
-        return;
-    pxi_spin_lock_slow(l);
-}
-
-static inline void pxi_spin_unlock(pxi_spin *l)
-{
-    atomic_store_explicit(&l->v, 0, memory_order_release);
-}
+/* ---- spin lock: core/engine/spin_lock.h ---------------------------------------------------- */
 
 /* ---- fixed-size object pool (object_pool.c) ----------------------------------------------- */
 
