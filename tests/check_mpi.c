@@ -44,7 +44,7 @@ static int rank, nranks, failures;
 
 /* Log capture: the bad-input and failure tests check that the library said why. */
 static char last_log[512]; /* the last error-level message (the engine's warn-level line naming
-                              * a failed op follows the MPI error) */
+                            * a failed op follows the MPI error) */
 static int n_logs, n_cancel_logs;
 
 static void capture_log(px_log_level level, const char *msg, void *user)
@@ -445,6 +445,40 @@ static void test_bad_arguments_rejected(px_engine *e)
     px_var_delete(e, v);
 }
 
+/* A push refused for a bad peer, tag or operation checks before it touches MPI state: the
+ * communicator keeps the error handler its owner gave it (the engine sets MPI_ERRORS_RETURN
+ * only on communicators it posts messages on). */
+static void test_refused_push_keeps_errhandler(px_engine *e)
+{
+    int b[4];
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
+    quiet(1);
+    CHECK_RC(px_engine_push_mpi_isend(e, b, 4, MPI_INT, nranks, 0, comm, NULL), PX_EINVAL);
+    CHECK_RC(px_engine_push_mpi_isend(e, b, 4, MPI_INT, right(), -3, comm, NULL), PX_EINVAL);
+    CHECK_RC(px_engine_push_mpi_irecv(e, b, 4, MPI_INT, -7, 0, comm, NULL), PX_EINVAL);
+    CHECK_RC(px_engine_push_mpi_allreduce(e, b, b, 1, MPI_INT, MPI_OP_NULL, comm, NULL, NULL),
+             PX_EINVAL);
+    CHECK_RC(px_engine_push_mpi_allreduce(e, NULL, b, 1, MPI_INT, MPI_SUM, comm, NULL, NULL),
+             PX_EFAULT);
+    quiet(0);
+    MPI_Errhandler h;
+    MPI_Comm_get_errhandler(comm, &h);
+    CHECK(h == MPI_ERRORS_ARE_FATAL);
+    MPI_Errhandler_free(&h);
+    /* A push that is accepted does set it. */
+    px_var *v = px_var_new(e);
+    CHECK_RC(px_engine_push_mpi_irecv(e, b, 4, MPI_INT, MPI_PROC_NULL, 0, comm, v), PX_OK);
+    CHECK_RC(px_engine_wait_for_var(e, v), PX_OK);
+    MPI_Comm_get_errhandler(comm, &h);
+    CHECK(h == MPI_ERRORS_RETURN);
+    MPI_Errhandler_free(&h);
+    px_var_delete(e, v);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    MPI_Comm_free(&comm);
+}
+
 /* ---- destroy with messages outstanding ------------------------------------------------------ */
 
 /* A receive whose send is posted late is waited for: destroy returns once it arrived. */
@@ -589,6 +623,7 @@ int main(int argc, char **argv)
         {"allreduce_depends_on_rank_count", test_allreduce_depends_on_rank_count},
         {"truncated_receive_fails_op_and_var", test_truncated_receive_fails_op_and_var},
         {"bad_arguments_rejected", test_bad_arguments_rejected},
+        {"refused_push_keeps_errhandler", test_refused_push_keeps_errhandler},
         {"idle_cpu_near_zero", test_idle_cpu_near_zero},
     };
     for (size_t i = 0; i < sizeof tests / sizeof *tests; ++i) {

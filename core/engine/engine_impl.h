@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "core/check.h"
+#include "core/engine/spin_lock.h"
 #include "core/wait.h"
 #include "parex/engine.h"
 
@@ -39,36 +40,7 @@
 #define PXI_ENGINE_TLS _Thread_local
 #endif
 
-/* ---- spin lock (spin_lock.c; short critical sections: queue appends and pops) ------------ */
-
-/* A test-and-set lock whose waiters back off through core/wait.h (pxi_wait_backoff: pauses,
- * then yields of the CPU), so a preempted holder on an oversubscribed machine costs a time
- * slice rather than a spinning core. It never sleeps on a futex: its critical sections are a
- * few loads and stores, and a sleeping waiter would make every unlock an atomic exchange plus a
- * sleeper check on the push/complete path. Acquire on lock and release on unlock order the
- * protected data. */
-typedef struct {
-    atomic_int v;
-} pxi_spin;
-
-void pxi_spin_lock_slow(pxi_spin *l);
-
-static inline void pxi_spin_init(pxi_spin *l)
-{
-    atomic_init(&l->v, 0);
-}
-
-static inline void pxi_spin_lock(pxi_spin *l)
-{
-    if (PXI_LIKELY(atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0))
-        return;
-    pxi_spin_lock_slow(l);
-}
-
-static inline void pxi_spin_unlock(pxi_spin *l)
-{
-    atomic_store_explicit(&l->v, 0, memory_order_release);
-}
+/* ---- spin lock: core/engine/spin_lock.h ---------------------------------------------------- */
 
 /* ---- fixed-size object pool (object_pool.c) ----------------------------------------------- */
 
@@ -165,7 +137,7 @@ typedef struct pxi_var {
     int running_reads;
     /* The last failed writer's status with the engine's failure epoch at that moment:
      * (epoch << 32) | (uint32_t)status, 0 when clean; a failure of an older epoch counts as
-     * clean (px_engine_wait_for_all advances the epoch: push.c, pxi_var_failure). Written by
+     * clean (px_engine_wait_for_all advances the epoch: failure.h, pxi_var_failure). Written by
      * the completing writer (exclusive) or exchanged by a wait; relaxed: the Var lock orders
      * it for the next op. */
     _Atomic(uint64_t) failure;
@@ -230,6 +202,34 @@ typedef struct pxi_opr {
     uint32_t cap_deps;
     pxi_dep deps[];
 } pxi_opr;
+
+/* A FIFO of ops linked through pxi_opr.next, for ops that one thread owns (made ready and not
+ * yet handed on): a Var queue release's ready ops, a thread's inline run list. */
+typedef struct pxi_opr_fifo {
+    pxi_opr *head, *tail;
+} pxi_opr_fifo;
+
+static inline void pxi_opr_fifo_push(pxi_opr_fifo *q, pxi_opr *o)
+{
+    o->next = NULL;
+    if (q->tail)
+        q->tail->next = o;
+    else
+        q->head = o;
+    q->tail = o;
+}
+
+/* The oldest op, unlinked, or NULL when empty. */
+static inline pxi_opr *pxi_opr_fifo_pop(pxi_opr_fifo *q)
+{
+    pxi_opr *o = q->head;
+    if (o) {
+        q->head = o->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    return o;
+}
 
 #define PXI_OPR_CLASSES 4
 extern const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES];
@@ -438,10 +438,14 @@ static inline void pxi_push_describe(pxi_push *p, pxi_op_kind kind, void *arg, p
 }
 
 PX_NODISCARD int pxi_engine_push(pxi_engine *e, const pxi_push *p);
+/* Push an internal op (PXI_OP_WAIT with @waiter, PXI_OP_DELETE) that writes the one Var @v. */
+PX_NODISCARD int pxi_engine_push_internal(pxi_engine *e, pxi_op_kind kind, px_var *v,
+                                          pxi_waiter *waiter, const char *name, const char *caller);
 /* Hand a ready op (wait counter at zero) to its lane, or run it on this thread (naive engine,
  * internal ops, ASYNC ops ready at push, the work-first throttle) after any op this thread
  * is already running inline: never recursively. @from_push: the pusher made it ready. */
 void pxi_engine_dispatch(pxi_opr *o, int from_push);
+/* checks.c: the argument checks of the engine's public calls. */
 /* Validate an engine handle at a public boundary (logs with @caller). */
 PX_NODISCARD int pxi_engine_validate(const pxi_engine *e, const char *caller);
 /* pxi_engine_validate, then PX_EFAULT (logged with @caller) when the handle @h the call needs,
@@ -453,6 +457,7 @@ PX_NODISCARD int pxi_engine_check_lists(const char *caller, px_var *const *reads
                                         px_var *const *writes, size_t n_writes);
 /* PX_EINVAL (logged with @caller) for an unknown px_fn_property. */
 PX_NODISCARD int pxi_engine_check_prop(px_fn_property prop, const char *caller);
+/* push.c again. */
 /* Run one dispatched op on the calling thread; w is the worker or NULL (pusher/inline). */
 void pxi_engine_execute(pxi_opr *o, pxi_worker *w);
 /* Worker-thread registration, the continuation slot and the idle flush, as the table every
@@ -481,17 +486,15 @@ static inline uintptr_t pxi_push_handle(const pxi_push *p, size_t i)
     return (uintptr_t)(i >= p->n_reads ? p->writes[i - p->n_reads] : p->reads[i]);
 }
 
-/* Mark @v failed with @status in the engine's current failure epoch (push.c). The caller holds
+/* Mark @v failed with @status in the engine's current failure epoch (failure.c). The caller holds
  * the Var as its writer (an op or a graph launch at the head of its queue). */
 void pxi_engine_var_fail(const pxi_engine *e, pxi_var *v, int status);
 
-/* Wait until no op is in flight (no failure cleared). */
+/* inflight.c: wait until no op is in flight (no failure cleared). */
 void pxi_engine_drain(pxi_engine *e);
-/* Free what engine create made (lanes already destroyed). */
-void pxi_engine_free(pxi_engine *e);
-/* Finish a GPU sync op from the stream callback. */
+/* push.c: finish a GPU sync op from the stream callback. */
 void pxi_engine_gpu_done(void *arg, int status);
-/* What one pxi_os_now_ns() read costs, in ns (engine create stores it in clock_ns). */
+/* cost.c: what one pxi_os_now_ns() read costs, in ns (engine create stores it in clock_ns). */
 int64_t pxi_engine_clock_cost_ns(void);
 
 /* var_queue.c: an op's deps (sorted by Var address, n_deps set) against their Var queues. */
@@ -505,11 +508,15 @@ int pxi_var_queue_all_granted(const pxi_opr *o);
 /* Under the locks: append one dep per Var (a PXI_OP_DELETE also retires its Var's handle);
  * returns how many were granted at once (the caller drops them from the wait counter). */
 uint32_t pxi_var_queue_append(pxi_opr *o);
-/* When @o finishes: release each Var, granting the next deps (dispatched outside the locks). */
-void pxi_var_queue_release(pxi_opr *o);
+/* When @o finishes: release each Var, granting the next deps. Returns the ops whose wait
+ * counter this took to zero, in grant order, linked through pxi_opr.next (NULL-terminated):
+ * the caller owns them and dispatches them, outside every Var lock (push.c, finish). */
+PX_NODISCARD pxi_opr *pxi_var_queue_release(pxi_opr *o);
 
-/* operator.c: one push of operator @t has finished (frees a deleted operator's slot). */
+/* operator_ref.c: one push of operator @t has finished (frees a deleted operator's slot). */
 void pxi_operator_release(pxi_engine *e, pxi_operator *t);
+/* operator_ref.c: return a deleted operator with no push in flight to the engine's table. */
+void pxi_operator_free(pxi_engine *e, pxi_operator *t);
 
 /* lanes.c */
 /* A lane of @n_workers threads, each calling back @ops (push.c's pxi_engine_lane_ops). */

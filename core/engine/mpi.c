@@ -569,9 +569,10 @@ static void free_msg(void *arg)
     pxi_free(arg);
 }
 
-/* Shared argument checks; PX_OK or a logged status. */
+/* Shared argument checks; PX_OK or a logged status. Reads MPI state (is MPI usable) but
+ * changes none: comm_prepare does, once every argument of the call has been checked. */
 static int check_common(px_engine *e, const void *buf, int count, MPI_Datatype type, MPI_Comm comm,
-                        int *type_bytes, const char *caller)
+                        const char *caller)
 {
     int rc = pxi_engine_validate(e, caller);
     if (rc != PX_OK)
@@ -600,9 +601,14 @@ static int check_common(px_engine *e, const void *buf, int count, MPI_Datatype t
         PXI_ERROR("%s: comm is MPI_COMM_NULL", caller);
         return PX_EINVAL;
     }
-    if ((rc = check_mpi_usable(caller)) != PX_OK)
-        return rc;
-    /* Errors on this communicator come back as codes, so they fail ops (parex/mpi.h). */
+    return check_mpi_usable(caller);
+}
+
+/* After every check passed: errors on @comm come back as codes from here on, so they fail ops
+ * (parex/mpi.h), and *type_bytes is @type's size. PX_OK or PX_EINVAL (logged). A call refused
+ * for a bad argument leaves the communicator's error handler as the caller set it. */
+static int comm_prepare(MPI_Comm comm, MPI_Datatype type, int *type_bytes, const char *caller)
+{
     int err = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     if (err == MPI_SUCCESS)
         err = MPI_Type_size(type, type_bytes);
@@ -685,9 +691,11 @@ int px_engine_push_mpi_isend(px_engine *e, const void *buf, int count, MPI_Datat
 {
     static const char caller[] = "px_engine_push_mpi_isend";
     int tb = 0;
-    int rc = check_common(e, buf, count, type, comm, &tb, caller);
+    int rc = check_common(e, buf, count, type, comm, caller);
     if (rc == PX_OK)
         rc = check_peer_tag(comm, dest, tag, 0, caller);
+    if (rc == PX_OK)
+        rc = comm_prepare(comm, type, &tb, caller);
     if (rc != PX_OK)
         return rc;
     msg *m = new_msg(MSG_SEND, e, count, type, comm, caller);
@@ -706,9 +714,11 @@ int px_engine_push_mpi_irecv(px_engine *e, void *buf, int count, MPI_Datatype ty
 {
     static const char caller[] = "px_engine_push_mpi_irecv";
     int tb = 0;
-    int rc = check_common(e, buf, count, type, comm, &tb, caller);
+    int rc = check_common(e, buf, count, type, comm, caller);
     if (rc == PX_OK)
         rc = check_peer_tag(comm, source, tag, 1, caller);
+    if (rc == PX_OK)
+        rc = comm_prepare(comm, type, &tb, caller);
     if (rc != PX_OK)
         return rc;
     msg *m = new_msg(MSG_RECV, e, count, type, comm, caller);
@@ -728,7 +738,7 @@ int px_engine_push_mpi_allreduce(px_engine *e, const void *send, void *recv, int
 {
     static const char caller[] = "px_engine_push_mpi_allreduce";
     int tb = 0;
-    int rc = check_common(e, recv, count, type, comm, &tb, caller);
+    int rc = check_common(e, recv, count, type, comm, caller);
     if (rc != PX_OK)
         return rc;
     if (!send && count > 0) {
@@ -739,6 +749,8 @@ int px_engine_push_mpi_allreduce(px_engine *e, const void *send, void *recv, int
         PXI_ERROR("%s: op is MPI_OP_NULL", caller);
         return PX_EINVAL;
     }
+    if ((rc = comm_prepare(comm, type, &tb, caller)) != PX_OK)
+        return rc;
     msg *m = new_msg(MSG_ALLREDUCE, e, count, type, comm, caller);
     if (!m)
         return PX_ENOMEM;

@@ -1,28 +1,12 @@
 /* core/engine/operator.c - reusable operators (px_engine_op_*, MXNet's NewOperator /
  * PushAsync of a cached Opr): a validated op description kept in a handle table, pushed again
- * and again without re-checking its Vars, deleted once its last push has finished. */
+ * and again without re-checking its Vars, deleted once its last push has finished (the
+ * references its pushes hold: operator_ref.c). It calls push.c; nothing below calls it back. */
 #include <stdio.h>
 
 #include "core/alloc.h"
 #include "core/engine/engine_impl.h"
 #include "core/log.h"
-
-/* Return a deleted operator with no push in flight to the table. */
-static void operator_free(pxi_engine *e, pxi_operator *t)
-{
-    pxi_free(t->vars);
-    t->vars = NULL;
-    pxi_handle_table_release(&e->operators, t);
-}
-
-void pxi_operator_release(pxi_engine *e, pxi_operator *t)
-{
-    pxi_spin_lock(&t->lock);
-    int free_it = --t->in_flight == 0 && t->deleted;
-    pxi_spin_unlock(&t->lock);
-    if (free_it)
-        operator_free(e, t);
-}
 
 static px_engine_op *operator_create(px_engine *e, pxi_op_kind kind, px_sync_fn sfn,
                                      px_async_fn afn, void *arg, px_context ctx,
@@ -162,6 +146,6 @@ int px_engine_op_delete(px_engine *e, px_engine_op *op)
     int free_it = t->in_flight == 0;
     pxi_spin_unlock(&t->lock);
     if (free_it)
-        operator_free(e, t);
+        pxi_operator_free(e, t);
     return PX_OK;
 }

@@ -1,30 +1,34 @@
-/* core/engine/push.c - Opr blocks, push, dispatch, completion and the engine's waits.
+/* core/engine/push.c - Opr blocks, push, dispatch, execution and completion of ops.
  *
  * The life of an op (MXNet's ThreadedEngine::PushAsync / OnComplete, see engine_impl.h):
  *   push:     resolve handles -> sort + dedupe Vars -> reserve an in-flight slot
- *             (backpressure) -> lock every Var in address order -> append one dep per Var
- *             (a grant decrements the op's wait counter) -> unlock -> drop the pusher's +1.
+ *             (backpressure, inflight.c) -> lock every Var in address order -> append one dep
+ *             per Var (a grant decrements the op's wait counter) -> unlock -> drop the
+ *             pusher's +1.
  *   dispatch: whoever takes the counter to zero hands the op to a lane (or runs it inline:
  *             naive engine, internal ops, PX_FN_ASYNC ops ready at push, the work-first
  *             throttle). An op measured cheaper than a hand-off that is ready at push runs
  *             on the pusher without an in-flight slot (work-first inlining, cost.c).
- *   finish:   mark write Vars failed on error -> release each Var, granting the next deps
- *             outside the Var lock -> return the block to its pool.
- * The Var queue itself is var_queue.c, reusable operators operator.c.
+ *   finish:   mark write Vars failed on error (failure.c) -> release each Var (var_queue.c),
+ *             which returns the ops it made ready -> return the block to its pool -> dispatch
+ *             the ready ops, outside every Var lock, one after the other.
+ * Below this file: the Var queue (var_queue.c), in-flight accounting (inflight.c), failures
+ * (failure.c), operator references (operator_ref.c), lanes. Above it, calling it: the public
+ * push and wait calls (calls.c), Vars (var.c), reusable operators (operator.c), kernel ops,
+ * MPI ops and graphs.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/alloc.h"
 #include "core/engine/cost.h"
 #include "core/engine/engine_impl.h"
+#include "core/engine/failure.h"
+#include "core/engine/inflight.h"
 #include "core/log.h"
 #include "core/os.h"
 #include "core/registry.h"
-#include "core/runtime.h"
 #include "core/tools.h"
 #include "core/trace.h"
-#include "core/wait.h"
 
 /* Ready ops queued per CPU worker beyond which a pusher runs a ready op itself (work-first,
  * as libgomp runs tasks undeferred past its queue bound). Two per worker still leaves every
@@ -76,107 +80,10 @@ int pxi_engine_in_op(void)
     return tl_in_op > 0;
 }
 
-int pxi_engine_validate(const pxi_engine *e, const char *caller)
-{
-    if (pxi_runtime_lost_to_fork(caller)) /* its workers stayed in the parent (core/init.c) */
-        return PX_ENOTINIT;
-    if (!e) {
-        PXI_ERROR("%s: engine is NULL", caller);
-        return PX_EFAULT;
-    }
-    if (e->magic != PXI_ENGINE_MAGIC) {
-        PXI_ERROR("%s: %p is not a live engine", caller, (const void *)e);
-        return PX_EINVAL;
-    }
-    return PX_OK;
-}
-
-/* ---- in-flight accounting and idle waits ----------------------------------------------- */
-
-static void inflight_sub(pxi_engine *e, long long k)
-{
-    /* n_finishing brackets our last touches of *e: a destroyer that saw in_flight reach 0
-     * waits for it to drop before freeing the engine (pxi_engine_drain). */
-    atomic_fetch_add_explicit(&e->n_finishing, 1, memory_order_seq_cst);
-    /* seq_cst, then the notify's fence and sleeper check, paired with the waiter's seq_cst
-     * sleeper increment and load of in_flight (Dekker, core/wait.c): either the waiter sees
-     * the new count or we see the waiter. */
-    long long nv = atomic_fetch_sub_explicit(&e->in_flight, k, memory_order_seq_cst) - k;
-    if (nv == 0 || (nv <= e->low_pending && nv + k > e->low_pending))
-        pxi_wait_event_notify(&e->idle, 0);
-    /* Release: our reads of *e happen before the destroyer's acquire sees the drop. */
-    atomic_fetch_sub_explicit(&e->n_finishing, 1, memory_order_release);
-}
-
-static void inflight_dec(pxi_engine *e)
-{
-    inflight_sub(e, 1);
-}
-
-/* Workers count the ops they finish locally and subtract them from the shared in-flight
- * counter in batches (and whenever they run out of work), so the pusher's increments and the
- * workers' decrements do not bounce one cache line per op. The counter only over-estimates
- * meanwhile: waits may return a little later, never early. */
-#define PXI_DONE_BATCH 32
-static PXI_ENGINE_TLS long long tl_done;
-
 static void worker_flush(void)
 {
-    if (tl_done > 0 && tl_worker) {
-        long long k = tl_done;
-        tl_done = 0;
-        inflight_sub(tl_worker->lane->e, k);
-    }
-}
-
-static void inflight_done(pxi_engine *e)
-{
-    if (tl_worker && tl_worker->lane->e == e) {
-        if (++tl_done >= PXI_DONE_BATCH)
-            worker_flush();
-        return;
-    }
-    inflight_dec(e);
-}
-
-typedef struct inflight_goal {
-    pxi_engine *e;
-    long long limit;
-} inflight_goal;
-
-static int inflight_reached(const void *arg)
-{
-    const inflight_goal *g = arg;
-    return atomic_load_explicit(&g->e->in_flight, memory_order_seq_cst) <= g->limit;
-}
-
-/* Wait until in_flight <= limit (core/wait.h: spin, then sleep on the engine's idle event). */
-static void wait_inflight_at_most(pxi_engine *e, long long limit)
-{
-    inflight_goal g = {e, limit};
-    pxi_wait_event_until(&e->idle, inflight_reached, &g, e->spin_ns, NULL, 0);
-}
-
-static void inflight_reserve(pxi_engine *e, int may_block)
-{
-    for (;;) {
-        long long v = atomic_fetch_add_explicit(&e->in_flight, 1, memory_order_seq_cst);
-        /* Ops pushed from inside ops never block: the pusher's own op holds a slot and a
-         * worker that blocks here could be the one the drain needs. */
-        if (v < e->max_pending || !may_block)
-            return;
-        inflight_dec(e);
-        wait_inflight_at_most(e, e->low_pending);
-    }
-}
-
-void pxi_engine_drain(pxi_engine *e)
-{
-    wait_inflight_at_most(e, 0);
-    /* A completer on a non-worker thread may still be inside inflight_sub (a few
-     * instructions: back off, never sleep). */
-    for (unsigned n = 0; atomic_load_explicit(&e->n_finishing, memory_order_acquire) != 0; ++n)
-        pxi_wait_backoff(n);
+    if (tl_worker)
+        pxi_inflight_flush(tl_worker->lane->e);
 }
 
 /* ---- op blocks ------------------------------------------------------------------------- */
@@ -211,87 +118,6 @@ static void opr_free(pxi_engine *e, pxi_opr *o)
         pxi_free(o);
 }
 
-/* ---- failures ---------------------------------------------------------------------------- */
-
-/* A Var's failure: the status of its last failed writer, or PX_OK when it has none or when
- * px_engine_wait_for_all has reported failures since (its epoch is older). An epoch wraps after
- * 2^32 wait_for_all calls; a failure left that long would count again. */
-static int var_failure(const pxi_engine *e, pxi_var *v)
-{
-    uint64_t w = atomic_load_explicit(&v->failure, memory_order_relaxed);
-    if (w == 0 || (uint32_t)(w >> 32) != atomic_load_explicit(&e->fail_epoch, memory_order_relaxed))
-        return PX_OK;
-    return (int)(int32_t)(uint32_t)w;
-}
-
-void pxi_engine_var_fail(const pxi_engine *e, pxi_var *v, int status)
-{
-    uint64_t epoch = atomic_load_explicit(&e->fail_epoch, memory_order_relaxed);
-    atomic_store_explicit(&v->failure, (epoch << 32) | (uint32_t)status, memory_order_relaxed);
-}
-
-/* The handle a user holds for dep @d (its generation at push), for messages. */
-static const void *dep_handle(const pxi_dep *d)
-{
-    return (const void *)pxi_handle_make(d->gen, d->var->hdr.index);
-}
-
-/* "Var 0x..., Var 0x..." for the Vars @o writes (at most 8, then a count) into @buf. */
-static void written_vars(const pxi_opr *o, char *buf, size_t cap)
-{
-    size_t used = 0;
-    unsigned listed = 0, more = 0;
-    buf[0] = '\0';
-    for (uint32_t i = 0; i < o->n_deps; ++i) {
-        if (!o->deps[i].write)
-            continue;
-        if (listed == 8) {
-            ++more;
-            continue;
-        }
-        int n = snprintf(buf + used, cap - used, "%sVar %p", listed ? ", " : "",
-                         dep_handle(&o->deps[i]));
-        if (n < 0 || (size_t)n >= cap - used)
-            break;
-        used += (size_t)n;
-        ++listed;
-    }
-    if (more && used < cap)
-        snprintf(buf + used, cap - used, " and %u more", more);
-    if (!listed)
-        snprintf(buf, cap, "none (it writes no Var)");
-}
-
-static const char *op_name(const pxi_opr *o)
-{
-    return o->name && o->name[0] ? o->name : "op";
-}
-
-/* An op failed (@skipped == 0: its function returned or completed with @status, or it could
- * not be dispatched) or was skipped because a Var it uses failed: tell the log (a failure once
- * at warn level, with the Vars it poisons; a skip at debug level) and the trace (an empty
- * "op_failed" / "op_skipped" span carrying the status). Its write Vars are then marked. */
-static void report_failure(pxi_opr *o, int status, int skipped, const pxi_dep *cause)
-{
-    const char *name = op_name(o);
-    if (skipped) {
-        if (pxi_log_enabled(PX_LOG_DEBUG))
-            PXI_DEBUG("engine: op '%s' skipped: Var %p it %s failed with %d (%s)", name,
-                      dep_handle(cause), cause->write ? "writes" : "reads", status,
-                      px_strerror(status));
-    } else if (pxi_log_enabled(PX_LOG_WARN)) {
-        char vars[320];
-        written_vars(o, vars, sizeof vars);
-        PXI_WARN("engine: op '%s' failed with %d (%s); Vars poisoned: %s (later ops using them "
-                 "are skipped until a wait reports the failure)",
-                 name, status, px_strerror(status), vars);
-    }
-    if (pxi_trace_active()) {
-        int64_t t = pxi_trace_now_ns();
-        pxi_trace_span_status(skipped ? "op_skipped" : "op_failed", name, t, t, status);
-    }
-}
-
 static void finish(pxi_opr *o, int status)
 {
     if (o->size_class == PXI_OPR_EXTERNAL) { /* an op of a graph launch (its hook) */
@@ -299,19 +125,11 @@ static void finish(pxi_opr *o, int status)
         return;
     }
     pxi_engine *e = o->e;
-    if (status != PX_OK && (o->kind == PXI_OP_SYNC || o->kind == PXI_OP_ASYNC)) {
-        if (!o->skipped)
-            report_failure(o, status, 0, NULL);
-        for (uint32_t i = 0; i < o->n_deps; ++i)
-            if (o->deps[i].write)
-                pxi_engine_var_fail(e, o->deps[i].var, status);
-        int expect = PX_OK;
-        atomic_compare_exchange_strong_explicit(&e->first_failure, &expect, status,
-                                                memory_order_relaxed, memory_order_relaxed);
-    }
+    if (status != PX_OK && (o->kind == PXI_OP_SYNC || o->kind == PXI_OP_ASYNC))
+        pxi_engine_op_failed(o, status);
     if (o->cleanup)
         o->cleanup(o->arg);
-    pxi_var_queue_release(o);
+    pxi_opr *ready = pxi_var_queue_release(o);
     if (o->kind == PXI_OP_DELETE) {
         /* The delete was the last dep the Var could ever get (its generation is 0): the slot
          * can go back to the table. */
@@ -323,8 +141,16 @@ static void finish(pxi_opr *o, int status)
         pxi_operator_release(e, o->oper);
     int counted = o->counted;
     opr_free(e, o);
+    /* The ops the release made ready, in grant order: read each link before dispatching, as
+     * a dispatch relinks the op (lane queue, ready list). A dispatch that runs an op inline
+     * only queues it while this thread already runs one (run_inline): no recursion. */
+    while (ready) {
+        pxi_opr *next = ready->next;
+        pxi_engine_dispatch(ready, 0);
+        ready = next;
+    }
     if (counted)
-        inflight_done(e);
+        pxi_inflight_done(e, tl_worker);
 }
 
 void pxi_engine_gpu_done(void *arg, int status)
@@ -347,33 +173,47 @@ void px_on_complete_call(px_on_complete *done, int status)
     finish(o, status);
 }
 
-void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
+/* Run an internal op (PXI_OP_WAIT: report the Var's failure to the waiter and clear it;
+ * PXI_OP_DELETE: nothing to run, its finish retires the Var). */
+static void execute_internal(pxi_opr *o)
 {
-    if (o->kind == PXI_OP_WAIT) {
-        pxi_waiter *wt = o->waiter;
-        int st = var_failure(o->e, o->deps[0].var);
-        atomic_store_explicit(&o->deps[0].var->failure, 0, memory_order_relaxed);
-        finish(o, PX_OK);
-        wt->status = st;
-        /* Release: the waiter reads status after acquiring done; the post is the last touch
-         * of *wt, which lives on the waiting thread's stack. */
-        pxi_wait_flag_post(&wt->done, 1);
-        return;
-    }
     if (o->kind == PXI_OP_DELETE) {
         finish(o, PX_OK);
         return;
     }
-    /* Skip ops whose inputs failed, passing the failure on. */
+    pxi_waiter *wt = o->waiter;
+    int st = pxi_var_failure(o->e, o->deps[0].var);
+    atomic_store_explicit(&o->deps[0].var->failure, 0, memory_order_relaxed);
+    finish(o, PX_OK);
+    wt->status = st;
+    /* Release: the waiter reads status after acquiring done; the post is the last touch of *wt,
+     * which lives on the waiting thread's stack. */
+    pxi_wait_flag_post(&wt->done, 1);
+}
+
+/* Skip @o when a Var it uses failed, passing the failure on: nonzero when it was skipped. */
+static int skip_if_input_failed(pxi_opr *o)
+{
     for (uint32_t i = 0; i < o->n_deps; ++i) {
-        int s = var_failure(o->e, o->deps[i].var);
+        int s = pxi_var_failure(o->e, o->deps[i].var);
         if (s != PX_OK) {
-            report_failure(o, s, 1, &o->deps[i]);
+            pxi_engine_report_failure(o, s, 1, &o->deps[i]);
             o->skipped = 1;
             finish(o, s);
-            return;
+            return 1;
         }
     }
+    return 0;
+}
+
+void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
+{
+    if (o->kind == PXI_OP_WAIT || o->kind == PXI_OP_DELETE) {
+        execute_internal(o);
+        return;
+    }
+    if (skip_if_input_failed(o))
+        return;
     px_run_context rc;
     rc.ctx = o->ctx;
     rc.worker = w ? w->index : -1;
@@ -446,34 +286,24 @@ const pxi_lane_ops pxi_engine_lane_ops = {
  * through pxi_opr.next, which only lanes use otherwise), and whether the thread is already
  * draining them. Running a ready op inline would otherwise recurse: its finish grants the
  * next op of each Var, whose dispatch runs it inline, whose finish grants the next... (dispatch
- * -> execute -> finish -> complete_write -> grant -> dispatch), so 50,000 ops queued behind one
+ * -> execute -> finish -> dispatch of what the release made ready), so 50,000 ops queued behind one
  * Var on the naive engine overflowed an 8 MiB stack. The first inline run on a thread drains
  * the list in a loop (a trampoline); inline runs it causes only append. Ops still run on the
  * thread that made them ready, each after the one that released it; ops made ready together
  * run in the order they were granted. */
-static PXI_ENGINE_TLS pxi_opr *tl_ready_head, *tl_ready_tail;
+static PXI_ENGINE_TLS pxi_opr_fifo tl_ready;
 static PXI_ENGINE_TLS int tl_draining;
 
 static void run_inline(pxi_opr *o)
 {
-    o->next = NULL;
     if (tl_draining) {
-        if (tl_ready_tail)
-            tl_ready_tail->next = o;
-        else
-            tl_ready_head = o;
-        tl_ready_tail = o;
+        pxi_opr_fifo_push(&tl_ready, o);
         return;
     }
     tl_draining = 1;
     while (o) {
         pxi_engine_execute(o, NULL);
-        o = tl_ready_head;
-        if (o) {
-            tl_ready_head = o->next;
-            if (!tl_ready_head)
-                tl_ready_tail = NULL;
-        }
+        o = pxi_opr_fifo_pop(&tl_ready);
     }
     tl_draining = 0;
 }
@@ -658,14 +488,14 @@ static int push_op(pxi_engine *e, const pxi_push *p)
      * slot unless it turns out not to be ready. */
     o->counted = !(o->inline_ok && tl_in_op == 0 && pxi_cost_below(e, o->sfn, e->inline_ns));
     if (o->counted)
-        inflight_reserve(e, tl_in_op == 0);
+        pxi_inflight_reserve(e, tl_in_op == 0);
     for (;;) {
         pxi_var_queue_lock(o);
         if (!pxi_var_queue_live(o)) {
             pxi_var_queue_unlock(o);
             PXI_ERROR("%s: a Var was deleted while being pushed", p->caller);
             if (o->counted)
-                inflight_dec(e);
+                pxi_inflight_sub(e, 1);
             opr_free(e, o);
             return PX_EINVAL;
         }
@@ -676,7 +506,7 @@ static int push_op(pxi_engine *e, const pxi_push *p)
          * block, which it must not do holding spin locks. Nothing was appended yet. */
         pxi_var_queue_unlock(o);
         o->counted = 1;
-        inflight_reserve(e, 1);
+        pxi_inflight_reserve(e, 1);
     }
     uint32_t granted = pxi_var_queue_append(o);
     pxi_var_queue_unlock(o);
@@ -694,190 +524,17 @@ static int push_op(pxi_engine *e, const pxi_push *p)
     return PX_OK;
 }
 
-/* ---- public calls ---------------------------------------------------------------------- */
-
-int pxi_engine_check_lists(const char *caller, px_var *const *reads, size_t n_reads,
-                           px_var *const *writes, size_t n_writes)
+int pxi_engine_push_internal(pxi_engine *e, pxi_op_kind kind, px_var *v, pxi_waiter *waiter,
+                             const char *name, const char *caller)
 {
-    if ((n_reads > 0 && !reads) || (n_writes > 0 && !writes)) {
-        PXI_ERROR("%s: %s is NULL with a count of %zu", caller,
-                  (n_reads > 0 && !reads) ? "reads" : "writes",
-                  (n_reads > 0 && !reads) ? n_reads : n_writes);
-        return PX_EFAULT;
-    }
-    return PX_OK;
-}
-
-int pxi_engine_check_prop(px_fn_property prop, const char *caller)
-{
-    if ((unsigned)prop > (unsigned)PX_FN_ASYNC) {
-        PXI_ERROR("%s: unknown px_fn_property %d", caller, (int)prop);
-        return PX_EINVAL;
-    }
-    return PX_OK;
-}
-
-/* The checks px_engine_push_sync and px_engine_push_async share, then the push itself.
- * @fn_set tells whether the caller's function pointer is non-NULL. */
-static int push_checked(px_engine *e, const pxi_push *p, int fn_set)
-{
-    int rc = pxi_engine_validate(e, p->caller);
-    if (rc != PX_OK)
-        return rc;
-    if (!fn_set) {
-        PXI_ERROR("%s: fn is NULL", p->caller);
-        return PX_EFAULT;
-    }
-    if ((rc = pxi_engine_check_lists(p->caller, p->reads, p->n_reads, p->writes, p->n_writes)) !=
-            PX_OK ||
-        (rc = pxi_engine_check_prop(p->prop, p->caller)) != PX_OK ||
-        (rc = pxi_lane_check_ctx(e, p->ctx, p->prop, p->caller)) != PX_OK)
-        return rc;
-    return pxi_engine_push(e, p);
-}
-
-int px_engine_push_sync(px_engine *e, px_sync_fn fn, void *arg, px_context ctx,
-                        px_var *const *reads, size_t n_reads, px_var *const *writes,
-                        size_t n_writes, px_fn_property prop, int priority, const char *name)
-{
-    pxi_push p;
-    pxi_push_describe(&p, PXI_OP_SYNC, arg, ctx, reads, n_reads, writes, n_writes, prop, priority,
-                      name, "px_engine_push_sync");
-    p.sfn = fn;
-    return push_checked(e, &p, fn != NULL);
-}
-
-int px_engine_push_async(px_engine *e, px_async_fn fn, void *arg, px_context ctx,
-                         px_var *const *reads, size_t n_reads, px_var *const *writes,
-                         size_t n_writes, px_fn_property prop, int priority, const char *name)
-{
-    pxi_push p;
-    pxi_push_describe(&p, PXI_OP_ASYNC, arg, ctx, reads, n_reads, writes, n_writes, prop, priority,
-                      name, "px_engine_push_async");
-    p.afn = fn;
-    return push_checked(e, &p, fn != NULL);
-}
-
-int px_engine_push(px_engine *e, const px_op *op)
-{
-    static const char caller[] = "px_engine_push";
-    int rc = pxi_engine_validate(e, caller);
-    if (rc != PX_OK)
-        return rc;
-    if (!op) {
-        PXI_ERROR("%s: op is NULL", caller);
-        return PX_EFAULT;
-    }
-    const char *label = op->name ? op->name : "op";
-    if (op->fn && op->async_fn) {
-        PXI_ERROR("%s('%s'): both fn and async_fn are set (an op is either synchronous or "
-                  "asynchronous)",
-                  caller, label);
-        return PX_EINVAL;
-    }
-    if (!op->fn && !op->async_fn) {
-        PXI_ERROR("%s('%s'): neither fn nor async_fn is set", caller, label);
-        return PX_EFAULT;
-    }
-    pxi_push p;
-    pxi_push_describe(&p, op->fn ? PXI_OP_SYNC : PXI_OP_ASYNC, op->arg, op->ctx, op->reads.vars,
-                      op->reads.n, op->writes.vars, op->writes.n, op->property, op->priority,
-                      op->name, caller);
-    p.sfn = op->fn;
-    p.afn = op->async_fn;
-    return push_checked(e, &p, 1);
-}
-
-/* pxi_engine_validate, then PX_EFAULT (logged with @caller) when the handle @h the call needs,
- * named @what, is NULL. */
-int pxi_engine_validate_handle(const pxi_engine *e, const void *h, const char *what,
-                               const char *caller)
-{
-    int rc = pxi_engine_validate(e, caller);
-    if (rc == PX_OK && !h) {
-        PXI_ERROR("%s: %s is NULL", caller, what);
-        rc = PX_EFAULT;
-    }
-    return rc;
-}
-
-/* Nonzero when the calling thread runs an engine op or a kernel of any space: a wait there
- * could need the very thread (or the space's launch lock) it holds. */
-static int waiting_would_deadlock(void)
-{
-    if (tl_in_op > 0)
-        return 1;
-    int n = pxi_registry_count();
-    for (int i = 0; i < n; ++i) {
-        const px_space *s = pxi_registry_at(i);
-        if (s && s->available && s->ops->in_kernel && s->ops->in_kernel())
-            return 1;
-    }
-    return 0;
-}
-
-/* PX_EDEADLK (logged with @caller) when the calling thread may not wait (see above). */
-static int check_may_wait(const char *caller)
-{
-    if (pxi_engine_tl_recorder) {
-        PXI_ERROR("%s: this thread is recording a graph (its recorded ops have not run)", caller);
-        return PX_EBUSY;
-    }
-    if (!waiting_would_deadlock())
-        return PX_OK;
-    PXI_ERROR("%s: called from inside an engine op or kernel (it would wait on itself)", caller);
-    return PX_EDEADLK;
-}
-
-int px_engine_wait_for_var(px_engine *e, px_var *v)
-{
-    static const char caller[] = "px_engine_wait_for_var";
-    int rc = pxi_engine_validate_handle(e, v, "Var", caller);
-    if (rc == PX_OK)
-        rc = check_may_wait(caller);
-    if (rc != PX_OK)
-        return rc;
-    int64_t t0 = pxi_trace_active() ? pxi_trace_now_ns() : 0;
-    pxi_waiter w;
-    pxi_wait_flag_init(&w.done, 0);
-    w.status = PX_OK;
-    /* Pushed as a write, so it also waits for earlier reads (a caller may overwrite the data
-     * once the wait returns); it runs inline on the thread that grants it. */
-    px_var *const r[1] = {v};
-    pxi_push p = {.kind = PXI_OP_WAIT,
+    px_var *const w[1] = {v};
+    pxi_push p = {.kind = kind,
                   .ctx = {PX_DEV_CPU, 0},
-                  .writes = r,
+                  .writes = w,
                   .n_writes = 1,
                   .prop = PX_FN_NORMAL,
-                  .name = "wait_for_var",
-                  .waiter = &w,
+                  .name = name,
+                  .waiter = waiter,
                   .caller = caller};
-    rc = pxi_engine_push(e, &p);
-    if (rc != PX_OK)
-        return rc;
-    pxi_wait_flag_until_eq(&w.done, 1, e->spin_ns);
-    if (t0)
-        pxi_trace_span("wait", "wait_for_var", t0, pxi_trace_now_ns());
-    return w.status;
-}
-
-int px_engine_wait_for_all(px_engine *e)
-{
-    static const char caller[] = "px_engine_wait_for_all";
-    int rc = pxi_engine_validate(e, caller);
-    if (rc == PX_OK)
-        rc = check_may_wait(caller);
-    if (rc != PX_OK)
-        return rc;
-    int64_t t0 = pxi_trace_active() ? pxi_trace_now_ns() : 0;
-    pxi_engine_drain(e);
-    if (t0)
-        pxi_trace_span("wait", "wait_for_all", t0, pxi_trace_now_ns());
-    /* Recovery (engine.h, "Failures"): reporting a failure clears it everywhere, as MXNet's
-     * WaitForAll clears the exceptions it rethrows from every Var that holds them. A new epoch
-     * makes every Var's recorded failure stale at once, without visiting the Vars. */
-    int first = atomic_exchange_explicit(&e->first_failure, PX_OK, memory_order_relaxed);
-    if (first != PX_OK)
-        atomic_fetch_add_explicit(&e->fail_epoch, 1u, memory_order_relaxed);
-    return first;
+    return pxi_engine_push(e, &p);
 }

@@ -1,6 +1,6 @@
-/* core/engine/spin_lock.c - the slow path of the engine's spin lock (engine_impl.h): poll, backing
+/* core/engine/spin_lock.c - the slow path of the engine's spin lock (spin_lock.h): poll, backing
  * off through core/wait.h until the holder lets go. */
-#include "core/engine/engine_impl.h"
+#include "core/engine/spin_lock.h"
 #include "core/wait.h"
 
 void pxi_spin_lock_slow(pxi_spin *l)

@@ -1,17 +1,19 @@
 /* core/engine/var_queue.c - the Var queue (MXNet's ThreadedVar, see engine_impl.h) and its
- * checker: appending an op's deps at push, releasing them when it finishes, and the public Var
- * calls. Every queue operation runs under the Var's spin lock; the ops it grants are dispatched
- * after unlocking. */
-#include "core/alloc.h"
+ * checker: appending an op's deps at push, releasing them when it finishes. Every queue
+ * operation runs under the Var's spin lock. The queue dispatches nothing: a release returns the
+ * ops it made ready to its caller (push.c's finish), which hands them on outside every Var lock,
+ * in a loop, so a long released chain never recurses. The public Var calls are var.c. */
 #include "core/engine/engine_impl.h"
-#include "core/log.h"
 
-static inline void grant(pxi_opr *o, int n)
+/* A grant: the thread that takes @o's wait counter to zero owns it and appends it to @ready,
+ * the ops made ready by one release in the order they were granted (a waiting op is in no lane
+ * queue, so its link is free). */
+static inline void grant(pxi_opr_fifo *ready, pxi_opr *o, int n)
 {
     /* acq_rel: the last decrement must see every Var's grant and the pusher's writes to the
      * block, and publishes them to the thread that runs the op. */
     if (atomic_fetch_sub_explicit(&o->wait, n, memory_order_acq_rel) == n)
-        pxi_engine_dispatch(o, 0);
+        pxi_opr_fifo_push(ready, o);
 }
 
 /* The Var queue invariants (STYLE.md section 7), checked under the Var lock after each
@@ -41,7 +43,7 @@ static void var_check(const pxi_var *v)
             var_check(v);                                                                          \
     } while (0)
 
-static void complete_read(pxi_engine *e, pxi_var *v)
+static void complete_read(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
 {
     pxi_opr *trig = NULL;
     pxi_spin_lock(&v->lock);
@@ -53,10 +55,10 @@ static void complete_read(pxi_engine *e, pxi_var *v)
     VAR_CHECK(e, v);
     pxi_spin_unlock(&v->lock);
     if (trig)
-        grant(trig, 1);
+        grant(ready, trig, 1);
 }
 
-static void complete_write(pxi_engine *e, pxi_var *v)
+static void complete_write(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
 {
     pxi_spin_lock(&v->lock);
     pxi_dep *w = v->head;
@@ -84,21 +86,23 @@ static void complete_write(pxi_engine *e, pxi_var *v)
     pxi_dep *d = first_read;
     for (int k = 0; k < n_reads; ++k) {
         pxi_dep *next = d->next;
-        grant(d->opr, 1);
+        grant(ready, d->opr, 1);
         d = next;
     }
     if (trig)
-        grant(trig, 1);
+        grant(ready, trig, 1);
 }
 
-void pxi_var_queue_release(pxi_opr *o)
+pxi_opr *pxi_var_queue_release(pxi_opr *o)
 {
+    pxi_opr_fifo ready = {NULL, NULL};
     for (uint32_t i = 0; i < o->n_deps; ++i) {
         if (o->deps[i].write)
-            complete_write(o->e, o->deps[i].var);
+            complete_write(&ready, o->e, o->deps[i].var);
         else
-            complete_read(o->e, o->deps[i].var);
+            complete_read(&ready, o->e, o->deps[i].var);
     }
+    return ready.head;
 }
 
 /* ---- appending at push ----------------------------------------------------------------- */
@@ -169,49 +173,4 @@ uint32_t pxi_var_queue_append(pxi_opr *o)
     for (uint32_t i = 0; i < o->n_deps; ++i)
         VAR_CHECK(o->e, o->deps[i].var);
     return granted;
-}
-
-/* ---- public Var calls ------------------------------------------------------------------ */
-
-static void var_slot_reset(pxi_var *v)
-{
-    pxi_spin_lock(&v->lock);
-    v->head = v->tail = NULL;
-    v->running_reads = 0;
-    atomic_store_explicit(&v->failure, 0, memory_order_relaxed);
-    pxi_spin_unlock(&v->lock);
-}
-
-px_var *px_var_new(px_engine *e)
-{
-    if (pxi_engine_validate(e, "px_var_new") != PX_OK)
-        return NULL;
-    uint32_t gen = 0;
-    pxi_var *v = pxi_handle_table_alloc(&e->vars, &gen);
-    if (!v) {
-        PXI_ERROR("px_var_new: out of memory (or more than %u Vars)",
-                  PXI_HANDLE_CHUNK * PXI_HANDLE_MAX_CHUNKS);
-        return NULL;
-    }
-    var_slot_reset(v);
-    /* Release: a pusher on another thread that acquires the generation sees the reset. */
-    atomic_store_explicit(&v->hdr.gen, gen, memory_order_release);
-    return (px_var *)pxi_handle_make(gen, v->hdr.index);
-}
-
-int px_var_delete(px_engine *e, px_var *v)
-{
-    static const char caller[] = "px_var_delete";
-    int rc = pxi_engine_validate_handle(e, v, "Var", caller);
-    if (rc != PX_OK)
-        return rc;
-    px_var *const w[1] = {v};
-    pxi_push p = {.kind = PXI_OP_DELETE,
-                  .ctx = {PX_DEV_CPU, 0},
-                  .writes = w,
-                  .n_writes = 1,
-                  .prop = PX_FN_NORMAL,
-                  .name = "var_delete",
-                  .caller = caller};
-    return pxi_engine_push(e, &p);
 }

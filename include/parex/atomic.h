@@ -86,451 +86,238 @@ extern "C" {
 typedef uint64_t __attribute__((may_alias)) pxi_u64_alias;
 typedef uint32_t __attribute__((may_alias)) pxi_u32_alias;
 
-/* ---- bit-pattern helpers (internal) ---------------------------------------------------------
- * Floating values travel through CAS loops as their bit patterns; memcpy is the portable
- * type pun in C and C++ and compiles to a register move. */
-PXI_ATOMIC_FN uint64_t pxi_f64_bits(double d)
-{
+/* ---- per-space bodies (internal) ---------------------------------------------------------
+ * The device pass of nvcc (__CUDA_ARCH__) and every host compiler see different bodies; the
+ * choice is made here once, so each family below is written once for all its types. In each,
+ * p and v (expected, desired) are the generated function's parameters; T is its value type, UT
+ * the unsigned type of the same size the host builtins work on, DT the type CUDA's overload of
+ * the device atomic takes, AT the may_alias integer view of a floating type. */
 #if PXI_ATOMIC_DEVICE
-    return (uint64_t)__double_as_longlong(d);
+/* The bits of x as an R (CUDA's intrinsic dev_expr). */
+#define PXI_ATOMIC_PUN_BODY(R, x, dev_expr) return dev_expr
+#define PXI_ATOMIC_LOAD(AT, u)              (*(volatile AT *)(u)) /* any value will do: the CAS checks it */
+#define PXI_ATOMIC_CAS_BODY(T, DT)          return (T)atomicCAS((DT *)p, (DT)expected, (DT)desired)
+/* Add or subtract (sign + or -) on the unsigned representation: wraps, never overflows. */
+#define PXI_ATOMIC_INT_ADD_BODY(op, sign, T, UT, DT)  return (T)atomicAdd((DT *)p, (DT)0 sign(DT) v)
+#define PXI_ATOMIC_INT_MINMAX_BODY(T, DT, cmp, devfn) return (T)devfn((DT *)p, (DT)v)
+#define PXI_ATOMIC_INT_EXCHANGE_BODY(T, DT)           return (T)atomicExch((DT *)p, (DT)v)
+#define PXI_ATOMIC_FLOAT_EXCHANGE_BODY(sfx, UT, AT, DT)                                            \
+    return pxi_bits_##sfx((UT)atomicExch((DT *)p, (DT)pxi_##sfx##_bits(v)))
+/* Floating add: CUDA's native atomicAdd (double: sm_60 and newer), else the CAS loop. */
+#define PXI_ATOMIC_FLOAT_ADD_f32(p, v) atomicAdd(p, v)
+#if __CUDA_ARCH__ >= 600
+#define PXI_ATOMIC_FLOAT_ADD_f64(p, v) atomicAdd(p, v)
 #else
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
+#define PXI_ATOMIC_FLOAT_ADD_f64(p, v) pxi_atomic_add_loop_f64(p, v)
 #endif
-}
-
-PXI_ATOMIC_FN double pxi_bits_f64(uint64_t u)
-{
-#if PXI_ATOMIC_DEVICE
-    return __longlong_as_double((long long)u);
 #else
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
+/* memcpy is the portable type pun in C and C++ and compiles to a register move. */
+#define PXI_ATOMIC_PUN_BODY(R, x, dev_expr)                                                        \
+    R r_;                                                                                          \
+    memcpy(&r_, &x, sizeof r_);                                                                    \
+    return r_
+#define PXI_ATOMIC_LOAD(AT, u) __atomic_load_n((u), __ATOMIC_RELAXED)
+#define PXI_ATOMIC_CAS_BODY(T, DT)                                                                 \
+    __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);     \
+    return expected /* on failure the builtin wrote the current value here */
+#define PXI_ATOMIC_INT_ADD_BODY(op, sign, T, UT, DT)                                               \
+    return (T)__atomic_fetch_##op((UT *)p, (UT)v, __ATOMIC_RELAXED)
+/* Start with a plain load and stop without writing when v does not win. */
+#define PXI_ATOMIC_INT_MINMAX_BODY(T, DT, cmp, devfn)                                              \
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                  \
+    while (v cmp old &&                                                                            \
+           !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {      \
+    }                                                                                              \
+    return old
+#define PXI_ATOMIC_INT_EXCHANGE_BODY(T, DT) return __atomic_exchange_n(p, v, __ATOMIC_RELAXED)
+#define PXI_ATOMIC_FLOAT_EXCHANGE_BODY(sfx, UT, AT, DT)                                            \
+    return pxi_bits_##sfx(__atomic_exchange_n((AT *)p, pxi_##sfx##_bits(v), __ATOMIC_RELAXED))
+/* Floating add: the CAS loop (no floating __atomic_fetch_add in C; see the file comment). */
+#define PXI_ATOMIC_FLOAT_ADD_f32(p, v) pxi_atomic_add_loop_f32(p, v)
+#define PXI_ATOMIC_FLOAT_ADD_f64(p, v) pxi_atomic_add_loop_f64(p, v)
 #endif
-}
 
-PXI_ATOMIC_FN uint32_t pxi_f32_bits(float f)
-{
-#if PXI_ATOMIC_DEVICE
-    return (uint32_t)__float_as_uint(f);
-#else
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-#endif
-}
+/* ---- the families (each macro defines one function of one type) ------------------------- */
 
-PXI_ATOMIC_FN float pxi_bits_f32(uint32_t u)
-{
-#if PXI_ATOMIC_DEVICE
-    return __uint_as_float(u);
-#else
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-#endif
-}
-
-/* ---- compare-and-swap (the primitive every loop below uses) --------------------------- */
-
-/* 32-bit CAS of a float's bit pattern (internal; see px_atomic_cas_u64). */
-PXI_ATOMIC_FN uint32_t pxi_atomic_cas_u32(pxi_u32_alias *p, uint32_t expected, uint32_t desired)
-{
-#if PXI_ATOMIC_DEVICE
-    return (uint32_t)atomicCAS((unsigned int *)p, (unsigned int)expected, (unsigned int)desired);
-#else
-    __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-    return expected; /* on failure the builtin wrote the current value here */
-#endif
-}
-
-/* 64-bit CAS of any 8-byte object's bit pattern (internal; see px_atomic_cas_u64). */
-PXI_ATOMIC_FN uint64_t pxi_atomic_cas_u64(pxi_u64_alias *p, uint64_t expected, uint64_t desired)
-{
-#if PXI_ATOMIC_DEVICE
-    return (uint64_t)atomicCAS((unsigned long long *)p, (unsigned long long)expected,
-                               (unsigned long long)desired);
-#else
-    __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-    return expected;
-#endif
-}
-
-/** Atomically: if *p == expected, *p = desired. Returns the old value of *p (the swap happened
- *  iff it equals expected). Relaxed order. Kokkos::atomic_compare_exchange. */
-PXI_ATOMIC_FN uint64_t px_atomic_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired)
-{
-#if PXI_ATOMIC_DEVICE
-    return (uint64_t)atomicCAS((unsigned long long *)p, (unsigned long long)expected,
-                               (unsigned long long)desired);
-#else
-    __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-    return expected;
-#endif
-}
-
-/** px_atomic_cas_u64 for int32_t. */
-PXI_ATOMIC_FN int32_t px_atomic_cas_i32(int32_t *p, int32_t expected, int32_t desired)
-{
-#if PXI_ATOMIC_DEVICE
-    return (int32_t)atomicCAS((int *)p, (int)expected, (int)desired);
-#else
-    __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-    return expected;
-#endif
-}
-
-/** px_atomic_cas_u64 for int64_t. */
-PXI_ATOMIC_FN int64_t px_atomic_cas_i64(int64_t *p, int64_t expected, int64_t desired)
-{
-#if PXI_ATOMIC_DEVICE
-    return (int64_t)atomicCAS((unsigned long long *)p, (unsigned long long)expected,
-                              (unsigned long long)desired);
-#else
-    __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-    return expected;
-#endif
-}
-
-/* ---- int32_t ----------------------------------------------------------------------------- */
-
-/** *p += v (wrapping); returns the old value. Relaxed. Kokkos::atomic_fetch_add. */
-PXI_ATOMIC_FN int32_t px_atomic_add_i32(int32_t *p, int32_t v)
-{
-#if PXI_ATOMIC_DEVICE
-    return (int32_t)atomicAdd((unsigned int *)p, (unsigned int)v);
-#else
-    return (int32_t)__atomic_fetch_add((uint32_t *)p, (uint32_t)v, __ATOMIC_RELAXED);
-#endif
-}
-
-/** *p -= v (wrapping); returns the old value. Relaxed. Kokkos::atomic_fetch_sub. */
-PXI_ATOMIC_FN int32_t px_atomic_sub_i32(int32_t *p, int32_t v)
-{
-#if PXI_ATOMIC_DEVICE
-    return (int32_t)atomicSub((unsigned int *)p, (unsigned int)v);
-#else
-    return (int32_t)__atomic_fetch_sub((uint32_t *)p, (uint32_t)v, __ATOMIC_RELAXED);
-#endif
-}
-
-/** *p = min(*p, v); returns the old value. Relaxed. Kokkos::atomic_fetch_min. */
-PXI_ATOMIC_FN int32_t px_atomic_min_i32(int32_t *p, int32_t v)
-{
-#if PXI_ATOMIC_DEVICE
-    return (int32_t)atomicMin((int *)p, (int)v);
-#else
-    int32_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (v < old &&
-           !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+/* pxi_sfx_bits / pxi_bits_sfx: a floating value to its bit pattern and back (internal; floating
+ * values travel through the CAS loops as bit patterns). to_dev / from_dev: CUDA's intrinsics,
+ * whose integer side is DBT. */
+#define PXI_ATOMIC_DEFINE_BITS(sfx, T, UT, DBT, to_dev, from_dev)                                  \
+    PXI_ATOMIC_FN UT pxi_##sfx##_bits(T x)                                                         \
+    {                                                                                              \
+        PXI_ATOMIC_PUN_BODY(UT, x, (UT)to_dev(x));                                                 \
+    }                                                                                              \
+    PXI_ATOMIC_FN T pxi_bits_##sfx(UT x)                                                           \
+    {                                                                                              \
+        PXI_ATOMIC_PUN_BODY(T, x, from_dev((DBT)x));                                               \
     }
-    return old;
-#endif
-}
 
-/** *p = max(*p, v); returns the old value. Relaxed. Kokkos::atomic_fetch_max. */
-PXI_ATOMIC_FN int32_t px_atomic_max_i32(int32_t *p, int32_t v)
-{
-#if PXI_ATOMIC_DEVICE
-    return (int32_t)atomicMax((int *)p, (int)v);
-#else
-    int32_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (v > old &&
-           !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+/* name(p, expected, desired): CAS of a T object; PT is the pointer's target type. */
+#define PXI_ATOMIC_DEFINE_CAS_FN(name, T, PT, DT)                                                  \
+    PXI_ATOMIC_FN T name(PT *p, T expected, T desired)                                             \
+    {                                                                                              \
+        PXI_ATOMIC_CAS_BODY(T, DT);                                                                \
     }
-    return old;
-#endif
-}
-
-/** *p = v; returns the old value. Relaxed. Kokkos::atomic_exchange. */
-PXI_ATOMIC_FN int32_t px_atomic_exchange_i32(int32_t *p, int32_t v)
-{
-#if PXI_ATOMIC_DEVICE
-    return (int32_t)atomicExch((int *)p, (int)v);
-#else
-    return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);
-#endif
-}
-
-/** Same as px_atomic_add_i32 (see the file comment). */
-PXI_ATOMIC_FN int32_t px_atomic_fetch_add_i32(int32_t *p, int32_t v)
-{
-    return px_atomic_add_i32(p, v);
-}
-
-/* ---- uint64_t ---------------------------------------------------------------------------- */
-
-/** *p += v (mod 2^64); returns the old value. Relaxed. Kokkos::atomic_fetch_add. */
-PXI_ATOMIC_FN uint64_t px_atomic_add_u64(uint64_t *p, uint64_t v)
-{
-#if PXI_ATOMIC_DEVICE
-    return (uint64_t)atomicAdd((unsigned long long *)p, (unsigned long long)v);
-#else
-    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-#endif
-}
-
-/** *p -= v (mod 2^64); returns the old value. Relaxed. Kokkos::atomic_fetch_sub. */
-PXI_ATOMIC_FN uint64_t px_atomic_sub_u64(uint64_t *p, uint64_t v)
-{
-#if PXI_ATOMIC_DEVICE
-    return (uint64_t)atomicAdd((unsigned long long *)p, (unsigned long long)(0 - v));
-#else
-    return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED);
-#endif
-}
-
-/** *p = min(*p, v); returns the old value. Relaxed. Kokkos::atomic_fetch_min. */
-PXI_ATOMIC_FN uint64_t px_atomic_min_u64(uint64_t *p, uint64_t v)
-{
-#if PXI_ATOMIC_DEVICE
-    return (uint64_t)atomicMin((unsigned long long *)p, (unsigned long long)v);
-#else
-    uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (v < old &&
-           !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+/* px_atomic_cas_sfx of an integer type. */
+#define PXI_ATOMIC_DEFINE_CAS(sfx, T, DT) PXI_ATOMIC_DEFINE_CAS_FN(px_atomic_cas_##sfx, T, T, DT)
+/* px_atomic_add_sfx / px_atomic_sub_sfx (op add or sub, sign + or -) of an integer type. */
+#define PXI_ATOMIC_DEFINE_INT_ADD(op, sign, sfx, T, UT, DT)                                        \
+    PXI_ATOMIC_FN T px_atomic_##op##_##sfx(T *p, T v)                                              \
+    {                                                                                              \
+        PXI_ATOMIC_INT_ADD_BODY(op, sign, T, UT, DT);                                              \
     }
-    return old;
-#endif
-}
-
-/** *p = max(*p, v); returns the old value. Relaxed. Kokkos::atomic_fetch_max. */
-PXI_ATOMIC_FN uint64_t px_atomic_max_u64(uint64_t *p, uint64_t v)
-{
-#if PXI_ATOMIC_DEVICE
-    return (uint64_t)atomicMax((unsigned long long *)p, (unsigned long long)v);
-#else
-    uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (v > old &&
-           !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+/* px_atomic_min_sfx / px_atomic_max_sfx (cmp < or >, devfn atomicMin or atomicMax). */
+#define PXI_ATOMIC_DEFINE_INT_MINMAX(op, cmp, devfn, sfx, T, DT)                                   \
+    PXI_ATOMIC_FN T px_atomic_##op##_##sfx(T *p, T v)                                              \
+    {                                                                                              \
+        PXI_ATOMIC_INT_MINMAX_BODY(T, DT, cmp, devfn);                                             \
     }
-    return old;
-#endif
-}
-
-/** *p = v; returns the old value. Relaxed. Kokkos::atomic_exchange. */
-PXI_ATOMIC_FN uint64_t px_atomic_exchange_u64(uint64_t *p, uint64_t v)
-{
-#if PXI_ATOMIC_DEVICE
-    return (uint64_t)atomicExch((unsigned long long *)p, (unsigned long long)v);
-#else
-    return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);
-#endif
-}
-
-/** Same as px_atomic_add_u64 (see the file comment). */
-PXI_ATOMIC_FN uint64_t px_atomic_fetch_add_u64(uint64_t *p, uint64_t v)
-{
-    return px_atomic_add_u64(p, v);
-}
-
-/* ---- int64_t ----------------------------------------------------------------------------- */
-
-/** *p += v (wrapping); returns the old value. Relaxed. Kokkos::atomic_fetch_add. */
-PXI_ATOMIC_FN int64_t px_atomic_add_i64(int64_t *p, int64_t v)
-{
-    return (int64_t)px_atomic_add_u64((uint64_t *)p, (uint64_t)v);
-}
-
-/** *p -= v (wrapping); returns the old value. Relaxed. Kokkos::atomic_fetch_sub. */
-PXI_ATOMIC_FN int64_t px_atomic_sub_i64(int64_t *p, int64_t v)
-{
-    return (int64_t)px_atomic_sub_u64((uint64_t *)p, (uint64_t)v);
-}
-
-/** *p = min(*p, v); returns the old value. Relaxed. Kokkos::atomic_fetch_min. */
-PXI_ATOMIC_FN int64_t px_atomic_min_i64(int64_t *p, int64_t v)
-{
-#if PXI_ATOMIC_DEVICE
-    return (int64_t)atomicMin((long long *)p, (long long)v);
-#else
-    int64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (v < old &&
-           !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+#define PXI_ATOMIC_DEFINE_INT_EXCHANGE(sfx, T, DT)                                                 \
+    PXI_ATOMIC_FN T px_atomic_exchange_##sfx(T *p, T v)                                            \
+    {                                                                                              \
+        PXI_ATOMIC_INT_EXCHANGE_BODY(T, DT);                                                       \
     }
-    return old;
-#endif
-}
-
-/** *p = max(*p, v); returns the old value. Relaxed. Kokkos::atomic_fetch_max. */
-PXI_ATOMIC_FN int64_t px_atomic_max_i64(int64_t *p, int64_t v)
-{
-#if PXI_ATOMIC_DEVICE
-    return (int64_t)atomicMax((long long *)p, (long long)v);
-#else
-    int64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (v > old &&
-           !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+/* The CAS loops of a floating type on its bit pattern (internal): add (where the device has no
+ * native add, and on every host) and min (want_less = 1) / max, which store v only while it
+ * beats the current value (so a NaN v never does, and no v beats a NaN). */
+#define PXI_ATOMIC_DEFINE_FLOAT_LOOPS(sfx, T, UT, AT)                                              \
+    PXI_ATOMIC_FN T pxi_atomic_add_loop_##sfx(T *p, T v)                                           \
+    {                                                                                              \
+        AT *u = (AT *)p;                                                                           \
+        UT old = PXI_ATOMIC_LOAD(AT, u);                                                           \
+        for (;;) {                                                                                 \
+            UT seen =                                                                              \
+                pxi_atomic_cas_bits_##sfx(u, old, pxi_##sfx##_bits(pxi_bits_##sfx(old) + v));      \
+            if (seen == old)                                                                       \
+                return pxi_bits_##sfx(old);                                                        \
+            old = seen;                                                                            \
+        }                                                                                          \
+    }                                                                                              \
+    PXI_ATOMIC_FN T pxi_atomic_minmax_##sfx(T *p, T v, int want_less)                              \
+    {                                                                                              \
+        AT *u = (AT *)p;                                                                           \
+        UT old = PXI_ATOMIC_LOAD(AT, u);                                                           \
+        for (;;) {                                                                                 \
+            T o = pxi_bits_##sfx(old);                                                             \
+            if (!(want_less ? v < o : v > o))                                                      \
+                return o;                                                                          \
+            UT seen = pxi_atomic_cas_bits_##sfx(u, old, pxi_##sfx##_bits(v));                      \
+            if (seen == old)                                                                       \
+                return o;                                                                          \
+            old = seen;                                                                            \
+        }                                                                                          \
     }
-    return old;
-#endif
-}
-
-/** *p = v; returns the old value. Relaxed. Kokkos::atomic_exchange. */
-PXI_ATOMIC_FN int64_t px_atomic_exchange_i64(int64_t *p, int64_t v)
-{
-    return (int64_t)px_atomic_exchange_u64((uint64_t *)p, (uint64_t)v);
-}
-
-/** Same as px_atomic_add_i64 (see the file comment). */
-PXI_ATOMIC_FN int64_t px_atomic_fetch_add_i64(int64_t *p, int64_t v)
-{
-    return px_atomic_add_i64(p, v);
-}
-
-/* ---- double ------------------------------------------------------------------------------ */
-
-/** *p += v, rounded once; returns the old value. Relaxed. Kokkos::atomic_fetch_add. */
-PXI_ATOMIC_FN double px_atomic_add_f64(double *p, double v)
-{
-#if PXI_ATOMIC_DEVICE && __CUDA_ARCH__ >= 600
-    return atomicAdd(p, v);
-#else
-    pxi_u64_alias *u = (pxi_u64_alias *)p;
-#if PXI_ATOMIC_DEVICE
-    uint64_t old = *(volatile pxi_u64_alias *)u; /* any value will do: the CAS checks it */
-#else
-    uint64_t old = __atomic_load_n(u, __ATOMIC_RELAXED);
-#endif
-    for (;;) {
-        uint64_t seen = pxi_atomic_cas_u64(u, old, pxi_f64_bits(pxi_bits_f64(old) + v));
-        if (seen == old)
-            return pxi_bits_f64(old);
-        old = seen;
+/* px_atomic_add_sfx, px_atomic_sub_sfx, px_atomic_min_sfx, px_atomic_max_sfx and
+ * px_atomic_exchange_sfx of a floating type. */
+#define PXI_ATOMIC_DEFINE_FLOAT_OPS(sfx, T, UT, AT, DT)                                            \
+    PXI_ATOMIC_FN T px_atomic_add_##sfx(T *p, T v)                                                 \
+    {                                                                                              \
+        return PXI_ATOMIC_FLOAT_ADD_##sfx(p, v);                                                   \
+    }                                                                                              \
+    PXI_ATOMIC_FN T px_atomic_sub_##sfx(T *p, T v)                                                 \
+    {                                                                                              \
+        return px_atomic_add_##sfx(p, -v);                                                         \
+    }                                                                                              \
+    PXI_ATOMIC_FN T px_atomic_min_##sfx(T *p, T v)                                                 \
+    {                                                                                              \
+        return pxi_atomic_minmax_##sfx(p, v, 1);                                                   \
+    }                                                                                              \
+    PXI_ATOMIC_FN T px_atomic_max_##sfx(T *p, T v)                                                 \
+    {                                                                                              \
+        return pxi_atomic_minmax_##sfx(p, v, 0);                                                   \
+    }                                                                                              \
+    PXI_ATOMIC_FN T px_atomic_exchange_##sfx(T *p, T v)                                            \
+    {                                                                                              \
+        PXI_ATOMIC_FLOAT_EXCHANGE_BODY(sfx, UT, AT, DT);                                           \
     }
-#endif
-}
-
-/** *p -= v, rounded once; returns the old value. Relaxed. Kokkos::atomic_fetch_sub. */
-PXI_ATOMIC_FN double px_atomic_sub_f64(double *p, double v)
-{
-    return px_atomic_add_f64(p, -v);
-}
-
-/* Shared loop of f64 min (want_less = 1) and max: store v while it beats the current value. */
-PXI_ATOMIC_FN double pxi_atomic_minmax_f64(double *p, double v, int want_less)
-{
-    pxi_u64_alias *u = (pxi_u64_alias *)p;
-#if PXI_ATOMIC_DEVICE
-    uint64_t old = *(volatile pxi_u64_alias *)u;
-#else
-    uint64_t old = __atomic_load_n(u, __ATOMIC_RELAXED);
-#endif
-    for (;;) {
-        double o = pxi_bits_f64(old);
-        if (!(want_less ? v < o : v > o))
-            return o;
-        uint64_t seen = pxi_atomic_cas_u64(u, old, pxi_f64_bits(v));
-        if (seen == old)
-            return o;
-        old = seen;
+/* px_atomic_fetch_add_sfx: Kokkos' and C11's name for px_atomic_add_sfx. */
+#define PXI_ATOMIC_DEFINE_FETCH_ADD(sfx, T)                                                        \
+    PXI_ATOMIC_FN T px_atomic_fetch_add_##sfx(T *p, T v)                                           \
+    {                                                                                              \
+        return px_atomic_add_##sfx(p, v);                                                          \
     }
-}
 
-/** *p = min(*p, v); returns the old value (NaN rules in the file comment). Relaxed.
- *  Kokkos::atomic_fetch_min. */
-PXI_ATOMIC_FN double px_atomic_min_f64(double *p, double v)
-{
-    return pxi_atomic_minmax_f64(p, v, 1);
-}
+/* ---- bit patterns and compare-and-swap (what every floating loop uses) -------------------- */
 
-/** *p = max(*p, v); returns the old value (NaN rules in the file comment). Relaxed.
- *  Kokkos::atomic_fetch_max. */
-PXI_ATOMIC_FN double px_atomic_max_f64(double *p, double v)
-{
-    return pxi_atomic_minmax_f64(p, v, 0);
-}
+PXI_ATOMIC_DEFINE_BITS(f32, float, uint32_t, unsigned int, __float_as_uint, __uint_as_float)
+PXI_ATOMIC_DEFINE_BITS(f64, double, uint64_t, long long, __double_as_longlong, __longlong_as_double)
 
-/** *p = v; returns the old value. Relaxed. Kokkos::atomic_exchange. */
-PXI_ATOMIC_FN double px_atomic_exchange_f64(double *p, double v)
-{
-#if PXI_ATOMIC_DEVICE
-    return pxi_bits_f64(px_atomic_exchange_u64((uint64_t *)p, pxi_f64_bits(v)));
-#else
-    return pxi_bits_f64(__atomic_exchange_n((pxi_u64_alias *)p, pxi_f64_bits(v), __ATOMIC_RELAXED));
-#endif
-}
+/* CAS of a float's / a double's bit pattern (internal). */
+PXI_ATOMIC_DEFINE_CAS_FN(pxi_atomic_cas_bits_f32, uint32_t, pxi_u32_alias, unsigned int)
+PXI_ATOMIC_DEFINE_CAS_FN(pxi_atomic_cas_bits_f64, uint64_t, pxi_u64_alias, unsigned long long)
 
-/** Same as px_atomic_add_f64 (see the file comment). */
-PXI_ATOMIC_FN double px_atomic_fetch_add_f64(double *p, double v)
-{
-    return px_atomic_add_f64(p, v);
-}
+/** Compare-and-swap, generated for three types: px_atomic_cas_i32 (int32_t),
+ *  px_atomic_cas_i64 (int64_t) and px_atomic_cas_u64 (uint64_t), each
+ *  `T px_atomic_cas_T(T *p, T expected, T desired)`.
+ *  Atomically: if *p == expected, *p = desired. Returns the old value of *p (the swap happened
+ *  iff it equals expected). Relaxed order; p aligned, accessible from the running space.
+ *  Thread-safe against the other atomics of this header on the same object.
+ *  Kokkos::atomic_compare_exchange (CUDA's atomicCAS contract). */
+PXI_ATOMIC_DEFINE_CAS(i32, int32_t, int)
+PXI_ATOMIC_DEFINE_CAS(i64, int64_t, unsigned long long)
+PXI_ATOMIC_DEFINE_CAS(u64, uint64_t, unsigned long long)
 
-/* ---- float ------------------------------------------------------------------------------- */
+/* ---- integers: int32_t (i32), int64_t (i64), uint64_t (u64) ------------------------------ */
 
-/** *p += v, rounded once; returns the old value. Relaxed. Kokkos::atomic_fetch_add. */
-PXI_ATOMIC_FN float px_atomic_add_f32(float *p, float v)
-{
-#if PXI_ATOMIC_DEVICE
-    return atomicAdd(p, v);
-#else
-    pxi_u32_alias *u = (pxi_u32_alias *)p;
-    uint32_t old = __atomic_load_n(u, __ATOMIC_RELAXED);
-    for (;;) {
-        uint32_t seen = pxi_atomic_cas_u32(u, old, pxi_f32_bits(pxi_bits_f32(old) + v));
-        if (seen == old)
-            return pxi_bits_f32(old);
-        old = seen;
-    }
-#endif
-}
+/** Integer add and subtract, generated for i32, i64 and u64: px_atomic_add_i32,
+ *  px_atomic_add_i64, px_atomic_add_u64, px_atomic_sub_i32, px_atomic_sub_i64 and
+ *  px_atomic_sub_u64, each `T px_atomic_OP_T(T *p, T v)`.
+ *  *p += v (add) or *p -= v (sub), wrapping modulo 2^32 / 2^64; returns the old value of *p.
+ *  Relaxed order. Kokkos::atomic_fetch_add / Kokkos::atomic_fetch_sub. */
+PXI_ATOMIC_DEFINE_INT_ADD(add, +, i32, int32_t, uint32_t, unsigned int)
+PXI_ATOMIC_DEFINE_INT_ADD(add, +, i64, int64_t, uint64_t, unsigned long long)
+PXI_ATOMIC_DEFINE_INT_ADD(add, +, u64, uint64_t, uint64_t, unsigned long long)
+PXI_ATOMIC_DEFINE_INT_ADD(sub, -, i32, int32_t, uint32_t, unsigned int)
+PXI_ATOMIC_DEFINE_INT_ADD(sub, -, i64, int64_t, uint64_t, unsigned long long)
+PXI_ATOMIC_DEFINE_INT_ADD(sub, -, u64, uint64_t, uint64_t, unsigned long long)
 
-/** *p -= v, rounded once; returns the old value. Relaxed. Kokkos::atomic_fetch_sub. */
-PXI_ATOMIC_FN float px_atomic_sub_f32(float *p, float v)
-{
-    return px_atomic_add_f32(p, -v);
-}
+/** Integer minimum and maximum, generated for i32, i64 and u64: px_atomic_min_i32,
+ *  px_atomic_min_i64, px_atomic_min_u64, px_atomic_max_i32, px_atomic_max_i64 and
+ *  px_atomic_max_u64, each `T px_atomic_OP_T(T *p, T v)`.
+ *  *p = min(*p, v) (min) or max(*p, v) (max); returns the old value of *p. Stores only when v
+ *  wins. Relaxed order. Kokkos::atomic_fetch_min / Kokkos::atomic_fetch_max. */
+PXI_ATOMIC_DEFINE_INT_MINMAX(min, <, atomicMin, i32, int32_t, int)
+PXI_ATOMIC_DEFINE_INT_MINMAX(min, <, atomicMin, i64, int64_t, long long)
+PXI_ATOMIC_DEFINE_INT_MINMAX(min, <, atomicMin, u64, uint64_t, unsigned long long)
+PXI_ATOMIC_DEFINE_INT_MINMAX(max, >, atomicMax, i32, int32_t, int)
+PXI_ATOMIC_DEFINE_INT_MINMAX(max, >, atomicMax, i64, int64_t, long long)
+PXI_ATOMIC_DEFINE_INT_MINMAX(max, >, atomicMax, u64, uint64_t, unsigned long long)
 
-/* Shared loop of f32 min (want_less = 1) and max. */
-PXI_ATOMIC_FN float pxi_atomic_minmax_f32(float *p, float v, int want_less)
-{
-    pxi_u32_alias *u = (pxi_u32_alias *)p;
-#if PXI_ATOMIC_DEVICE
-    uint32_t old = *(volatile pxi_u32_alias *)u;
-#else
-    uint32_t old = __atomic_load_n(u, __ATOMIC_RELAXED);
-#endif
-    for (;;) {
-        float o = pxi_bits_f32(old);
-        if (!(want_less ? v < o : v > o))
-            return o;
-        uint32_t seen = pxi_atomic_cas_u32(u, old, pxi_f32_bits(v));
-        if (seen == old)
-            return o;
-        old = seen;
-    }
-}
+/** Integer exchange, generated for i32, i64 and u64: px_atomic_exchange_i32,
+ *  px_atomic_exchange_i64 and px_atomic_exchange_u64, each `T px_atomic_exchange_T(T *p, T v)`.
+ *  *p = v; returns the old value of *p. Relaxed order. Kokkos::atomic_exchange. */
+PXI_ATOMIC_DEFINE_INT_EXCHANGE(i32, int32_t, int)
+PXI_ATOMIC_DEFINE_INT_EXCHANGE(i64, int64_t, unsigned long long)
+PXI_ATOMIC_DEFINE_INT_EXCHANGE(u64, uint64_t, unsigned long long)
 
-/** *p = min(*p, v); returns the old value (NaN rules in the file comment). Relaxed. */
-PXI_ATOMIC_FN float px_atomic_min_f32(float *p, float v)
-{
-    return pxi_atomic_minmax_f32(p, v, 1);
-}
+/* ---- floating: float (f32), double (f64) ------------------------------------------------- */
 
-/** *p = max(*p, v); returns the old value (NaN rules in the file comment). Relaxed. */
-PXI_ATOMIC_FN float px_atomic_max_f32(float *p, float v)
-{
-    return pxi_atomic_minmax_f32(p, v, 0);
-}
+PXI_ATOMIC_DEFINE_FLOAT_LOOPS(f32, float, uint32_t, pxi_u32_alias)
+PXI_ATOMIC_DEFINE_FLOAT_LOOPS(f64, double, uint64_t, pxi_u64_alias)
 
-/** *p = v; returns the old value. Relaxed. Kokkos::atomic_exchange. */
-PXI_ATOMIC_FN float px_atomic_exchange_f32(float *p, float v)
-{
-#if PXI_ATOMIC_DEVICE
-    return atomicExch(p, v);
-#else
-    return pxi_bits_f32(__atomic_exchange_n((pxi_u32_alias *)p, pxi_f32_bits(v), __ATOMIC_RELAXED));
-#endif
-}
+/** Floating operations, generated for f32 (float) and f64 (double): px_atomic_add_f32,
+ *  px_atomic_add_f64, px_atomic_sub_f32, px_atomic_sub_f64, px_atomic_min_f32,
+ *  px_atomic_min_f64, px_atomic_max_f32, px_atomic_max_f64, px_atomic_exchange_f32 and
+ *  px_atomic_exchange_f64, each `T px_atomic_OP_T(T *p, T v)`, each returning the old value of
+ *  *p. add: *p += v, rounded once; sub: *p -= v, rounded once; min / max: *p = min(*p, v) /
+ *  max(*p, v), stored only when v is strictly smaller / larger (NaN rules in the file comment);
+ *  exchange: *p = v. Relaxed order. Kokkos::atomic_fetch_add, atomic_fetch_sub,
+ *  atomic_fetch_min, atomic_fetch_max, atomic_exchange. */
+PXI_ATOMIC_DEFINE_FLOAT_OPS(f32, float, uint32_t, pxi_u32_alias, unsigned int)
+PXI_ATOMIC_DEFINE_FLOAT_OPS(f64, double, uint64_t, pxi_u64_alias, unsigned long long)
 
-/** Same as px_atomic_add_f32 (see the file comment). */
-PXI_ATOMIC_FN float px_atomic_fetch_add_f32(float *p, float v)
-{
-    return px_atomic_add_f32(p, v);
-}
+/* ---- every type --------------------------------------------------------------------------- */
+
+/** The same operation and result as px_atomic_add_T (the name Kokkos' atomic_fetch_add and C11's
+ *  atomic_fetch_add use; see the file comment), generated for every type:
+ *  px_atomic_fetch_add_i32, px_atomic_fetch_add_i64, px_atomic_fetch_add_u64,
+ *  px_atomic_fetch_add_f32 and px_atomic_fetch_add_f64, each `T px_atomic_fetch_add_T(T *p, T v)`.
+ *  Relaxed order. Kokkos::atomic_fetch_add. */
+PXI_ATOMIC_DEFINE_FETCH_ADD(i32, int32_t)
+PXI_ATOMIC_DEFINE_FETCH_ADD(i64, int64_t)
+PXI_ATOMIC_DEFINE_FETCH_ADD(u64, uint64_t)
+PXI_ATOMIC_DEFINE_FETCH_ADD(f32, float)
+PXI_ATOMIC_DEFINE_FETCH_ADD(f64, double)
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
 # clean absolute paths under the install prefix (no `.`/`..` segments), `pkg-config --libs parex`
 # has no CUDA runtime (it belongs in Libs.private: a host-only program does not link cudart), and
 # no host-only binary linked against the shared library lists libcudart among its own NEEDED
-# entries. Registered as the ctest check_consumer (LABELS install).
+# entries, and parex.pc's Cflags name the Random123 headers parex/rng.h includes. Registered as the ctest check_consumer (LABELS install).
 set -eu
 build=${1:?usage: run.sh BUILD_DIR WORK_DIR}
 work=${2:?usage: run.sh BUILD_DIR WORK_DIR}
@@ -70,6 +70,15 @@ for var in prefix libdir includedir; do
     esac
 done
 [ -f "$(pkg-config --variable=libdir parex)/libparex.so" ] || fail "libdir has no libparex.so"
+# parex.h includes <Random123/philox.h>: Cflags must name its directory (pkg-config hides it from
+# --cflags when it is a system directory, so ask with system flags allowed).
+r123=$(pkg-config --variable=random123_includedir parex)
+[ -f "$r123/Random123/philox.h" ] || fail "random123_includedir '$r123' has no Random123/philox.h"
+r123_cflags=$(PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 pkg-config --cflags parex)
+case " $r123_cflags " in
+*" -I$r123 "*) echo "pkg-config --cflags parex names Random123: -I$r123" ;;
+*) fail "pkg-config --cflags parex lacks -I$r123 (Random123): $r123_cflags" ;;
+esac
 [ -f "$(pkg-config --variable=includedir parex)/parex.h" ] || fail "includedir has no parex.h"
 libs=$(pkg-config --libs parex)
 static_libs=$(pkg-config --static --libs parex)

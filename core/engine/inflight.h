@@ -1,0 +1,50 @@
+/* core/engine/inflight.h - in-flight accounting and backpressure (inflight.c): every op that
+ * holds an in-flight slot (engine_impl.h, pxi_opr.counted) adds one to the engine's count at
+ * push and takes it off when it finishes; a pusher blocks at PX_ENGINE_MAX_PENDING until the
+ * count falls to the low mark; waits on the engine wait for the count to reach zero. The
+ * reservation and the count-down sit on every push and finish, so their fast paths are inline
+ * here, as cost.h's are. */
+#ifndef PXI_ENGINE_INFLIGHT_H
+#define PXI_ENGINE_INFLIGHT_H
+
+#include "core/engine/engine_impl.h"
+
+/* Workers count the ops they finish locally and subtract them from the shared in-flight
+ * counter in batches (and whenever they run out of work), so the pusher's increments and the
+ * workers' decrements do not bounce one cache line per op. The counter only over-estimates
+ * meanwhile: waits may return a little later, never early. */
+#define PXI_DONE_BATCH 32
+/* Ops this thread (a worker) finished and has not yet taken off its engine's count. */
+extern PXI_ENGINE_TLS long long pxi_inflight_tl_done;
+
+/* Take @k ops off @e's count, waking waiters at zero and blocked pushers at the low mark. */
+void pxi_inflight_sub(pxi_engine *e, long long k);
+/* Take this thread's batched count off @e (the engine of the worker it counted for). */
+void pxi_inflight_flush(pxi_engine *e);
+/* pxi_inflight_reserve past the cap: give the slot back, wait for the low mark, try again. */
+void pxi_inflight_reserve_slow(pxi_engine *e);
+
+/* Take an in-flight slot for a push; past max_pending, block until the count falls to
+ * low_pending unless @may_block is 0 (ops pushed from inside ops: the pusher's own op holds a
+ * slot and a worker that blocked here could be the one the drain needs). */
+static inline void pxi_inflight_reserve(pxi_engine *e, int may_block)
+{
+    long long v = atomic_fetch_add_explicit(&e->in_flight, 1, memory_order_seq_cst);
+    if (PXI_LIKELY(v < e->max_pending || !may_block))
+        return;
+    pxi_inflight_reserve_slow(e);
+}
+
+/* One counted op of @e finished on this thread; @self is the calling thread's worker or NULL.
+ * A worker of @e batches the count-down; any other thread takes it off at once. */
+static inline void pxi_inflight_done(pxi_engine *e, const pxi_worker *self)
+{
+    if (self && self->lane->e == e) {
+        if (++pxi_inflight_tl_done >= PXI_DONE_BATCH)
+            pxi_inflight_flush(e);
+        return;
+    }
+    pxi_inflight_sub(e, 1);
+}
+
+#endif
