@@ -186,7 +186,7 @@ static unsigned flag_wait(pxi_wait_flag *f, unsigned v, int equal, int64_t spin_
     }
 }
 
-void pxi_wait_flag_until_eq(pxi_wait_flag *f, unsigned v, int64_t spin_ns)
+void pxi_wait_flag_wait_eq(pxi_wait_flag *f, unsigned v, int64_t spin_ns)
 {
     (void)flag_wait(f, v, 1, spin_ns);
 }

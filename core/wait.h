@@ -82,8 +82,15 @@ static inline unsigned pxi_wait_flag_peek(pxi_wait_flag *f)
 /* Post @v (masked to 31 bits) with release and wake every sleeper if any: one exchange, then a
  * futex wake only when a waiter marked the word. */
 void pxi_wait_flag_post(pxi_wait_flag *f, unsigned v);
-/* Wait until the flag holds @v (masked), spinning up to @spin_ns first; acquire. */
-void pxi_wait_flag_until_eq(pxi_wait_flag *f, unsigned v, int64_t spin_ns);
+/* Wait until the flag holds @v (masked), spinning up to @spin_ns first; acquire. Inline: a
+ * flag that already holds @v (a free ticket lock, a child that posted first) costs one load;
+ * only a real wait calls core/wait.c. */
+void pxi_wait_flag_wait_eq(pxi_wait_flag *f, unsigned v, int64_t spin_ns);
+static inline void pxi_wait_flag_until_eq(pxi_wait_flag *f, unsigned v, int64_t spin_ns)
+{
+    if (pxi_wait_flag_value(f) != (v & PXI_WAIT_VALUE_MASK))
+        pxi_wait_flag_wait_eq(f, v, spin_ns);
+}
 /* Wait until the flag holds anything but @v (masked); returns the value seen (acquire). */
 unsigned pxi_wait_flag_until_ne(pxi_wait_flag *f, unsigned v, int64_t spin_ns);
 
