@@ -33,7 +33,8 @@ static inline void pxi_launch_init(pxi_launch *l, px_kernel_kind kind, pxi_polic
     l->team_kernel = NULL;
     l->team_plan = NULL;
 }
-_Static_assert(sizeof(pxi_launch) == 3 * sizeof(int) + 4 + 11 * sizeof(void *) + sizeof(size_t),
+/* 3 enums, 11 pointers and args_size on LP64 targets. */
+_Static_assert(sizeof(void *) != 8 || sizeof(pxi_launch) == 112,
                "a member was added to pxi_launch: set it in pxi_launch_init");
 
 /* Check and complete a launch. On entry the caller has set (pxi_launch_init, then the rest):
