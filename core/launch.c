@@ -18,6 +18,12 @@
 #include "policy/mdrange.h"
 #include "policy/range.h"
 
+#if defined(__GNUC__)
+#define LAUNCH_NOINLINE __attribute__((noinline))
+#else
+#define LAUNCH_NOINLINE
+#endif
+
 /* A kernel's name for messages (a hand-made px_kernel may leave it NULL). */
 static const char *kname(const px_kernel *k)
 {
@@ -153,10 +159,10 @@ static int check_team_policy(const px_team_policy *p, const char *caller, const 
     return PX_OK;
 }
 
-/* A team launch against what space @s can give; on PX_OK resolves l->team_plan. */
+/* A team launch against what space @s can give; on PX_OK resolves *l->team_plan. */
 static int check_team_limits(pxi_launch *l, const px_space *s, const char *caller)
 {
-    const px_team_policy *p = &l->team;
+    const px_team_policy *p = l->team;
     if (!s->ops->team_limits) {
         PXI_ERROR("%s(\"%s\"): space '%s' does not run team launches", caller, l->label,
                   s->ops->name);
@@ -188,8 +194,8 @@ static int check_team_limits(pxi_launch *l, const px_space *s, const char *calle
         return PX_EINVAL;
     }
     int n = pxi_space_concurrency_of(s); /* core/instance.h */
-    l->team_plan = pxi_plan_team(p, l->kind, n, &lim,
-                                 s->ops->host_accessible ? PXI_PLAN_POOL : PXI_PLAN_DEVICE);
+    *l->team_plan = pxi_plan_team(p, l->kind, n, &lim,
+                                  s->ops->host_accessible ? PXI_PLAN_POOL : PXI_PLAN_DEVICE);
     return PX_OK;
 }
 
@@ -238,16 +244,14 @@ static int check_body(const pxi_launch *l, const char *caller)
 /* The policy, by kind: one case per policy kind. */
 static int check_policy(const pxi_launch *l, const char *caller)
 {
-    switch (l->policy_kind) {
-    case PXI_POLICY_RANGE:
-        return pxi_range_check(&l->range, l->label);
-    case PXI_POLICY_TEAM:
-        return check_team_policy(&l->team, caller, l->label);
-    case PXI_POLICY_MDRANGE: {
+    if (PXI_LIKELY(l->policy_kind == PXI_POLICY_RANGE))
+        return pxi_range_check(l->range, l->label);
+    if (l->policy_kind == PXI_POLICY_TEAM)
+        return check_team_policy(l->team, caller, l->label);
+    if (l->policy_kind == PXI_POLICY_MDRANGE) {
         char what[160];
         snprintf(what, sizeof what, "%s(\"%s\")", caller, l->label);
-        return pxi_mdrange_check(&l->md, what);
-    }
+        return pxi_mdrange_check(l->md, what);
     }
     PXI_ERROR("%s(\"%s\"): unknown policy kind %d", caller, l->label, (int)l->policy_kind);
     return PX_EINVAL;
@@ -260,14 +264,14 @@ static int check_shape(const pxi_launch *l, const char *caller)
     if (l->body != PXI_BODY_KERNEL)
         return PX_OK;
     const px_kernel *k = l->kernel;
-    if (l->policy_kind == PXI_POLICY_MDRANGE && k->rank != l->md.rank) {
+    if (l->policy_kind == PXI_POLICY_MDRANGE && k->rank != l->md->rank) {
         if (k->rank == 0)
             PXI_ERROR("%s(\"%s\"): kernel '%s' is a 1-D kernel (PX_FOR/PX_REDUCE) but the "
                       "policy is an MDRange of rank %d; use px_parallel_for/px_parallel_reduce",
-                      caller, l->label, kname(k), l->md.rank);
+                      caller, l->label, kname(k), l->md->rank);
         else
             PXI_ERROR("%s(\"%s\"): kernel '%s' has rank %d but the MDRange policy has rank %d",
-                      caller, l->label, kname(k), k->rank, l->md.rank);
+                      caller, l->label, kname(k), k->rank, l->md->rank);
         return PX_EINVAL;
     }
     if (l->policy_kind == PXI_POLICY_RANGE && k->rank != 0) {
@@ -326,7 +330,39 @@ static int check_placement(const pxi_launch *l, const px_space *s, const char *c
     return PX_OK;
 }
 
-int pxi_launch_prepare(pxi_launch *l, const char *caller)
+/* A kernel launch's host entry: the kernel's generated one for (kind, policy kind), NULL where
+ * it has none (the one slot of the entry union, so exactly one is written). */
+static void take_host_entry(pxi_launch *l)
+{
+    if (l->policy_kind == PXI_POLICY_TEAM) {
+        if (l->kind == PX_KERNEL_FOR)
+            l->host_team_for = l->team_kernel->host_for;
+        else
+            l->host_team_reduce = l->team_kernel->host_reduce;
+        return;
+    }
+    const px_kernel *k = l->kernel;
+    if (l->policy_kind == PXI_POLICY_MDRANGE) {
+        int it = l->md->iterate == PX_ITERATE_LEFT ? 1 : 0;
+        if (l->kind == PX_KERNEL_FOR)
+            l->host_md_for = k->host_md_for[it];
+        else if (l->kind == PX_KERNEL_REDUCE)
+            l->host_md_reduce = k->host_md_reduce[it];
+        else
+            l->host_for = NULL; /* no MDRange scan: has_host_entry says so */
+        return;
+    }
+    if (l->kind == PX_KERNEL_FOR)
+        l->host_for = k->host_for;
+    else if (l->kind == PX_KERNEL_REDUCE)
+        l->host_reduce = k->host_reduce;
+    else
+        l->host_scan = k->host_scan;
+}
+
+/* pxi_launch_prepare's body, inlined into the direct path's launch() below so that a
+ * px_parallel_* call makes one call into core and one into the backend. */
+static inline int prepare(pxi_launch *l, const char *caller)
 {
     int rc = check_body(l, caller);
     if (rc != PX_OK)
@@ -384,20 +420,8 @@ int pxi_launch_prepare(pxi_launch *l, const char *caller)
             return PX_EINVAL;
         }
     }
-    if (l->body == PXI_BODY_KERNEL && l->policy_kind == PXI_POLICY_TEAM) {
-        l->host_team_for = l->team_kernel->host_for;
-        l->host_team_reduce = l->team_kernel->host_reduce;
-    } else if (l->body == PXI_BODY_KERNEL) {
-        /* The kernel's generated host entries (NULL where it has none). */
-        l->host_for = l->kernel->host_for;
-        l->host_reduce = l->kernel->host_reduce;
-        l->host_scan = l->kernel->host_scan;
-        if (l->policy_kind == PXI_POLICY_MDRANGE) {
-            int it = l->md.iterate == PX_ITERATE_LEFT ? 1 : 0;
-            l->host_md_for = l->kernel->host_md_for[it];
-            l->host_md_reduce = l->kernel->host_md_reduce[it];
-        }
-    }
+    if (l->body == PXI_BODY_KERNEL)
+        take_host_entry(l);
     if ((rc = check_placement(l, s, caller)) != PX_OK)
         return rc;
     if (l->policy_kind == PXI_POLICY_TEAM && (rc = check_team_limits(l, s, caller)) != PX_OK)
@@ -407,24 +431,29 @@ int pxi_launch_prepare(pxi_launch *l, const char *caller)
     return PX_OK;
 }
 
+int pxi_launch_prepare(pxi_launch *l, const char *caller)
+{
+    return prepare(l, caller);
+}
+
 /* Whether the launch visits no index (one case per policy kind). */
 static int launch_empty(const pxi_launch *l)
 {
-    switch (l->policy_kind) {
-    case PXI_POLICY_RANGE:
-        return l->range.begin == l->range.end;
-    case PXI_POLICY_TEAM:
-        return l->team.league_size == 0;
-    case PXI_POLICY_MDRANGE:
-        for (int d = 0; d < l->md.rank; ++d)
-            if (l->md.lower[d] == l->md.upper[d])
+    if (PXI_LIKELY(l->policy_kind == PXI_POLICY_RANGE))
+        return l->range->begin == l->range->end;
+    if (l->policy_kind == PXI_POLICY_TEAM)
+        return l->team->league_size == 0;
+    if (l->policy_kind == PXI_POLICY_MDRANGE) {
+        for (int d = 0; d < l->md->rank; ++d)
+            if (l->md->lower[d] == l->md->upper[d])
                 return 1;
         return 0;
     }
     return 1;
 }
 
-int pxi_launch_run(pxi_launch *l)
+/* pxi_launch_run's body (inlined into launch() as prepare is). */
+static inline int run(pxi_launch *l)
 {
     px_space *s = l->space;
     uint64_t kid = 0;
@@ -445,55 +474,53 @@ int pxi_launch_run(pxi_launch *l)
     return rc;
 }
 
-/* Prepare and run: the direct path of every px_parallel_* call. */
-static int launch(pxi_launch *l, const char *caller)
+int pxi_launch_run(pxi_launch *l)
 {
-    int rc = pxi_launch_prepare(l, caller);
-    return rc != PX_OK ? rc : pxi_launch_run(l);
+    return run(l);
+}
+
+/* Prepare and run: the direct path of every px_parallel_* call. One copy, out of line: the
+ * entry points only build the descriptor (inlining this into each of them made launch.c's code
+ * five times larger for no measurable gain). */
+LAUNCH_NOINLINE static int launch(pxi_launch *l, const char *caller)
+{
+    int rc = prepare(l, caller);
+    return rc != PX_OK ? rc : run(l);
 }
 
 int px_parallel_for_fn(px_space *s, const char *label, px_range_policy p, px_for_fn fn, void *ctx)
 {
-    pxi_launch l = {.kind = PX_KERNEL_FOR,
-                    .policy_kind = PXI_POLICY_RANGE,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .range = p,
-                    .host_for = fn,
-                    .ctx = ctx};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_FOR, PXI_POLICY_RANGE, PXI_BODY_FN, label, s);
+    l.range = &p;
+    l.host_for = fn;
+    l.ctx = ctx;
     return launch(&l, "px_parallel_for_fn");
 }
 
 int px_parallel_reduce_fn(px_space *s, const char *label, px_range_policy p, px_reduce_fn fn,
                           void *ctx, const px_reducer *r, void *result)
 {
-    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
-                    .policy_kind = PXI_POLICY_RANGE,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .range = p,
-                    .host_reduce = fn,
-                    .ctx = ctx,
-                    .reducer = r,
-                    .result = result};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_REDUCE, PXI_POLICY_RANGE, PXI_BODY_FN, label, s);
+    l.range = &p;
+    l.host_reduce = fn;
+    l.ctx = ctx;
+    l.reducer = r;
+    l.result = result;
     return launch(&l, "px_parallel_reduce_fn");
 }
 
 int px_parallel_scan_fn(px_space *s, const char *label, px_range_policy p, px_scan_fn fn, void *ctx,
                         const px_reducer *r, void *total)
 {
-    pxi_launch l = {.kind = PX_KERNEL_SCAN,
-                    .policy_kind = PXI_POLICY_RANGE,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .range = p,
-                    .host_scan = fn,
-                    .ctx = ctx,
-                    .reducer = r,
-                    .result = total};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_SCAN, PXI_POLICY_RANGE, PXI_BODY_FN, label, s);
+    l.range = &p;
+    l.host_scan = fn;
+    l.ctx = ctx;
+    l.reducer = r;
+    l.result = total;
     return launch(&l, "px_parallel_scan_fn");
 }
 
@@ -501,49 +528,40 @@ int px_parallel_scan_fn(px_space *s, const char *label, px_range_policy p, px_sc
 int px_parallel_for(px_space *s, const char *label, px_range_policy p, const px_kernel *k,
                     const void *args, size_t args_size)
 {
-    pxi_launch l = {.kind = PX_KERNEL_FOR,
-                    .policy_kind = PXI_POLICY_RANGE,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .range = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .kernel = k,
-                    .args_size = args_size};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_FOR, PXI_POLICY_RANGE, PXI_BODY_KERNEL, label, s);
+    l.range = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.kernel = k;
+    l.args_size = args_size;
     return launch(&l, "px_parallel_for");
 }
 
 int px_parallel_reduce(px_space *s, const char *label, px_range_policy p, const px_kernel *k,
                        const void *args, size_t args_size, const px_reducer *r, void *result)
 {
-    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
-                    .policy_kind = PXI_POLICY_RANGE,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .range = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .kernel = k,
-                    .args_size = args_size,
-                    .reducer = r,
-                    .result = result};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_REDUCE, PXI_POLICY_RANGE, PXI_BODY_KERNEL, label, s);
+    l.range = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.kernel = k;
+    l.args_size = args_size;
+    l.reducer = r;
+    l.result = result;
     return launch(&l, "px_parallel_reduce");
 }
 
 int px_parallel_scan(px_space *s, const char *label, px_range_policy p, const px_kernel *k,
                      const void *args, size_t args_size, const px_reducer *r, void *total)
 {
-    pxi_launch l = {.kind = PX_KERNEL_SCAN,
-                    .policy_kind = PXI_POLICY_RANGE,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .range = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .kernel = k,
-                    .args_size = args_size,
-                    .reducer = r,
-                    .result = total};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_SCAN, PXI_POLICY_RANGE, PXI_BODY_KERNEL, label, s);
+    l.range = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.kernel = k;
+    l.args_size = args_size;
+    l.reducer = r;
+    l.result = total;
     return launch(&l, "px_parallel_scan");
 }
 
@@ -552,45 +570,42 @@ int px_parallel_scan(px_space *s, const char *label, px_range_policy p, const px
 int px_parallel_for_team_fn(px_space *s, const char *label, px_team_policy p, px_team_fn fn,
                             void *ctx)
 {
-    pxi_launch l = {.kind = PX_KERNEL_FOR,
-                    .policy_kind = PXI_POLICY_TEAM,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .team = p,
-                    .host_team_for = fn,
-                    .ctx = ctx};
+    pxi_team_plan plan; /* written by pxi_launch_prepare */
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_FOR, PXI_POLICY_TEAM, PXI_BODY_FN, label, s);
+    l.team = &p;
+    l.host_team_for = fn;
+    l.ctx = ctx;
+    l.team_plan = &plan;
     return launch(&l, "px_parallel_for_team_fn");
 }
 
 int px_parallel_reduce_team_fn(px_space *s, const char *label, px_team_policy p,
                                px_team_reduce_fn fn, void *ctx, const px_reducer *r, void *result)
 {
-    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
-                    .policy_kind = PXI_POLICY_TEAM,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .team = p,
-                    .host_team_reduce = fn,
-                    .ctx = ctx,
-                    .reducer = r,
-                    .result = result};
+    pxi_team_plan plan; /* written by pxi_launch_prepare */
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_REDUCE, PXI_POLICY_TEAM, PXI_BODY_FN, label, s);
+    l.team = &p;
+    l.host_team_reduce = fn;
+    l.ctx = ctx;
+    l.reducer = r;
+    l.result = result;
+    l.team_plan = &plan;
     return launch(&l, "px_parallel_reduce_team_fn");
 }
 
 int px_parallel_for_team(px_space *s, const char *label, px_team_policy p, const px_team_kernel *k,
                          const void *args, size_t args_size)
 {
-    pxi_launch l = {.kind = PX_KERNEL_FOR,
-                    .policy_kind = PXI_POLICY_TEAM,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .team = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .team_kernel = k,
-                    .args_size = args_size};
+    pxi_team_plan plan; /* written by pxi_launch_prepare */
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_FOR, PXI_POLICY_TEAM, PXI_BODY_KERNEL, label, s);
+    l.team = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.team_kernel = k;
+    l.args_size = args_size;
+    l.team_plan = &plan;
     return launch(&l, "px_parallel_for_team");
 }
 
@@ -598,17 +613,16 @@ int px_parallel_reduce_team(px_space *s, const char *label, px_team_policy p,
                             const px_team_kernel *k, const void *args, size_t args_size,
                             const px_reducer *r, void *result)
 {
-    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
-                    .policy_kind = PXI_POLICY_TEAM,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .team = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .team_kernel = k,
-                    .args_size = args_size,
-                    .reducer = r,
-                    .result = result};
+    pxi_team_plan plan; /* written by pxi_launch_prepare */
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_REDUCE, PXI_POLICY_TEAM, PXI_BODY_KERNEL, label, s);
+    l.team = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.team_kernel = k;
+    l.args_size = args_size;
+    l.reducer = r;
+    l.result = result;
+    l.team_plan = &plan;
     return launch(&l, "px_parallel_reduce_team");
 }
 
@@ -616,61 +630,49 @@ int px_parallel_reduce_team(px_space *s, const char *label, px_team_policy p,
 int px_parallel_for_md_fn(px_space *s, const char *label, px_mdrange_policy p, px_md_for_fn fn,
                           void *ctx)
 {
-    pxi_launch l = {.kind = PX_KERNEL_FOR,
-                    .policy_kind = PXI_POLICY_MDRANGE,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .md = p,
-                    .host_md_for = fn,
-                    .ctx = ctx};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_FOR, PXI_POLICY_MDRANGE, PXI_BODY_FN, label, s);
+    l.md = &p;
+    l.host_md_for = fn;
+    l.ctx = ctx;
     return launch(&l, "px_parallel_for_md_fn");
 }
 
 int px_parallel_reduce_md_fn(px_space *s, const char *label, px_mdrange_policy p,
                              px_md_reduce_fn fn, void *ctx, const px_reducer *r, void *result)
 {
-    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
-                    .policy_kind = PXI_POLICY_MDRANGE,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .md = p,
-                    .host_md_reduce = fn,
-                    .ctx = ctx,
-                    .reducer = r,
-                    .result = result};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_REDUCE, PXI_POLICY_MDRANGE, PXI_BODY_FN, label, s);
+    l.md = &p;
+    l.host_md_reduce = fn;
+    l.ctx = ctx;
+    l.reducer = r;
+    l.result = result;
     return launch(&l, "px_parallel_reduce_md_fn");
 }
 
 int px_parallel_for_md(px_space *s, const char *label, px_mdrange_policy p, const px_kernel *k,
                        const void *args, size_t args_size)
 {
-    pxi_launch l = {.kind = PX_KERNEL_FOR,
-                    .policy_kind = PXI_POLICY_MDRANGE,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .md = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .kernel = k,
-                    .args_size = args_size};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_FOR, PXI_POLICY_MDRANGE, PXI_BODY_KERNEL, label, s);
+    l.md = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.kernel = k;
+    l.args_size = args_size;
     return launch(&l, "px_parallel_for_md");
 }
 
 int px_parallel_reduce_md(px_space *s, const char *label, px_mdrange_policy p, const px_kernel *k,
                           const void *args, size_t args_size, const px_reducer *r, void *result)
 {
-    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
-                    .policy_kind = PXI_POLICY_MDRANGE,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .md = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .kernel = k,
-                    .args_size = args_size,
-                    .reducer = r,
-                    .result = result};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_REDUCE, PXI_POLICY_MDRANGE, PXI_BODY_KERNEL, label, s);
+    l.md = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.kernel = k;
+    l.args_size = args_size;
+    l.reducer = r;
+    l.result = result;
     return launch(&l, "px_parallel_reduce_md");
 }

@@ -35,7 +35,12 @@ typedef enum { PXI_BODY_FN = 1, PXI_BODY_KERNEL = 2 } pxi_body_kind;
 /* One launch, built and checked once by pxi_launch_prepare (core/launch.h) for the direct
  * px_parallel_* calls and for the engine's kernel ops alike, then handed to the space's ops
  * after the tools callbacks. A backend receives only prepared launches: the policy is valid,
- * the range non-empty, the host entry set on host spaces, the reducer valid. */
+ * the range non-empty, the host entry set on host spaces, the reducer valid.
+ *
+ * Small on purpose: a px_parallel_* call builds one per call (pxi_launch_init, core/launch.h),
+ * so the policy is referenced, not copied (a direct call points at its own policy argument,
+ * which outlives the launch; an engine kernel op points at the copy it owns,
+ * core/engine/kernel_ops.c), a team plan likewise, and the host entries share one slot. */
 typedef struct pxi_launch {
     px_kernel_kind kind;         /* for / reduce / scan */
     pxi_policy_kind policy_kind; /* which member of the policy union is set (policy/plan.h) */
@@ -43,35 +48,40 @@ typedef struct pxi_launch {
     const char *label;           /* never NULL or empty once prepared */
     px_space *space;             /* resolved and available once prepared */
     union {
-        px_range_policy range; /* PXI_POLICY_RANGE: begin <= end, chunk >= 0, known schedule */
-        px_team_policy team;   /* PXI_POLICY_TEAM: within the space's pxi_team_limits */
-        px_mdrange_policy md;  /* PXI_POLICY_MDRANGE: valid (pxi_mdrange_check) */
+        const px_range_policy *range; /* PXI_POLICY_RANGE: begin <= end, chunk >= 0, known
+                                         schedule */
+        const px_mdrange_policy *md;  /* PXI_POLICY_MDRANGE: valid (pxi_mdrange_check) */
+        const px_team_policy *team;   /* PXI_POLICY_TEAM: league_size >= 0, within the space's
+                                         pxi_team_limits */
     };
-    /* Host body: the one matching kind is set (from the kernel for PXI_BODY_KERNEL; may then be
-     * NULL on a device space). ctx is the _fn ctx or the kernel args. */
-    px_host_for_entry host_for;
-    px_host_reduce_entry host_reduce;
-    px_host_scan_entry host_scan;
-    /* PXI_POLICY_MDRANGE host body, one tile per call: the one matching kind is set (for a
-     * kernel, its entry for the policy's iterate order). */
-    px_md_for_fn host_md_for;
-    px_md_reduce_fn host_md_reduce;
+    /* Host body: the one entry matching (kind, policy_kind) is set (from the kernel for
+     * PXI_BODY_KERNEL; may then be NULL on a device space); read only that one. MDRange entries
+     * run one tile per call (a kernel's entry for the policy's iterate order); team entries
+     * run one team. ctx is the _fn ctx or the kernel args. */
+    union {
+        px_host_for_entry host_for;
+        px_host_reduce_entry host_reduce;
+        px_host_scan_entry host_scan;
+        px_md_for_fn host_md_for;
+        px_md_reduce_fn host_md_reduce;
+        px_team_fn host_team_for;
+        px_team_reduce_fn host_team_reduce;
+    };
     void *ctx;
-    /* The single-source kernel, or NULL for a _fn launch (device backends need it). */
+    /* The single-source kernel, or NULL for a _fn launch or a team launch (device backends
+     * need it). */
     const px_kernel *kernel;
     size_t args_size;
-    /* PXI_POLICY_TEAM: the team body (from team_kernel for PXI_BODY_KERNEL), the single-source
-     * team kernel or NULL (kernel is then NULL), and the plan pxi_launch_prepare resolved from
-     * the space's team limits (team_size, vector_length, groups, scratch). */
-    px_team_fn host_team_for;
-    px_team_reduce_fn host_team_reduce;
-    const px_team_kernel *team_kernel;
-    pxi_team_plan team_plan;
     /* reduce/scan: validated reducer and host result (may be NULL for scan's total). */
     const px_reducer *reducer;
     void *result;
     /* Stream to launch on for device backends (engine workers pass theirs); NULL: default. */
     void *stream;
+    /* PXI_POLICY_TEAM only: the single-source team kernel or NULL (kernel is then NULL), and
+     * where pxi_launch_prepare writes the plan it resolves from the space's team limits
+     * (team_size, vector_length, groups, scratch): storage the launch's builder provides. */
+    const px_team_kernel *team_kernel;
+    pxi_team_plan *team_plan;
 } pxi_launch;
 
 /* The settings a backend takes at initialize, filled by core (core/registry.c) from the parsed

@@ -7,10 +7,8 @@
 
 atomic_int pxi_runtime_state;
 
-int pxi_runtime_lost_to_fork(const char *caller)
+int pxi_runtime_report_fork(const char *caller)
 {
-    if (atomic_load_explicit(&pxi_runtime_state, memory_order_acquire) != PXI_RUNTIME_FORKED)
-        return 0;
     PXI_ERROR("%s: this process was forked while its parent's parex runtime was up; the runtime "
               "does not survive fork() (its worker threads exist only in the parent), so parex "
               "calls in this child return PX_ENOTINIT",

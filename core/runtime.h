@@ -17,10 +17,20 @@ extern atomic_int pxi_runtime_state;
  * px_initialize refuses too. */
 #define PXI_RUNTIME_FORKED 2
 
+/* Log that the runtime does not survive fork() (naming @p caller) and return 1 (core/runtime.c:
+ * pxi_runtime_lost_to_fork's rare path). */
+int pxi_runtime_report_fork(const char *caller);
+
 /* Nonzero, after logging that the runtime does not survive fork() (naming @p caller), in a
  * child forked while the runtime was up; then the caller returns PX_ENOTINIT. 0 otherwise,
- * without logging. */
-int pxi_runtime_lost_to_fork(const char *caller);
+ * without logging. Inline: every launch and push asks, and the answer is nearly always one
+ * load. */
+static inline int pxi_runtime_lost_to_fork(const char *caller)
+{
+    if (atomic_load_explicit(&pxi_runtime_state, memory_order_acquire) != PXI_RUNTIME_FORKED)
+        return 0;
+    return pxi_runtime_report_fork(caller);
+}
 
 static inline int pxi_runtime_ready(void)
 {

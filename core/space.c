@@ -68,12 +68,10 @@ px_space *px_default_space(void)
 
 px_space *pxi_space_resolve(px_space *s, const char *caller, int *status)
 {
-    if (pxi_runtime_lost_to_fork(caller)) {
-        *status = PX_ENOTINIT;
-        return NULL;
-    }
-    if (!pxi_runtime_ready()) {
-        PXI_ERROR("%s: the runtime is not initialized (call px_initialize first)", caller);
+    if (PXI_UNLIKELY(!pxi_runtime_ready())) {
+        /* A forked child's runtime is not ready either: it gets its own message. */
+        if (!pxi_runtime_lost_to_fork(caller))
+            PXI_ERROR("%s: the runtime is not initialized (call px_initialize first)", caller);
         *status = PX_ENOTINIT;
         return NULL;
     }

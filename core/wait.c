@@ -137,20 +137,6 @@ static inline int spin_until(int (*ok)(const void *), const void *arg, int64_t s
 
 /* ---- flags --------------------------------------------------------------------------------- */
 
-void pxi_wait_flag_post(pxi_wait_flag *f, unsigned v)
-{
-    /* One exchange: it reads the latest word in modification order, so either a waiter's mark
-     * (its compare-exchange) came first and we wake it, or the mark fails on our value and the
-     * waiter sees it. Release publishes the poster's writes to the waiter's acquire. This is
-     * the poster's last access to the flag's memory (a waiter may return and free it now); a
-     * futex wake on freed memory is harmless (at worst a spurious wake of an unrelated waiter,
-     * which re-checks). */
-    unsigned old =
-        atomic_exchange_explicit(&f->word, (v & PXI_WAIT_VALUE_MASK) << 1, memory_order_release);
-    if (old & 1u)
-        pxi_os_futex_wake(&f->word, 0);
-}
-
 typedef struct flag_goal {
     pxi_wait_flag *f;
     unsigned v;
@@ -186,7 +172,7 @@ static unsigned flag_wait(pxi_wait_flag *f, unsigned v, int equal, int64_t spin_
     }
 }
 
-void pxi_wait_flag_until_eq(pxi_wait_flag *f, unsigned v, int64_t spin_ns)
+void pxi_wait_flag_wait_eq(pxi_wait_flag *f, unsigned v, int64_t spin_ns)
 {
     (void)flag_wait(f, v, 1, spin_ns);
 }

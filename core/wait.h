@@ -25,6 +25,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "core/os.h"
+
 /* Budgets in microseconds for each PX_WAIT_POLICY (a pxi_wait_policy of core/settings.h):
  * default spins a little longer than a typical fan-in or hand-off, active spins (nearly) for
  * ever, passive sleeps at once; throttled is what a group that outnumbers the cores gets. */
@@ -80,10 +82,29 @@ static inline unsigned pxi_wait_flag_peek(pxi_wait_flag *f)
 }
 
 /* Post @v (masked to 31 bits) with release and wake every sleeper if any: one exchange, then a
- * futex wake only when a waiter marked the word. */
-void pxi_wait_flag_post(pxi_wait_flag *f, unsigned v);
-/* Wait until the flag holds @v (masked), spinning up to @spin_ns first; acquire. */
-void pxi_wait_flag_until_eq(pxi_wait_flag *f, unsigned v, int64_t spin_ns);
+ * futex wake only when a waiter marked the word. Inline: every launch posts a few (fan-in,
+ * ticket lock). The exchange reads the latest word in modification order, so either a
+ * waiter's mark (its compare-exchange) came first and we wake it, or the mark fails on our
+ * value and the waiter sees it. Release publishes the poster's writes to the waiter's acquire.
+ * This is the poster's last access to the flag's memory (a waiter may return and free it now);
+ * a futex wake on freed memory is harmless (at worst a spurious wake of an unrelated waiter,
+ * which re-checks). */
+static inline void pxi_wait_flag_post(pxi_wait_flag *f, unsigned v)
+{
+    unsigned old =
+        atomic_exchange_explicit(&f->word, (v & PXI_WAIT_VALUE_MASK) << 1, memory_order_release);
+    if (old & 1u)
+        pxi_os_futex_wake(&f->word, 0);
+}
+/* Wait until the flag holds @v (masked), spinning up to @spin_ns first; acquire. Inline: a
+ * flag that already holds @v (a free ticket lock, a child that posted first) costs one load;
+ * only a real wait calls core/wait.c. */
+void pxi_wait_flag_wait_eq(pxi_wait_flag *f, unsigned v, int64_t spin_ns);
+static inline void pxi_wait_flag_until_eq(pxi_wait_flag *f, unsigned v, int64_t spin_ns)
+{
+    if (pxi_wait_flag_value(f) != (v & PXI_WAIT_VALUE_MASK))
+        pxi_wait_flag_wait_eq(f, v, spin_ns);
+}
 /* Wait until the flag holds anything but @v (masked); returns the value seen (acquire). */
 unsigned pxi_wait_flag_until_ne(pxi_wait_flag *f, unsigned v, int64_t spin_ns);
 

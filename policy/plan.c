@@ -4,6 +4,36 @@
 
 #include "policy/range.h"
 
+/* Out of line, so the common plan below saves no registers and stays a leaf. */
+#if defined(__GNUC__)
+#define PLAN_NOINLINE __attribute__((noinline))
+#else
+#define PLAN_NOINLINE
+#endif
+
+/* The chunked part of a range plan (an explicit static chunk, or any dynamic plan): @pl has
+ * begin, end, nranks and dynamic set. */
+PLAN_NOINLINE static void plan_chunks(pxi_range_plan *pl, const px_range_policy *p,
+                                      px_kernel_kind kind, int64_t n)
+{
+    if (!pl->dynamic) {
+        /* An explicit chunk is the most a call sees (functions may size scratch by it). */
+        pl->chunk = pl->call_chunk = p->chunk_size;
+        pl->nchunks = pxi_range_num_chunks(n, pl->chunk);
+        return;
+    }
+    pl->chunk =
+        p->chunk_size > 0 ? p->chunk_size : px_range_auto_chunk(n, pl->nranks, PX_SCHEDULE_DYNAMIC);
+    pl->nchunks = pxi_range_num_chunks(n, pl->chunk);
+    pl->call_chunk = pl->chunk;
+    int64_t per = 1;
+    if (kind == PX_KERNEL_REDUCE && pl->nchunks > PXI_PLAN_MAX_UNITS)
+        per = pl->nchunks / PXI_PLAN_MAX_UNITS + (pl->nchunks % PXI_PLAN_MAX_UNITS != 0);
+    /* per * chunk <= about n / PXI_PLAN_MAX_UNITS + chunk: no overflow. */
+    pl->claim = pl->chunk * per;
+    pl->nclaims = pxi_range_num_chunks(n, pl->claim);
+}
+
 pxi_range_plan pxi_plan_range(const px_range_policy *p, px_kernel_kind kind, int nranks,
                               pxi_plan_space space)
 {
@@ -20,28 +50,31 @@ pxi_range_plan pxi_plan_range(const px_range_policy *p, px_kernel_kind kind, int
      * share claims with. */
     pl.dynamic =
         space == PXI_PLAN_POOL && p->schedule == PX_SCHEDULE_DYNAMIC && kind != PX_KERNEL_SCAN;
-    px_schedule sched = pl.dynamic ? PX_SCHEDULE_DYNAMIC : PX_SCHEDULE_STATIC;
-    pl.chunk = p->chunk_size > 0 ? p->chunk_size : px_range_auto_chunk(n, pl.nranks, sched);
-    pl.nchunks = pxi_range_num_chunks(n, pl.chunk);
-    if (!pl.dynamic) {
-        /* An explicit chunk is the most a call sees (functions may size scratch by it); with the
-         * automatic size a rank calls once for its whole block. */
-        pl.call_chunk = p->chunk_size > 0 ? p->chunk_size : INT64_MAX;
+    if (pl.dynamic || p->chunk_size > 0) {
+        plan_chunks(&pl, p, kind, n);
         return pl;
     }
-    pl.call_chunk = pl.chunk;
-    int64_t per = 1;
-    if (kind == PX_KERNEL_REDUCE && pl.nchunks > PXI_PLAN_MAX_UNITS)
-        per = pl.nchunks / PXI_PLAN_MAX_UNITS + (pl.nchunks % PXI_PLAN_MAX_UNITS != 0);
-    /* per * chunk <= about n / PXI_PLAN_MAX_UNITS + chunk: no overflow. */
-    pl.claim = pl.chunk * per;
-    pl.nclaims = pxi_range_num_chunks(n, pl.claim);
+    /* The common launch (static, automatic chunk) makes no call and no division: the automatic
+     * static chunk is px_range_auto_chunk's one index (blocks balanced to one index;
+     * tests/check_policy.c holds the two to the same answer), and a rank calls the function
+     * once for its whole block. */
+    pl.chunk = 1;
+    pl.nchunks = n;
+    pl.call_chunk = INT64_MAX;
     return pl;
 }
 
-void pxi_plan_static_block(const pxi_range_plan *pl, int rank, int64_t *b, int64_t *e)
+void pxi_plan_static_block_of(const pxi_range_plan *pl, int rank, int64_t *b, int64_t *e)
 {
-    pxi_range_static_block(pl->begin, pl->end, pl->chunk, rank, pl->nranks, b, e);
+    /* The plan's chunk count, not recomputed (one division fewer than pxi_range_static_block). */
+    int64_t k0, k1, t;
+    pxi_range_static_chunks(pl->nchunks, rank, pl->nranks, &k0, &k1);
+    if (k0 >= k1) {
+        *b = *e = k0 >= pl->nchunks ? pl->end : pl->begin + k0 * pl->chunk;
+        return;
+    }
+    pxi_range_chunk_bounds(pl->begin, pl->end, pl->chunk, k0, b, &t);
+    pxi_range_chunk_bounds(pl->begin, pl->end, pl->chunk, k1 - 1, &t, e);
 }
 
 void pxi_plan_scan_block(const pxi_range_plan *pl, int rank, int64_t *b, int64_t *e)

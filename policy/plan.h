@@ -146,8 +146,19 @@ pxi_md_plan pxi_plan_md(const px_mdrange_policy *p, px_kernel_kind kind, int nra
                         pxi_plan_space space, const pxi_md_hint *h);
 
 /* Rank @rank's static block [*b, *e) (possibly empty, *b == *e), whole chunks, in rank order,
- * ranks differing by at most one chunk. 0 <= rank < nranks. */
-void pxi_plan_static_block(const pxi_range_plan *pl, int rank, int64_t *b, int64_t *e);
+ * ranks differing by at most one chunk. 0 <= rank < nranks. Inline: a one-rank plan (serial,
+ * a pool of one, a nested launch) is the whole range without a division; others take
+ * pxi_plan_static_block_of. */
+void pxi_plan_static_block_of(const pxi_range_plan *pl, int rank, int64_t *b, int64_t *e);
+static inline void pxi_plan_static_block(const pxi_range_plan *pl, int rank, int64_t *b, int64_t *e)
+{
+    if (pl->nranks == 1) {
+        *b = pl->begin;
+        *e = pl->end;
+        return;
+    }
+    pxi_plan_static_block_of(pl, rank, b, e);
+}
 
 /* Rank @rank's block of a scan [*b, *e): whole chunks in rank order, rank 0 taking 3 shares to
  * the others' 2 (it scans its block once, the others twice). Depends only on the plan. */

@@ -76,31 +76,6 @@ int64_t px_range_auto_chunk(int64_t n, int workers, px_schedule schedule)
     return c;
 }
 
-int64_t pxi_range_num_chunks(int64_t n, int64_t chunk)
-{
-    PX_ASSERT(chunk >= 1 && n >= 0);
-    /* n / chunk + (n % chunk != 0): no overflow for n near INT64_MAX. */
-    return n / chunk + (n % chunk != 0);
-}
-
-void pxi_range_chunk_bounds(int64_t begin, int64_t end, int64_t chunk, int64_t k, int64_t *b,
-                            int64_t *e)
-{
-    /* k * chunk <= end - begin fits because k < num_chunks. */
-    int64_t off = k * chunk;
-    *b = begin + off;
-    *e = (end - *b > chunk) ? *b + chunk : end;
-}
-
-void pxi_range_static_chunks(int64_t n_chunks, int rank, int nranks, int64_t *k0, int64_t *k1)
-{
-    PX_ASSERT(nranks >= 1 && rank >= 0 && rank < nranks);
-    int64_t q = n_chunks / nranks, r = n_chunks % nranks;
-    int64_t rk = rank;
-    *k0 = rk * q + (rk < r ? rk : r);
-    *k1 = *k0 + q + (rk < r ? 1 : 0);
-}
-
 void pxi_range_static_block(int64_t begin, int64_t end, int64_t chunk, int rank, int nranks,
                             int64_t *b, int64_t *e)
 {

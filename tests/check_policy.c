@@ -283,6 +283,14 @@ static void check_plan(int64_t begin, int64_t n, int64_t chunk_size, int nranks,
                 pxi_plan_scan_block(&pl, r, &b, &e);
             else
                 pxi_plan_static_block(&pl, r, &b, &e);
+            if (kind != PX_KERNEL_SCAN) {
+                /* The plan's deal (inline for one rank, from the plan's chunk count otherwise)
+                 * is the range arithmetic's, policy/range.h. */
+                int64_t rb, re;
+                pxi_range_static_block(begin, begin + n, pl.chunk, r, pl.nranks, &rb, &re);
+                REQUIRE((b) == (rb));
+                REQUIRE((e) == (re));
+            }
             if (b == e)
                 continue;
             REQUIRE((b) == (next));

@@ -2,8 +2,9 @@
  * and their _fn variants. A push builds the same pxi_launch a px_parallel_* call builds and
  * checks it with the same pxi_launch_prepare (core/launch.h), so a bad launch is reported at
  * push with the status the direct call would give, never later from a worker. The op stores
- * the prepared launch, with the kernel arguments and the label copied into a pooled payload,
- * and a worker runs it with pxi_launch_run, without checking again. Launches on one host space
+ * the prepared launch, with the kernel arguments, the label, the policy and a team plan copied
+ * into a pooled payload (the pusher's launch only pointed at its caller's), and a worker runs
+ * it with pxi_launch_run, without checking again. Launches on one host space
  * serialize on the space's launch lock and nested launches run inline, so kernel ops from
  * several workers cannot deadlock with the Threads pool (see runtime.c for how CPU workers are
  * sized against it). */
@@ -18,13 +19,20 @@
 
 #define KERNEL_OP_INLINE_ARGS 256
 
-/* A kernel op's payload: the prepared launch, whose label and (for kernels) ctx point into this
- * payload. */
+/* A kernel op's payload: the prepared launch, whose label, policy, team plan and (for kernels)
+ * ctx point into this payload: the pusher's launch referenced its caller's, which are gone by
+ * the time a worker runs the op. */
 typedef struct kernel_op {
     pxi_engine *e;
     pxi_launch launch;
-    int device_space; /* not host accessible: fence after the launch */
-    void *heap_args;  /* args above KERNEL_OP_INLINE_ARGS bytes */
+    union {
+        px_range_policy range;
+        px_mdrange_policy md;
+        px_team_policy team;
+    } policy;
+    pxi_team_plan team_plan; /* team launches: launch.team_plan points here */
+    int device_space;        /* not host accessible: fence after the launch */
+    void *heap_args;         /* args above KERNEL_OP_INLINE_ARGS bytes */
     char label[64];
     alignas(16) unsigned char inline_args[KERNEL_OP_INLINE_ARGS];
 } kernel_op;
@@ -88,10 +96,23 @@ static int kernel_op_push(px_engine *e, pxi_launch *l, const char *caller, px_va
         PXI_ERROR("%s: out of memory", caller);
         return PX_ENOMEM;
     }
-    memset(k, 0, offsetof(kernel_op, inline_args));
     k->e = e;
     k->device_space = device;
+    k->heap_args = NULL;
     k->launch = *l;
+    /* Only the member the launch uses is copied (an MDRange policy is 170 bytes). */
+    if (l->policy_kind == PXI_POLICY_RANGE) {
+        k->policy.range = *l->range;
+        k->launch.range = &k->policy.range;
+    } else if (l->policy_kind == PXI_POLICY_MDRANGE) {
+        k->policy.md = *l->md;
+        k->launch.md = &k->policy.md;
+    } else {
+        k->policy.team = *l->team;
+        k->launch.team = &k->policy.team;
+        k->team_plan = *l->team_plan;
+        k->launch.team_plan = &k->team_plan;
+    }
     if (l->body == PXI_BODY_KERNEL) {
         /* The op runs later: it launches on its own copy of the arguments. */
         void *copy = k->inline_args;
@@ -139,15 +160,12 @@ int px_engine_push_parallel_for(px_engine *e, px_space *s, const char *label, px
                                 px_var *const *reads, size_t n_reads, px_var *const *writes,
                                 size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_FOR,
-                    .policy_kind = PXI_POLICY_RANGE,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .range = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .kernel = k,
-                    .args_size = args_size};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_FOR, PXI_POLICY_RANGE, PXI_BODY_KERNEL, label, s);
+    l.range = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.kernel = k;
+    l.args_size = args_size;
     return kernel_op_push(e, &l, "px_engine_push_parallel_for", reads, n_reads, writes, n_writes);
 }
 
@@ -155,14 +173,11 @@ int px_engine_push_parallel_for_fn(px_engine *e, px_space *s, const char *label,
                                    px_for_fn fn, void *ctx, px_var *const *reads, size_t n_reads,
                                    px_var *const *writes, size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_FOR,
-                    .policy_kind = PXI_POLICY_RANGE,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .range = p,
-                    .host_for = fn,
-                    .ctx = ctx};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_FOR, PXI_POLICY_RANGE, PXI_BODY_FN, label, s);
+    l.range = &p;
+    l.host_for = fn;
+    l.ctx = ctx;
     return kernel_op_push(e, &l, "px_engine_push_parallel_for_fn", reads, n_reads, writes,
                           n_writes);
 }
@@ -172,17 +187,14 @@ int px_engine_push_parallel_reduce(px_engine *e, px_space *s, const char *label,
                                    const px_reducer *r, void *result, px_var *const *reads,
                                    size_t n_reads, px_var *const *writes, size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
-                    .policy_kind = PXI_POLICY_RANGE,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .range = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .kernel = k,
-                    .args_size = args_size,
-                    .reducer = r,
-                    .result = result};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_REDUCE, PXI_POLICY_RANGE, PXI_BODY_KERNEL, label, s);
+    l.range = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.kernel = k;
+    l.args_size = args_size;
+    l.reducer = r;
+    l.result = result;
     return kernel_op_push(e, &l, "px_engine_push_parallel_reduce", reads, n_reads, writes,
                           n_writes);
 }
@@ -192,16 +204,13 @@ int px_engine_push_parallel_reduce_fn(px_engine *e, px_space *s, const char *lab
                                       const px_reducer *r, void *result, px_var *const *reads,
                                       size_t n_reads, px_var *const *writes, size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
-                    .policy_kind = PXI_POLICY_RANGE,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .range = p,
-                    .host_reduce = fn,
-                    .ctx = ctx,
-                    .reducer = r,
-                    .result = result};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_REDUCE, PXI_POLICY_RANGE, PXI_BODY_FN, label, s);
+    l.range = &p;
+    l.host_reduce = fn;
+    l.ctx = ctx;
+    l.reducer = r;
+    l.result = result;
     return kernel_op_push(e, &l, "px_engine_push_parallel_reduce_fn", reads, n_reads, writes,
                           n_writes);
 }
@@ -211,17 +220,14 @@ int px_engine_push_parallel_scan(px_engine *e, px_space *s, const char *label, p
                                  const px_reducer *r, void *total, px_var *const *reads,
                                  size_t n_reads, px_var *const *writes, size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_SCAN,
-                    .policy_kind = PXI_POLICY_RANGE,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .range = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .kernel = k,
-                    .args_size = args_size,
-                    .reducer = r,
-                    .result = total};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_SCAN, PXI_POLICY_RANGE, PXI_BODY_KERNEL, label, s);
+    l.range = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.kernel = k;
+    l.args_size = args_size;
+    l.reducer = r;
+    l.result = total;
     return kernel_op_push(e, &l, "px_engine_push_parallel_scan", reads, n_reads, writes, n_writes);
 }
 
@@ -230,16 +236,13 @@ int px_engine_push_parallel_scan_fn(px_engine *e, px_space *s, const char *label
                                     px_var *const *reads, size_t n_reads, px_var *const *writes,
                                     size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_SCAN,
-                    .policy_kind = PXI_POLICY_RANGE,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .range = p,
-                    .host_scan = fn,
-                    .ctx = ctx,
-                    .reducer = r,
-                    .result = total};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_SCAN, PXI_POLICY_RANGE, PXI_BODY_FN, label, s);
+    l.range = &p;
+    l.host_scan = fn;
+    l.ctx = ctx;
+    l.reducer = r;
+    l.result = total;
     return kernel_op_push(e, &l, "px_engine_push_parallel_scan_fn", reads, n_reads, writes,
                           n_writes);
 }
@@ -251,15 +254,14 @@ int px_engine_push_parallel_for_team(px_engine *e, px_space *s, const char *labe
                                      px_var *const *reads, size_t n_reads, px_var *const *writes,
                                      size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_FOR,
-                    .policy_kind = PXI_POLICY_TEAM,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .team = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .team_kernel = k,
-                    .args_size = args_size};
+    pxi_team_plan plan; /* written by pxi_launch_prepare */
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_FOR, PXI_POLICY_TEAM, PXI_BODY_KERNEL, label, s);
+    l.team = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.team_kernel = k;
+    l.args_size = args_size;
+    l.team_plan = &plan;
     return kernel_op_push(e, &l, "px_engine_push_parallel_for_team", reads, n_reads, writes,
                           n_writes);
 }
@@ -269,14 +271,13 @@ int px_engine_push_parallel_for_team_fn(px_engine *e, px_space *s, const char *l
                                         px_var *const *reads, size_t n_reads, px_var *const *writes,
                                         size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_FOR,
-                    .policy_kind = PXI_POLICY_TEAM,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .team = p,
-                    .host_team_for = fn,
-                    .ctx = ctx};
+    pxi_team_plan plan; /* written by pxi_launch_prepare */
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_FOR, PXI_POLICY_TEAM, PXI_BODY_FN, label, s);
+    l.team = &p;
+    l.host_team_for = fn;
+    l.ctx = ctx;
+    l.team_plan = &plan;
     return kernel_op_push(e, &l, "px_engine_push_parallel_for_team_fn", reads, n_reads, writes,
                           n_writes);
 }
@@ -287,17 +288,16 @@ int px_engine_push_parallel_reduce_team(px_engine *e, px_space *s, const char *l
                                         px_var *const *reads, size_t n_reads, px_var *const *writes,
                                         size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
-                    .policy_kind = PXI_POLICY_TEAM,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .team = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .team_kernel = k,
-                    .args_size = args_size,
-                    .reducer = r,
-                    .result = result};
+    pxi_team_plan plan; /* written by pxi_launch_prepare */
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_REDUCE, PXI_POLICY_TEAM, PXI_BODY_KERNEL, label, s);
+    l.team = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.team_kernel = k;
+    l.args_size = args_size;
+    l.reducer = r;
+    l.result = result;
+    l.team_plan = &plan;
     return kernel_op_push(e, &l, "px_engine_push_parallel_reduce_team", reads, n_reads, writes,
                           n_writes);
 }
@@ -307,16 +307,15 @@ int px_engine_push_parallel_reduce_team_fn(px_engine *e, px_space *s, const char
                                            const px_reducer *r, void *result, px_var *const *reads,
                                            size_t n_reads, px_var *const *writes, size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
-                    .policy_kind = PXI_POLICY_TEAM,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .team = p,
-                    .host_team_reduce = fn,
-                    .ctx = ctx,
-                    .reducer = r,
-                    .result = result};
+    pxi_team_plan plan; /* written by pxi_launch_prepare */
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_REDUCE, PXI_POLICY_TEAM, PXI_BODY_FN, label, s);
+    l.team = &p;
+    l.host_team_reduce = fn;
+    l.ctx = ctx;
+    l.reducer = r;
+    l.result = result;
+    l.team_plan = &plan;
     return kernel_op_push(e, &l, "px_engine_push_parallel_reduce_team_fn", reads, n_reads, writes,
                           n_writes);
 }
@@ -327,15 +326,12 @@ int px_engine_push_parallel_for_md(px_engine *e, px_space *s, const char *label,
                                    size_t args_size, px_var *const *reads, size_t n_reads,
                                    px_var *const *writes, size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_FOR,
-                    .policy_kind = PXI_POLICY_MDRANGE,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .md = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .kernel = k,
-                    .args_size = args_size};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_FOR, PXI_POLICY_MDRANGE, PXI_BODY_KERNEL, label, s);
+    l.md = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.kernel = k;
+    l.args_size = args_size;
     return kernel_op_push(e, &l, "px_engine_push_parallel_for_md", reads, n_reads, writes,
                           n_writes);
 }
@@ -345,14 +341,11 @@ int px_engine_push_parallel_for_md_fn(px_engine *e, px_space *s, const char *lab
                                       px_var *const *reads, size_t n_reads, px_var *const *writes,
                                       size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_FOR,
-                    .policy_kind = PXI_POLICY_MDRANGE,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .md = p,
-                    .host_md_for = fn,
-                    .ctx = ctx};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_FOR, PXI_POLICY_MDRANGE, PXI_BODY_FN, label, s);
+    l.md = &p;
+    l.host_md_for = fn;
+    l.ctx = ctx;
     return kernel_op_push(e, &l, "px_engine_push_parallel_for_md_fn", reads, n_reads, writes,
                           n_writes);
 }
@@ -363,17 +356,14 @@ int px_engine_push_parallel_reduce_md(px_engine *e, px_space *s, const char *lab
                                       px_var *const *reads, size_t n_reads, px_var *const *writes,
                                       size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
-                    .policy_kind = PXI_POLICY_MDRANGE,
-                    .body = PXI_BODY_KERNEL,
-                    .label = label,
-                    .space = s,
-                    .md = p,
-                    .ctx = (void *)(uintptr_t)args,
-                    .kernel = k,
-                    .args_size = args_size,
-                    .reducer = r,
-                    .result = result};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_REDUCE, PXI_POLICY_MDRANGE, PXI_BODY_KERNEL, label, s);
+    l.md = &p;
+    l.ctx = (void *)(uintptr_t)args;
+    l.kernel = k;
+    l.args_size = args_size;
+    l.reducer = r;
+    l.result = result;
     return kernel_op_push(e, &l, "px_engine_push_parallel_reduce_md", reads, n_reads, writes,
                           n_writes);
 }
@@ -383,16 +373,13 @@ int px_engine_push_parallel_reduce_md_fn(px_engine *e, px_space *s, const char *
                                          const px_reducer *r, void *result, px_var *const *reads,
                                          size_t n_reads, px_var *const *writes, size_t n_writes)
 {
-    pxi_launch l = {.kind = PX_KERNEL_REDUCE,
-                    .policy_kind = PXI_POLICY_MDRANGE,
-                    .body = PXI_BODY_FN,
-                    .label = label,
-                    .space = s,
-                    .md = p,
-                    .host_md_reduce = fn,
-                    .ctx = ctx,
-                    .reducer = r,
-                    .result = result};
+    pxi_launch l;
+    pxi_launch_init(&l, PX_KERNEL_REDUCE, PXI_POLICY_MDRANGE, PXI_BODY_FN, label, s);
+    l.md = &p;
+    l.host_md_reduce = fn;
+    l.ctx = ctx;
+    l.reducer = r;
+    l.result = result;
     return kernel_op_push(e, &l, "px_engine_push_parallel_reduce_md_fn", reads, n_reads, writes,
                           n_writes);
 }

@@ -423,7 +423,7 @@ int launch_md(const pxi_launch *l, const px_kernel_device *d)
     memset(&hint, 0, sizeof hint);
     hint.l2_bytes = CUDA_MD_TILE_BUDGET;
     hint.min_tiles = 8 * (int64_t)g.sm_count;
-    const pxi_md_plan pl = pxi_plan_md(&l->md, l->kind, 1, PXI_PLAN_DEVICE, &hint);
+    const pxi_md_plan pl = pxi_plan_md(l->md, l->kind, 1, PXI_PLAN_DEVICE, &hint);
     const pxi_md_tiling *t = &pl.tiling;
     pxi_md_cuda_map map;
     pxi_mdrange_cuda_map(t, CUDA_MD_MAX_THREADS, &map);
@@ -507,7 +507,7 @@ int cuda_launch(const pxi_launch *l)
     /* The device plan (policy/plan.h): one index per device thread over [begin, end); the
      * policy's chunk size and schedule do not apply on the device. */
     const pxi_range_plan pl =
-        pxi_plan_range(&l->range, l->kind, cuda_concurrency(), PXI_PLAN_DEVICE);
+        pxi_plan_range(l->range, l->kind, cuda_concurrency(), PXI_PLAN_DEVICE);
     run.begin = pl.begin;
     run.end = pl.end;
     run.args = l->ctx;

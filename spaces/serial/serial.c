@@ -58,7 +58,7 @@ static int serial_team_limits(pxi_team_limits *out)
 
 static int serial_team_launch(const pxi_launch *l)
 {
-    const pxi_team_plan *pl = &l->team_plan;
+    const pxi_team_plan *pl = l->team_plan;
     alignas(64) unsigned char stack_scratch[SERIAL_STACK_SCRATCH];
     unsigned char *buf = stack_scratch, *heap = NULL;
     if (pl->scratch_group > sizeof stack_scratch) {
@@ -104,7 +104,7 @@ static int serial_launch_md(const pxi_launch *l)
 {
     if (l->kind != PX_KERNEL_FOR && l->kind != PX_KERNEL_REDUCE)
         return PX_EINVAL;
-    const pxi_md_plan pl = pxi_plan_md(&l->md, l->kind, 1, PXI_PLAN_SERIAL, NULL);
+    const pxi_md_plan pl = pxi_plan_md(l->md, l->kind, 1, PXI_PLAN_SERIAL, NULL);
     const pxi_md_tiling *t = &pl.tiling;
     if (!PX_ALWAYS(t->total > 0))
         return PX_EINVAL;
@@ -148,13 +148,13 @@ static int serial_launch_any(const pxi_launch *l)
         return serial_launch_md(l);
     /* core/launch.c hands backends prepared, non-empty ranges only (it answers empty ones
      * itself). */
-    if (!PX_ALWAYS(l->policy_kind == PXI_POLICY_RANGE && l->range.begin < l->range.end))
+    if (!PX_ALWAYS(l->policy_kind == PXI_POLICY_RANGE && l->range->begin < l->range->end))
         return PX_EINVAL;
     if (l->kind != PX_KERNEL_FOR && l->kind != PX_KERNEL_REDUCE && l->kind != PX_KERNEL_SCAN)
         return PX_EINVAL;
     /* One rank's static block, the whole range, cut into calls as the plan says (policy/plan.h):
      * one call per explicit chunk, or one call for the whole range. */
-    const pxi_range_plan pl = pxi_plan_range(&l->range, l->kind, 1, PXI_PLAN_SERIAL);
+    const pxi_range_plan pl = pxi_plan_range(l->range, l->kind, 1, PXI_PLAN_SERIAL);
     /* Reduce and scan fold every call into one value in index order; for a scan that value is
      * the exact prefix from the start, so each call is its final pass. */
     alignas(64) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];

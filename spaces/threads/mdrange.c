@@ -144,7 +144,7 @@ int pxi_threads_md_launch(const pxi_launch *l, pxi_tpool *pool, size_t l2_bytes)
     const pxi_md_hint hint = {.l2_bytes = l2_bytes};
     if (pxi_tpool_in_job()) {
         /* Nested: run inline, serially, with the serial plan. */
-        j.plan = pxi_plan_md(&l->md, l->kind, 1, PXI_PLAN_SERIAL, &hint);
+        j.plan = pxi_plan_md(l->md, l->kind, 1, PXI_PLAN_SERIAL, &hint);
         alignas(PXI_CACHE_LINE) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];
         if (l->kind == PX_KERNEL_REDUCE)
             l->reducer->identity(acc);
@@ -154,7 +154,7 @@ int pxi_threads_md_launch(const pxi_launch *l, pxi_tpool *pool, size_t l2_bytes)
         return PX_OK;
     }
     int nranks = pxi_tpool_size(pool);
-    j.plan = pxi_plan_md(&l->md, l->kind, nranks, PXI_PLAN_POOL, &hint);
+    j.plan = pxi_plan_md(l->md, l->kind, nranks, PXI_PLAN_POOL, &hint);
     const pxi_range_plan *tp = &j.plan.tiles;
     if (tp->dynamic && l->kind == PX_KERNEL_REDUCE) {
         const px_reducer *r = l->reducer;

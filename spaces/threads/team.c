@@ -288,7 +288,7 @@ static void team_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 /* From inside a running kernel: teams of one member, in league order, on this thread. */
 static int launch_inline(const pxi_launch *l)
 {
-    const pxi_team_plan *pl = &l->team_plan;
+    const pxi_team_plan *pl = l->team_plan;
     unsigned char *buf = NULL;
     if (pl->scratch_group) {
         buf = pxi_malloc_aligned(pl->scratch_group, PXI_CACHE_LINE);
@@ -330,15 +330,15 @@ int pxi_threads_team_launch(const pxi_launch *l, pxi_threads_team *ts)
         return PX_EINVAL;
     }
     if (pxi_tpool_in_job()) {
-        if (l->team_plan.team_size != 1) {
+        if (l->team_plan->team_size != 1) {
             PXI_ERROR("threads: team launch '%s' from inside a running kernel runs inline on "
                       "one thread; team size %d is above that limit of 1",
-                      l->label, l->team_plan.team_size);
+                      l->label, l->team_plan->team_size);
             return PX_EINVAL;
         }
         return launch_inline(l);
     }
-    team_job j = {.l = l, .ts = ts, .plan = l->team_plan};
+    team_job j = {.l = l, .ts = ts, .plan = *l->team_plan};
     /* The plan was resolved at prepare with the pool's size; recompute the groups for it in
      * case the prepared launch came from an engine push made before a re-initialize. */
     if (j.plan.team_size > ts->nranks) {
@@ -348,7 +348,7 @@ int pxi_threads_team_launch(const pxi_launch *l, pxi_threads_team *ts)
         return PX_EINVAL;
     }
     if ((int64_t)j.plan.ngroups * j.plan.team_size > ts->nranks) {
-        px_team_policy p = l->team;
+        px_team_policy p = *l->team;
         p.team_size = j.plan.team_size;
         p.vector_length = j.plan.vector_length;
         pxi_team_limits lim;

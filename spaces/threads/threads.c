@@ -228,24 +228,20 @@ static void scan_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 
 /* ---- launch --------------------------------------------------------------------------------- */
 
-/* A job for launch @l with plan @pl. */
-static void job_init(job *j, const pxi_launch *l, const pxi_range_plan *pl)
+/* A job for launch @l, its plan resolved for @nranks ranks of @space straight into the job. */
+static void job_init(job *j, const pxi_launch *l, int nranks, pxi_plan_space space)
 {
-    switch (l->kind) {
-    case PX_KERNEL_FOR:
+    /* threads_launch refused other kinds before any job is made. */
+    if (l->kind == PX_KERNEL_FOR)
         j->fn.f = l->host_for;
-        break;
-    case PX_KERNEL_REDUCE:
+    else if (l->kind == PX_KERNEL_REDUCE)
         j->fn.r = l->host_reduce;
-        break;
-    case PX_KERNEL_SCAN:
+    else
         j->fn.s = l->host_scan;
-        break;
-    }
     j->ctx = l->ctx;
     j->kind = (uint8_t)l->kind;
     j->mode = 0;
-    j->plan = *pl;
+    j->plan = pxi_plan_range(l->range, l->kind, nranks, space);
     j->reducer = l->reducer;
     j->result = l->result;
     j->unit_values = NULL;
@@ -257,9 +253,9 @@ static void job_init(job *j, const pxi_launch *l, const pxi_range_plan *pl)
 /* A launch from inside a running kernel: run it here, serially, with the serial plan. */
 static int launch_inline(const pxi_launch *l)
 {
-    const pxi_range_plan pl = pxi_plan_range(&l->range, l->kind, 1, PXI_PLAN_SERIAL);
     alignas(PXI_CACHE_LINE) job j;
-    job_init(&j, l, &pl);
+    job_init(&j, l, 1, PXI_PLAN_SERIAL);
+    const pxi_range_plan pl = j.plan;
     alignas(PXI_CACHE_LINE) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];
     switch (l->kind) {
     case PX_KERNEL_FOR:
@@ -330,7 +326,7 @@ static int threads_launch(const pxi_launch *l)
         PXI_ERROR("threads: launch '%s' of unknown policy kind %d", l->label, (int)l->policy_kind);
         return PX_EINVAL;
     }
-    const px_range_policy *p = &l->range;
+    const px_range_policy *p = l->range;
     if (p->begin >= p->end) {
         /* core handles empty ranges; kept so the op is total on its own. */
         if (l->kind != PX_KERNEL_FOR && l->result)
@@ -341,18 +337,18 @@ static int threads_launch(const pxi_launch *l)
         return launch_inline(l);
 
     int nranks = x->nranks;
-    const pxi_range_plan pl = pxi_plan_range(p, l->kind, nranks, PXI_PLAN_POOL);
     alignas(PXI_CACHE_LINE) job j;
-    job_init(&j, l, &pl);
+    job_init(&j, l, nranks, PXI_PLAN_POOL);
+    const pxi_range_plan *pl = &j.plan;
 
     pxi_tpool *pool = x->pool;
     pxi_tpool_lock(pool);
-    if (pl.dynamic) {
+    if (pl->dynamic) {
         j.mode = (uint8_t)dynamic_mode;
         if (l->kind == PX_KERNEL_REDUCE) {
             const px_reducer *r = l->reducer;
             j.stride = (r->value_size + r->value_align - 1) / r->value_align * r->value_align;
-            int rc = reserve_units(x, (size_t)pl.nclaims * j.stride, l->label);
+            int rc = reserve_units(x, (size_t)pl->nclaims * j.stride, l->label);
             if (rc != PX_OK) {
                 pxi_tpool_unlock(pool);
                 return rc;
@@ -366,7 +362,7 @@ static int threads_launch(const pxi_launch *l)
             pxi_tpool_slot *slots = pxi_tpool_slots(pool);
             for (int r = 0; r < nranks; ++r) {
                 int64_t k0, k1;
-                pxi_plan_claims_of_rank(&pl, r, &k0, &k1);
+                pxi_plan_claims_of_rank(pl, r, &k0, &k1);
                 atomic_store_explicit(&slots[r].next, k0, memory_order_relaxed);
                 slots[r].end = k1;
             }
