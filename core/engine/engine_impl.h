@@ -497,21 +497,7 @@ void pxi_engine_gpu_done(void *arg, int status);
 /* cost.c: what one pxi_os_now_ns() read costs, in ns (engine create stores it in clock_ns). */
 int64_t pxi_engine_clock_cost_ns(void);
 
-/* var_queue.c: an op's deps (sorted by Var address, n_deps set) against their Var queues. */
-/* Lock every Var of @o in address order (two-phase locking) / unlock them. */
-void pxi_var_queue_lock(pxi_opr *o);
-void pxi_var_queue_unlock(pxi_opr *o);
-/* Under the locks: nonzero when no Var of @o was deleted since its handle was resolved. */
-int pxi_var_queue_live(const pxi_opr *o);
-/* Under the locks: nonzero when appending @o now would grant every dep at once. */
-int pxi_var_queue_all_granted(const pxi_opr *o);
-/* Under the locks: append one dep per Var (a PXI_OP_DELETE also retires its Var's handle);
- * returns how many were granted at once (the caller drops them from the wait counter). */
-uint32_t pxi_var_queue_append(pxi_opr *o);
-/* When @o finishes: release each Var, granting the next deps. Returns the ops whose wait
- * counter this took to zero, in grant order, linked through pxi_opr.next (NULL-terminated):
- * the caller owns them and dispatches them, outside every Var lock (push.c, finish). */
-PX_NODISCARD pxi_opr *pxi_var_queue_release(pxi_opr *o);
+/* var_queue.h / var_queue.c: locking, appending and releasing an op's deps. */
 
 /* operator_ref.c: one push of operator @t has finished (frees a deleted operator's slot). */
 void pxi_operator_release(pxi_engine *e, pxi_operator *t);

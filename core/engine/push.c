@@ -24,6 +24,7 @@
 #include "core/engine/engine_impl.h"
 #include "core/engine/failure.h"
 #include "core/engine/inflight.h"
+#include "core/engine/var_queue.h"
 #include "core/log.h"
 #include "core/os.h"
 #include "core/registry.h"

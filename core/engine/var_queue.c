@@ -3,7 +3,7 @@
  * operation runs under the Var's spin lock. The queue dispatches nothing: a release returns the
  * ops it made ready to its caller (push.c's finish), which hands them on outside every Var lock,
  * in a loop, so a long released chain never recurses. The public Var calls are var.c. */
-#include "core/engine/engine_impl.h"
+#include "core/engine/var_queue.h"
 
 /* A grant: the thread that takes @o's wait counter to zero owns it and appends it to @ready,
  * the ops made ready by one release in the order they were granted (a waiting op is in no lane
@@ -19,7 +19,7 @@ static inline void grant(pxi_opr_fifo *ready, pxi_opr *o, int n)
 /* The Var queue invariants (STYLE.md section 7), checked under the Var lock after each
  * mutation in checking builds when PX_DEBUG_CHECK=1: the head, if any, is a write; the
  * triggered marker only with a head; the tail is the last dep; queued deps wait. */
-static void var_check(const pxi_var *v)
+void pxi_var_queue_check(const pxi_var *v)
 {
     PX_ASSERT(v->running_reads >= PXI_HEAD_WRITE_GRANTED);
     PX_ASSERT(v->running_reads != PXI_HEAD_WRITE_GRANTED || v->head != NULL);
@@ -37,11 +37,7 @@ static void var_check(const pxi_var *v)
     }
 }
 
-#define VAR_CHECK(e, v)                                                                            \
-    do {                                                                                           \
-        if (PXI_CHECKING && (e)->debug_check)                                                      \
-            var_check(v);                                                                          \
-    } while (0)
+
 
 static void complete_read(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
 {
@@ -103,74 +99,4 @@ pxi_opr *pxi_var_queue_release(pxi_opr *o)
             complete_read(&ready, o->e, o->deps[i].var);
     }
     return ready.head;
-}
-
-/* ---- appending at push ----------------------------------------------------------------- */
-
-void pxi_var_queue_lock(pxi_opr *o)
-{
-    /* Two-phase locking in address order: the appends of one push are atomic with respect
-     * to every other push sharing a Var, so pushes are serializable and no two ops can each
-     * wait for the other (MXNet's A,B / B,A pusher deadlock). */
-    for (uint32_t i = 0; i < o->n_deps; ++i)
-        pxi_spin_lock(&o->deps[i].var->lock);
-}
-
-void pxi_var_queue_unlock(pxi_opr *o)
-{
-    for (uint32_t i = 0; i < o->n_deps; ++i)
-        pxi_spin_unlock(&o->deps[i].var->lock);
-}
-
-int pxi_var_queue_live(const pxi_opr *o)
-{
-    for (uint32_t i = 0; i < o->n_deps; ++i)
-        if (atomic_load_explicit(&o->deps[i].var->hdr.gen, memory_order_relaxed) != o->deps[i].gen)
-            return 0;
-    return 1;
-}
-
-int pxi_var_queue_all_granted(const pxi_opr *o)
-{
-    /* Granted at append means: a read needs no pending write, a write needs neither a
-     * pending write nor running reads. */
-    for (uint32_t i = 0; i < o->n_deps; ++i) {
-        const pxi_var *v = o->deps[i].var;
-        if (v->head || (o->deps[i].write && v->running_reads != 0))
-            return 0;
-    }
-    return 1;
-}
-
-uint32_t pxi_var_queue_append(pxi_opr *o)
-{
-    uint32_t granted = 0;
-    for (uint32_t i = 0; i < o->n_deps; ++i) {
-        pxi_dep *d = &o->deps[i];
-        pxi_var *v = d->var;
-        if (!v->head) {
-            /* An empty queue grants a read at once, and a write when no read runs (the write
-             * then heads the queue until it finishes). */
-            if (!d->write) {
-                v->running_reads++;
-                ++granted;
-                continue;
-            }
-            v->head = v->tail = d;
-            if (v->running_reads == 0) {
-                v->running_reads = PXI_HEAD_WRITE_GRANTED;
-                ++granted;
-            }
-            continue;
-        }
-        v->tail->next = d;
-        v->tail = d;
-    }
-    if (o->kind == PXI_OP_DELETE) {
-        /* No push can name the Var from here on. */
-        atomic_store_explicit(&o->deps[0].var->hdr.gen, 0, memory_order_relaxed);
-    }
-    for (uint32_t i = 0; i < o->n_deps; ++i)
-        VAR_CHECK(o->e, o->deps[i].var);
-    return granted;
 }

@@ -1,0 +1,100 @@
+/* core/engine/var_queue.h - the Var queue's push-side half: locking an op's Vars in address
+ * order and appending its deps (push.c's hot path, inline so an empty push pays no calls), plus
+ * the release that var_queue.c does when an op finishes. */
+#ifndef PX_CORE_ENGINE_VAR_QUEUE_H
+#define PX_CORE_ENGINE_VAR_QUEUE_H
+
+#include "core/engine/engine_impl.h"
+
+/* The Var queue invariants, checked under the Var lock after each mutation in checking builds
+ * when PX_DEBUG_CHECK=1 (var_queue.c). */
+void pxi_var_queue_check(const pxi_var *v);
+
+#define VAR_CHECK(e, v)                                                                            \
+    do {                                                                                           \
+        if (PXI_CHECKING && (e)->debug_check)                                                      \
+            pxi_var_queue_check(v);                                                                \
+    } while (0)
+
+/* When @o finishes: release each Var, granting the next deps. Returns the ops whose wait
+ * counter this took to zero, in grant order, linked through pxi_opr.next (NULL-terminated):
+ * the caller owns them and dispatches them, outside every Var lock (push.c, finish). */
+PX_NODISCARD pxi_opr *pxi_var_queue_release(pxi_opr *o);
+
+/* The calls below take an op whose deps are sorted by Var address, n_deps set. */
+
+/* Lock every Var of @o in address order (two-phase locking). */
+static inline void pxi_var_queue_lock(pxi_opr *o)
+{
+    /* Two-phase locking in address order: the appends of one push are atomic with respect
+     * to every other push sharing a Var, so pushes are serializable and no two ops can each
+     * wait for the other (MXNet's A,B / B,A pusher deadlock). */
+    for (uint32_t i = 0; i < o->n_deps; ++i)
+        pxi_spin_lock(&o->deps[i].var->lock);
+}
+
+/* Unlock every Var of @o. */
+static inline void pxi_var_queue_unlock(pxi_opr *o)
+{
+    for (uint32_t i = 0; i < o->n_deps; ++i)
+        pxi_spin_unlock(&o->deps[i].var->lock);
+}
+
+/* Under the locks: nonzero when no Var of @o was deleted since its handle was resolved. */
+static inline int pxi_var_queue_live(const pxi_opr *o)
+{
+    for (uint32_t i = 0; i < o->n_deps; ++i)
+        if (atomic_load_explicit(&o->deps[i].var->hdr.gen, memory_order_relaxed) != o->deps[i].gen)
+            return 0;
+    return 1;
+}
+
+/* Under the locks: nonzero when appending @o now would grant every dep at once. */
+static inline int pxi_var_queue_all_granted(const pxi_opr *o)
+{
+    /* Granted at append means: a read needs no pending write, a write needs neither a
+     * pending write nor running reads. */
+    for (uint32_t i = 0; i < o->n_deps; ++i) {
+        const pxi_var *v = o->deps[i].var;
+        if (v->head || (o->deps[i].write && v->running_reads != 0))
+            return 0;
+    }
+    return 1;
+}
+
+/* Under the locks: append one dep per Var (a PXI_OP_DELETE also retires its Var's handle);
+ * returns how many were granted at once (the caller drops them from the wait counter). */
+static inline uint32_t pxi_var_queue_append(pxi_opr *o)
+{
+    uint32_t granted = 0;
+    for (uint32_t i = 0; i < o->n_deps; ++i) {
+        pxi_dep *d = &o->deps[i];
+        pxi_var *v = d->var;
+        if (!v->head) {
+            /* An empty queue grants a read at once, and a write when no read runs (the write
+             * then heads the queue until it finishes). */
+            if (!d->write) {
+                v->running_reads++;
+                ++granted;
+                continue;
+            }
+            v->head = v->tail = d;
+            if (v->running_reads == 0) {
+                v->running_reads = PXI_HEAD_WRITE_GRANTED;
+                ++granted;
+            }
+            continue;
+        }
+        v->tail->next = d;
+        v->tail = d;
+    }
+    if (o->kind == PXI_OP_DELETE) {
+        /* No push can name the Var from here on. */
+        atomic_store_explicit(&o->deps[0].var->hdr.gen, 0, memory_order_relaxed);
+    }
+    for (uint32_t i = 0; i < o->n_deps; ++i)
+        VAR_CHECK(o->e, o->deps[i].var);
+    return granted;
+}
+
+#endif /* PX_CORE_ENGINE_VAR_QUEUE_H */
