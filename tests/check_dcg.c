@@ -286,6 +286,35 @@ START_TEST(test_dcg_more_ranks_than_rows_fails_cleanly)
 }
 END_TEST
 
+/* A rank that fails alone mid-solve (here a truncated halo message, MPI_ERR_TRUNCATE on the
+ * last rank only) ends the whole job through MPI_Abort with its message, instead of leaving
+ * the other rank waiting for its allreduce forever (dcg.h; tests/dcg_fail_rank.c). */
+START_TEST(test_dcg_one_rank_failing_alone_aborts_the_job)
+{
+    const char *helper = getenv("PX_DCG_FAIL_BIN"), *mpirun = getenv("PX_MPIRUN");
+    if (nranks() != 2 || !helper || !*helper || !mpirun || !*mpirun) {
+        fprintf(stderr, "check_dcg: SKIP failing rank: runs once, on the 2-rank ctests\n");
+        return;
+    }
+    char cmd[2048];
+    /* timeout(1) turns a hang into exit 124 well before the case's own timeout. */
+    snprintf(cmd, sizeof cmd,
+             "timeout -k 5 40 '%s' --allow-run-as-root --oversubscribe -np 2 '%s' >'%s' 2>'%s'",
+             mpirun, helper, out_path, err_path);
+    const int st = system(cmd);
+    slurp(out_path, run_out, sizeof run_out);
+    slurp(err_path, run_err, sizeof run_err);
+    ck_assert_msg(st != -1 && WIFEXITED(st), "%s did not exit normally", cmd);
+    ck_assert_msg(WEXITSTATUS(st) != 124 && WEXITSTATUS(st) != 137,
+                  "the job hung after one rank failed: %s", run_err);
+    ck_assert_msg(WEXITSTATUS(st) != 0, "exit 0: stdout %s", run_out);
+    ck_assert_msg(strstr(run_err, "dcg_solve: rank 1 of 2 failed alone") != NULL, "stderr: %s",
+                  run_err);
+    ck_assert_msg(strstr(run_out, "dcg_solve returned") == NULL,
+                  "a rank returned from dcg_solve: %s", run_out);
+}
+END_TEST
+
 static Suite *dcg_suite(void)
 {
     Suite *s = suite_create("dcg");
@@ -299,6 +328,7 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_hpcg_jacobi_matches_one_process);
     tcase_add_test(tc, test_dcg_bad_partition_flag_exits_2);
     tcase_add_test(tc, test_dcg_more_ranks_than_rows_fails_cleanly);
+    tcase_add_test(tc, test_dcg_one_rank_failing_alone_aborts_the_job);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -73,6 +73,7 @@ typedef struct {
     copy_op cp_send, cp_recv;
     int tag_parity;
     double msg_s, exposed_s, allred_s;
+    int collective; /* the failure being returned was decided on global values */
     char *msg;
     size_t msglen;
 } dcg;
@@ -279,6 +280,7 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
                                       &px_min_f64, &dmin));
         DCG_TRY(d, allreduce1(d, &dmin, MPI_MIN));
         if (!(dmin > 0.0)) {
+            d->collective = 1;
             snprintf(d->msg, d->msglen,
                      "Jacobi preconditioning needs a positive diagonal; smallest diagonal "
                      "entry is %g",
@@ -293,6 +295,7 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
     DCG_TRY(d, px_parallel_reduce(s, "cg_dot", all, &cg_dot, &da, sizeof da, &px_sum_f64, &bb));
     DCG_TRY(d, allreduce1(d, &bb, MPI_SUM));
     if (!(bb > 0.0) || !isfinite(bb)) {
+        d->collective = 1;
         snprintf(d->msg, d->msglen,
                  "b = A * ones has norm^2 %g; CG needs a nonzero finite right-hand side", bb);
         return PX_EINVAL;
@@ -343,6 +346,7 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
         if (rc != PX_OK)
             return rc;
         if (!(pap > 0.0) || !isfinite(pap)) {
+            d->collective = 1;
             snprintf(d->msg, d->msglen,
                      "breakdown at iteration %lld: p.Ap = %g (the matrix is not symmetric "
                      "positive definite)",
@@ -357,6 +361,7 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
         it++;
         res->relres = sqrt(rr) / bnorm;
         if (!isfinite(res->relres)) {
+            d->collective = 1;
             snprintf(d->msg, d->msglen, "residual became %g at iteration %lld", res->relres,
                      (long long)it);
             return PX_EINVAL;
@@ -526,6 +531,16 @@ static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *
     return PX_OK;
 }
 
+/* A failure this rank saw alone, after the ranks last agreed: the others wait (forever) for
+ * its next halo message or allreduce and cannot be told, so end the job (dcg.h). */
+static void abort_alone(const dcg *d, int rc)
+{
+    fprintf(stderr, "dcg_solve: rank %d of %d failed alone (%s): %s; calling MPI_Abort\n",
+            d->P->rank, d->P->nranks, px_strerror(rc), d->msg[0] ? d->msg : "no message");
+    fflush(stderr);
+    MPI_Abort(d->comm, 1);
+}
+
 int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, cg_result *res,
               dcg_stats *st)
 {
@@ -551,16 +566,20 @@ int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options
     /* Every rank must agree before the next collective step (a rank that failed alone would
      * leave the others waiting in a message). */
     int all = rc;
-    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        all = PX_EMPI;
+    const int agreed = all;
     if (all == PX_OK)
-        all = setup(&d, o, &bnorm, &rz); /* its failures are collective (global values) */
+        all = setup(&d, o, &bnorm, &rz);
     if (all == PX_OK)
         all = iterate(&d, o, bnorm, rz, res);
     if (all == PX_OK)
         all = verify(&d, bnorm, res);
     if (all == PX_OK)
         all = finish_stats(&d, o, res, st);
-    else if (rc == PX_OK && res->message[0] == '\0')
+    if (agreed == PX_OK && all != PX_OK && !d.collective && part->nranks > 1)
+        abort_alone(&d, all); /* only global values (d.collective) fail every rank alike */
+    if (agreed != PX_OK && rc == PX_OK && res->message[0] == '\0')
         snprintf(res->message, sizeof res->message, "another rank failed (%s)", px_strerror(all));
     dcg_release(&d);
     return all;
