@@ -64,11 +64,11 @@ static const char usage[] =
     "                     or block (contiguous row blocks); ignored on one rank\n"
     "  --json             print one JSON object as the last line of output (rank 0)\n"
     "\n"
-    "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, relres,\n"
-    "true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter, min_iter_seconds\n"
-    "(fastest single iteration), setup_seconds, gflops, gbs, ranks, threads_per_rank,\n"
-    "halo_bytes, comm_seconds, overlap (see the README). gbs counts the bytes each\n"
-    "kernel must move once: per iteration\n"
+    "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, tol,\n"
+    "relres, true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter,\n"
+    "min_iter_seconds (fastest single iteration), setup_seconds, gflops, gbs, ranks,\n"
+    "threads_per_rank, halo_bytes, comm_seconds, overlap (see the README). gbs counts the\n"
+    "bytes each kernel must move once: per iteration\n"
     "12 nnz + 88 n + 8 bytes for plain CG and 12 nnz + 104 n + 8 with Jacobi (8-byte values\n"
     "and row offsets, 4-byte column indices, the SpMV's gathered vector counted once).\n"
     "\n"
@@ -510,6 +510,28 @@ static int silence_stderr(int on)
     return rc;
 }
 
+/* The space of --space (or the default), or NULL after a message. Under MPI every rank gets
+ * NULL when the space is missing on any (a node without a GPU), so none waits for the others. */
+static px_space *pick_space(const cli *c, int mpi, int rank, int nranks)
+{
+    px_space *s = c->space ? px_space_by_name(c->space) : px_default_space();
+    int speak = !s;
+#if PX_HAVE_MPI
+    if (mpi && failed_ranks(!s, rank, nranks, &speak) > 0)
+        s = NULL;
+#else
+    (void)mpi;
+    (void)rank;
+    (void)nranks;
+#endif
+    if (speak)
+        fprintf(stderr,
+                "parex-cg: execution space '%s' is not available (unknown name, not built, or "
+                "no device on this machine; see --px-print-configuration)\n",
+                c->space ? c->space : "(default)");
+    return s;
+}
+
 int main(int argc, char **argv)
 {
     int rank = 0, nranks = 1, mpi = 0;
@@ -552,19 +574,8 @@ int main(int argc, char **argv)
         status = EXIT_FAILURE;
         goto out;
     }
-    px_space *s = c.space ? px_space_by_name(c.space) : px_default_space();
-    int speak = !s;
-#if PX_HAVE_MPI
-    /* A space missing on some ranks only (a node without a GPU) must stop every rank. */
-    if (mpi && failed_ranks(!s, rank, nranks, &speak) > 0)
-        s = NULL;
-#endif
+    px_space *s = pick_space(&c, mpi, rank, nranks);
     if (!s) {
-        if (speak)
-            fprintf(stderr,
-                    "parex-cg: execution space '%s' is not available (unknown name, not "
-                    "built, or no device on this machine; see --px-print-configuration)\n",
-                    c.space ? c.space : "(default)");
         status = EXIT_FAILURE;
         goto out;
     }
@@ -586,9 +597,6 @@ out_mpi:
 #if PX_HAVE_MPI
     if (mpi)
         px_mpi_finalize();
-#else
-    (void)mpi;
-    (void)nranks;
 #endif
     return status;
 }
