@@ -67,6 +67,7 @@ typedef struct {
     int64_t n_send, n_recv;
     px_var *v_vec[2]; /* owned part of p (0) and of x (1) */
     px_var **v_halo;  /* one per neighbour */
+    px_var **v_bnd;   /* the boundary SpMV's reads: n_neighbors + 3 slots */
     px_var *v_hdev, *v_send, *v_ap, *v_r, *v_loc, *v_glob, *v_clk_h, *v_clk_i, *v_clk_l;
     double loc[2], glob[2];
     double t_post, t_int, t_in, t_loc;
@@ -172,15 +173,21 @@ static int push_spmv(dcg *d, int which)
                    sizeof sa, &px_sum_f64, &d->loc[0], &d->v_vec[which], 1, w, 2));
     px_var *const *hv;
     const size_t nh = halo_ready(d, &hv);
-    px_var *reads[3] = {d->v_vec[which], d->v_clk_h, d->v_clk_i};
     if (P->n_neighbors > 0) {
         DCG_TRY(d, push_stamp(d, &d->t_int, &d->v_ap, 1, &d->v_clk_i, 1, "dcg_clock_interior"));
         DCG_TRY(d, push_stamp(d, &d->t_in, hv, nh, &d->v_clk_h, 1, "dcg_clock_halos_in"));
     }
-    /* The boundary rows read the halo through v_clk_h (written after every halo Var). */
+    /* The boundary rows read the halo Vars themselves (not only v_clk_h, written after them),
+     * so the next exchange's receives wait for this SpMV whatever the host does meanwhile. */
+    px_var **reads = d->v_bnd;
+    reads[0] = d->v_vec[which];
+    reads[1] = d->v_clk_h;
+    reads[2] = d->v_clk_i;
+    for (size_t k = 0; k < nh; k++)
+        reads[3 + k] = hv[k];
     DCG_TRY(d, px_engine_push_parallel_reduce(
                    d->e, d->s, "dcg_spmv_boundary", px_range(P->n_interior, P->n_local),
-                   &cg_spmv_dot, &sa, sizeof sa, &px_sum_f64, &d->loc[1], reads, 3, w, 2));
+                   &cg_spmv_dot, &sa, sizeof sa, &px_sum_f64, &d->loc[1], reads, 3 + nh, w, 2));
     return PX_OK;
 }
 
@@ -457,7 +464,8 @@ static int dcg_alloc(dcg *d)
     d->cp_recv.src = d->recv_h;
     d->cp_recv.bytes = (size_t)d->n_recv * sizeof(double);
     d->v_halo = (px_var **)calloc((size_t)P->n_neighbors + 1, sizeof(px_var *));
-    if (!d->v_halo)
+    d->v_bnd = (px_var **)calloc((size_t)P->n_neighbors + 3, sizeof(px_var *));
+    if (!d->v_halo || !d->v_bnd)
         return PX_ENOMEM;
     for (int k = 0; k < P->n_neighbors; k++)
         if (!(d->v_halo[k] = px_var_new(d->e)))
@@ -485,6 +493,7 @@ static void dcg_release(dcg *d)
         (void)px_engine_wait_for_all(d->e);
     }
     free(d->v_halo);
+    free(d->v_bnd);
     double *vecs[] = {d->b, d->r, d->ap, d->dinv, d->x, d->p, d->send_d};
     for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; k++)
         (void)px_free(d->s, vecs[k]);
