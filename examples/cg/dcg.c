@@ -67,7 +67,7 @@ typedef struct {
     int64_t n_send, n_recv;
     px_var *v_vec[2]; /* owned part of p (0) and of x (1) */
     px_var **v_halo;  /* one per neighbour */
-    px_var **v_bnd;   /* the boundary SpMV's reads: n_neighbors + 3 slots */
+    px_var **v_bnd;   /* the boundary SpMV's reads: n_neighbors + 4 slots */
     px_var *v_hdev, *v_send, *v_ap, *v_r, *v_loc, *v_glob, *v_clk_h, *v_clk_i, *v_clk_l;
     double loc[2], glob[2];
     double t_post, t_int, t_in, t_loc;
@@ -464,7 +464,8 @@ static int dcg_alloc(dcg *d)
     d->cp_recv.src = d->recv_h;
     d->cp_recv.bytes = (size_t)d->n_recv * sizeof(double);
     d->v_halo = (px_var **)calloc((size_t)P->n_neighbors + 1, sizeof(px_var *));
-    d->v_bnd = (px_var **)calloc((size_t)P->n_neighbors + 3, sizeof(px_var *));
+    d->v_bnd = (px_var **)calloc((size_t)P->n_neighbors + 4,
+                                 sizeof(px_var *)); /* 3 + halo Vars or v_hdev */
     if (!d->v_halo || !d->v_bnd)
         return PX_ENOMEM;
     for (int k = 0; k < P->n_neighbors; k++)
