@@ -60,6 +60,13 @@ typedef struct dcg_stats {
  *         or Vars failed on some rank (agreed before the solve starts: "another rank failed"
  *         on the others). Every rank returns the same status.
  *
+ * Messages. The halo messages use tags 100 and 101 (alternating exchanges) on @p comm and the
+ * dot products MPI_Iallreduce on it, posted by engine threads: pass a communicator on which
+ * no other code sends messages with those tags or starts collectives during the solve (an
+ * MPI_Comm_dup of the application's, if it has traffic of its own). parex-cg has none.
+ * Mirrors the HPCG reference CG (ExchangeHalo, ComputeDotProduct's MPI_Allreduce), with the
+ * messages as engine ops in StarPU-MPI's manner overlapping the interior SpMV.
+ *
  * Failure of one rank alone. Once the ranks agreed that every one is set up, a failure only
  * this rank sees (a push, launch, op or message that failed here: PX_ENOMEM, PX_EMPI such as a
  * truncated halo message, a kernel's status) cannot be told to the other ranks, which wait
