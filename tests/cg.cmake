@@ -28,18 +28,32 @@ if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES AND PX_SANITIZE STREQUAL "none")
   add_executable(check_dcg check_dcg.c)
   target_link_libraries(check_dcg PRIVATE px_test_support m)
   add_dependencies(check_dcg parex-cg)
+  # dcg_fail_rank: an MPI program whose last rank fails alone inside dcg_solve (a truncated
+  # halo message); check_dcg runs it under mpirun and expects MPI_Abort, not a hang.
+  add_executable(dcg_fail_rank dcg_fail_rank.c $<TARGET_OBJECTS:parex_cg_obj>
+                 $<TARGET_OBJECTS:parex_dcg_obj>)
+  target_link_libraries(dcg_fail_rank PRIVATE Parex::parex parex_cg_partition m)
+  target_compile_options(dcg_fail_rank PRIVATE ${PX_C_WARNINGS})
+  if(PX_HAVE_CUDA)
+    set_target_properties(dcg_fail_rank PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+  endif()
+  add_dependencies(check_dcg dcg_fail_rank)
   foreach(np 1 2 4)
     foreach(t 1 2)
       add_test(NAME check_dcg_np${np}_t${t} COMMAND check_dcg)
       set_tests_properties(check_dcg_np${np}_t${t} PROPERTIES LABELS "mpi;examples" TIMEOUT 180
-        ENVIRONMENT "PX_DCG_NP=${np};PX_NUM_THREADS=${t};PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
+        ENVIRONMENT "PX_DCG_NP=${np};PX_NUM_THREADS=${t};PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_DCG_FAIL_BIN=$<TARGET_FILE:dcg_fail_rank>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
     endforeach()
   endforeach()
+  # Three ranks: a 3x1x1 process grid, whose middle rank has two neighbours.
+  add_test(NAME check_dcg_np3_t1 COMMAND check_dcg)
+  set_tests_properties(check_dcg_np3_t1 PROPERTIES LABELS "mpi;examples" TIMEOUT 180
+    ENVIRONMENT "PX_DCG_NP=3;PX_NUM_THREADS=1;PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_DCG_FAIL_BIN=$<TARGET_FILE:dcg_fail_rank>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
   # The other engine kinds (naive: ops run on their pusher or the MPI progress thread).
   foreach(kind naive pooled)
     add_test(NAME check_dcg_np2_t2_${kind} COMMAND check_dcg)
     set_tests_properties(check_dcg_np2_t2_${kind} PROPERTIES LABELS "mpi;examples" TIMEOUT 180
-      ENVIRONMENT "PX_DCG_NP=2;PX_NUM_THREADS=2;PX_ENGINE=${kind};PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
+      ENVIRONMENT "PX_DCG_NP=2;PX_NUM_THREADS=2;PX_ENGINE=${kind};PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_DCG_FAIL_BIN=$<TARGET_FILE:dcg_fail_rank>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
   endforeach()
 endif()
 # The partition and halo maps themselves (examples/cg/partition.c; bench/ uses them too): a

@@ -286,6 +286,79 @@ START_TEST(test_dcg_more_ranks_than_rows_fails_cleanly)
 }
 END_TEST
 
+/* Ranks with unusual parts: a matrix whose last rows are uncoupled (under block partitions
+ * the last ranks have no neighbour, others only boundary rows), and HPCG with one point per
+ * rank (no interior rows at all); both on the host path and on the staging path, against
+ * one process. */
+START_TEST(test_dcg_ranks_without_neighbours_or_interior_rows_match_one_process)
+{
+    const int np = nranks();
+    char mtx[400], args[700];
+    snprintf(mtx, sizeof mtx, "%s/mixed.mtx", dir_path);
+    FILE *f = fopen(mtx, "w");
+    ck_assert_ptr_nonnull(f);
+    const int n = 4 * np; /* a tridiagonal block on the first 2 np rows, then a diagonal */
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n%d %d %d\n", n, n,
+            n + 2 * np - 1);
+    for (int i = 1; i <= n; i++)
+        fprintf(f, "%d %d 4.0\n", i, i);
+    for (int i = 1; i < 2 * np; i++)
+        fprintf(f, "%d %d -1.0\n", i + 1, i);
+    fclose(f);
+    for (int staging = 0; staging <= 1; staging++) {
+        ck_assert_int_eq(setenv("PX_CG_HOST_STAGING", staging ? "1" : "0", 1), 0);
+        outcome ref, d;
+        snprintf(args, sizeof args, "--matrix '%s' --partition block --space serial", mtx);
+        if (!solve(0, args, &ref) || !solve(np, args, &d))
+            break;
+        ck_assert_double_eq(d.n, ref.n);
+        ck_assert_double_eq(d.iterations, ref.iterations);
+        ck_assert_double_le(d.max_abs_err, 1e-12);
+        snprintf(args, sizeof args, "--grid 1 --space serial --precond jacobi");
+        if (!solve(np, args, &d))
+            break;
+        /* One point per rank on the process grid (1, 2x1x1, 3x1x1, 2x2x1): every rank is
+         * coupled with every other one of its 27-point neighbourhood: 0, 2, 4, 12 halo values. */
+        static const double halo_values[5] = {0, 0, 2, 4, 12};
+        ck_assert_double_eq(d.n, (double)np);
+        ck_assert_double_le(d.max_abs_err, 1e-12);
+        if (np <= 4)
+            ck_assert_double_eq(d.halo_bytes, 8.0 * halo_values[np]);
+    }
+    unsetenv("PX_CG_HOST_STAGING");
+    unlink(mtx);
+}
+END_TEST
+
+/* A rank that fails alone mid-solve (here a truncated halo message, MPI_ERR_TRUNCATE on the
+ * last rank only) ends the whole job through MPI_Abort with its message, instead of leaving
+ * the other rank waiting for its allreduce forever (dcg.h; tests/dcg_fail_rank.c). */
+START_TEST(test_dcg_one_rank_failing_alone_aborts_the_job)
+{
+    const char *helper = getenv("PX_DCG_FAIL_BIN"), *mpirun = getenv("PX_MPIRUN");
+    if (nranks() != 2 || !helper || !*helper || !mpirun || !*mpirun) {
+        fprintf(stderr, "check_dcg: SKIP failing rank: runs once, on the 2-rank ctests\n");
+        return;
+    }
+    char cmd[2048];
+    /* timeout(1) turns a hang into exit 124 well before the case's own timeout. */
+    snprintf(cmd, sizeof cmd,
+             "timeout -k 5 40 '%s' --allow-run-as-root --oversubscribe -np 2 '%s' >'%s' 2>'%s'",
+             mpirun, helper, out_path, err_path);
+    const int st = system(cmd);
+    slurp(out_path, run_out, sizeof run_out);
+    slurp(err_path, run_err, sizeof run_err);
+    ck_assert_msg(st != -1 && WIFEXITED(st), "%s did not exit normally", cmd);
+    ck_assert_msg(WEXITSTATUS(st) != 124 && WEXITSTATUS(st) != 137,
+                  "the job hung after one rank failed: %s", run_err);
+    ck_assert_msg(WEXITSTATUS(st) != 0, "exit 0: stdout %s", run_out);
+    ck_assert_msg(strstr(run_err, "dcg_solve: rank 1 of 2 failed alone") != NULL, "stderr: %s",
+                  run_err);
+    ck_assert_msg(strstr(run_out, "dcg_solve returned") == NULL,
+                  "a rank returned from dcg_solve: %s", run_out);
+}
+END_TEST
+
 static Suite *dcg_suite(void)
 {
     Suite *s = suite_create("dcg");
@@ -299,6 +372,8 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_hpcg_jacobi_matches_one_process);
     tcase_add_test(tc, test_dcg_bad_partition_flag_exits_2);
     tcase_add_test(tc, test_dcg_more_ranks_than_rows_fails_cleanly);
+    tcase_add_test(tc, test_dcg_one_rank_failing_alone_aborts_the_job);
+    tcase_add_test(tc, test_dcg_ranks_without_neighbours_or_interior_rows_match_one_process);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -173,6 +173,38 @@ static int64_t csr_expect(int64_t g, int64_t e, const void *ctx)
     return m->col[m->rp[g] + e];
 }
 
+/* A matrix bad on the last rank only, or of another size there: every rank fails with a
+ * message (it used to return at once on that rank alone, leaving the others in a collective
+ * of the partition). */
+static void check_bad_on_one_rank(csr *m, cgp_method method)
+{
+    const int last = rank_ == nranks_ - 1;
+    char err[256] = "";
+    cgp_part p;
+    const int32_t keep = m->col[5];
+    if (last)
+        m->col[5] = -1;
+    int rc = cgp_from_csr(MPI_COMM_WORLD, m->n, m->rp, m->col, m->val, method, &p, err, sizeof err);
+    m->col[5] = keep;
+    CHECK(rc == CGP_EINVAL, "column bad on rank %d only: status %d", nranks_ - 1, rc);
+    CHECK(strstr(err, last ? "out of range" : "another rank rejected") != NULL, "message: %s", err);
+    if (nranks_ < 2 || nranks_ > 30)
+        return;
+    /* A diagonal matrix of 2P rows, one row more on the last rank: valid everywhere alone. */
+    const int64_t n = 2 * nranks_ + (last ? 1 : 0);
+    int64_t rp[64];
+    int32_t col[64];
+    double val[64];
+    for (int64_t i = 0; i <= n; i++) {
+        rp[i] = i;
+        col[i] = (int32_t)i;
+        val[i] = 2.0;
+    }
+    err[0] = '\0';
+    rc = cgp_from_csr(MPI_COMM_WORLD, n, rp, col, val, method, &p, err, sizeof err);
+    CHECK(rc == CGP_EINVAL && strstr(err, "different sizes"), "sizes differ: %d %s", rc, err);
+}
+
 static void check_general(cgp_method method)
 {
     csr m;
@@ -205,6 +237,7 @@ static void check_general(cgp_method method)
                        sizeof err) == CGP_EINVAL &&
               strstr(err, "method"),
           "bad method: %s", err);
+    const int32_t col3 = m.col[3];
     m.col[3] = (int32_t)m.n;
     CHECK(cgp_from_csr(MPI_COMM_WORLD, m.n, m.rp, m.col, m.val, method, &p, err, sizeof err) ==
                   CGP_EINVAL &&
@@ -215,6 +248,8 @@ static void check_general(cgp_method method)
                            sizeof err) == CGP_EINVAL &&
                   strstr(err, "cannot be split"),
               "too few rows: %s", err);
+    m.col[3] = col3;
+    check_bad_on_one_rank(&m, method);
     free(m.rp);
     free(m.col);
     free(m.val);

@@ -67,12 +67,14 @@ typedef struct {
     int64_t n_send, n_recv;
     px_var *v_vec[2]; /* owned part of p (0) and of x (1) */
     px_var **v_halo;  /* one per neighbour */
+    px_var **v_bnd;   /* the boundary SpMV's reads: n_neighbors + 4 slots */
     px_var *v_hdev, *v_send, *v_ap, *v_r, *v_loc, *v_glob, *v_clk_h, *v_clk_i, *v_clk_l;
     double loc[2], glob[2];
     double t_post, t_int, t_in, t_loc;
     copy_op cp_send, cp_recv;
     int tag_parity;
     double msg_s, exposed_s, allred_s;
+    int collective; /* the failure being returned was decided on global values */
     char *msg;
     size_t msglen;
 } dcg;
@@ -171,15 +173,21 @@ static int push_spmv(dcg *d, int which)
                    sizeof sa, &px_sum_f64, &d->loc[0], &d->v_vec[which], 1, w, 2));
     px_var *const *hv;
     const size_t nh = halo_ready(d, &hv);
-    px_var *reads[3] = {d->v_vec[which], d->v_clk_h, d->v_clk_i};
     if (P->n_neighbors > 0) {
         DCG_TRY(d, push_stamp(d, &d->t_int, &d->v_ap, 1, &d->v_clk_i, 1, "dcg_clock_interior"));
         DCG_TRY(d, push_stamp(d, &d->t_in, hv, nh, &d->v_clk_h, 1, "dcg_clock_halos_in"));
     }
-    /* The boundary rows read the halo through v_clk_h (written after every halo Var). */
+    /* The boundary rows read the halo Vars themselves (not only v_clk_h, written after them),
+     * so the next exchange's receives wait for this SpMV whatever the host does meanwhile. */
+    px_var **reads = d->v_bnd;
+    reads[0] = d->v_vec[which];
+    reads[1] = d->v_clk_h;
+    reads[2] = d->v_clk_i;
+    for (size_t k = 0; k < nh; k++)
+        reads[3 + k] = hv[k];
     DCG_TRY(d, px_engine_push_parallel_reduce(
                    d->e, d->s, "dcg_spmv_boundary", px_range(P->n_interior, P->n_local),
-                   &cg_spmv_dot, &sa, sizeof sa, &px_sum_f64, &d->loc[1], reads, 3, w, 2));
+                   &cg_spmv_dot, &sa, sizeof sa, &px_sum_f64, &d->loc[1], reads, 3 + nh, w, 2));
     return PX_OK;
 }
 
@@ -279,6 +287,7 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
                                       &px_min_f64, &dmin));
         DCG_TRY(d, allreduce1(d, &dmin, MPI_MIN));
         if (!(dmin > 0.0)) {
+            d->collective = 1;
             snprintf(d->msg, d->msglen,
                      "Jacobi preconditioning needs a positive diagonal; smallest diagonal "
                      "entry is %g",
@@ -293,6 +302,7 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
     DCG_TRY(d, px_parallel_reduce(s, "cg_dot", all, &cg_dot, &da, sizeof da, &px_sum_f64, &bb));
     DCG_TRY(d, allreduce1(d, &bb, MPI_SUM));
     if (!(bb > 0.0) || !isfinite(bb)) {
+        d->collective = 1;
         snprintf(d->msg, d->msglen,
                  "b = A * ones has norm^2 %g; CG needs a nonzero finite right-hand side", bb);
         return PX_EINVAL;
@@ -343,6 +353,7 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
         if (rc != PX_OK)
             return rc;
         if (!(pap > 0.0) || !isfinite(pap)) {
+            d->collective = 1;
             snprintf(d->msg, d->msglen,
                      "breakdown at iteration %lld: p.Ap = %g (the matrix is not symmetric "
                      "positive definite)",
@@ -357,6 +368,7 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
         it++;
         res->relres = sqrt(rr) / bnorm;
         if (!isfinite(res->relres)) {
+            d->collective = 1;
             snprintf(d->msg, d->msglen, "residual became %g at iteration %lld", res->relres,
                      (long long)it);
             return PX_EINVAL;
@@ -452,7 +464,9 @@ static int dcg_alloc(dcg *d)
     d->cp_recv.src = d->recv_h;
     d->cp_recv.bytes = (size_t)d->n_recv * sizeof(double);
     d->v_halo = (px_var **)calloc((size_t)P->n_neighbors + 1, sizeof(px_var *));
-    if (!d->v_halo)
+    d->v_bnd = (px_var **)calloc((size_t)P->n_neighbors + 4,
+                                 sizeof(px_var *)); /* 3 + halo Vars or v_hdev */
+    if (!d->v_halo || !d->v_bnd)
         return PX_ENOMEM;
     for (int k = 0; k < P->n_neighbors; k++)
         if (!(d->v_halo[k] = px_var_new(d->e)))
@@ -480,6 +494,7 @@ static void dcg_release(dcg *d)
         (void)px_engine_wait_for_all(d->e);
     }
     free(d->v_halo);
+    free(d->v_bnd);
     double *vecs[] = {d->b, d->r, d->ap, d->dinv, d->x, d->p, d->send_d};
     for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; k++)
         (void)px_free(d->s, vecs[k]);
@@ -526,6 +541,16 @@ static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *
     return PX_OK;
 }
 
+/* A failure this rank saw alone, after the ranks last agreed: the others wait (forever) for
+ * its next halo message or allreduce and cannot be told, so end the job (dcg.h). */
+static void abort_alone(const dcg *d, int rc)
+{
+    fprintf(stderr, "dcg_solve: rank %d of %d failed alone (%s): %s; calling MPI_Abort\n",
+            d->P->rank, d->P->nranks, px_strerror(rc), d->msg[0] ? d->msg : "no message");
+    fflush(stderr);
+    MPI_Abort(d->comm, 1);
+}
+
 int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, cg_result *res,
               dcg_stats *st)
 {
@@ -551,16 +576,20 @@ int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options
     /* Every rank must agree before the next collective step (a rank that failed alone would
      * leave the others waiting in a message). */
     int all = rc;
-    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        all = PX_EMPI;
+    const int agreed = all;
     if (all == PX_OK)
-        all = setup(&d, o, &bnorm, &rz); /* its failures are collective (global values) */
+        all = setup(&d, o, &bnorm, &rz);
     if (all == PX_OK)
         all = iterate(&d, o, bnorm, rz, res);
     if (all == PX_OK)
         all = verify(&d, bnorm, res);
     if (all == PX_OK)
         all = finish_stats(&d, o, res, st);
-    else if (rc == PX_OK && res->message[0] == '\0')
+    if (agreed == PX_OK && all != PX_OK && !d.collective && part->nranks > 1)
+        abort_alone(&d, all); /* only global values (d.collective) fail every rank alike */
+    if (agreed != PX_OK && rc == PX_OK && res->message[0] == '\0')
         snprintf(res->message, sizeof res->message, "another rank failed (%s)", px_strerror(all));
     dcg_release(&d);
     return all;

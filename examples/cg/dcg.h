@@ -54,8 +54,26 @@ typedef struct dcg_stats {
  * max_abs_err; seconds and min_iter_seconds are the largest over ranks; flops and bytes
  * follow cg.c's model for the global matrix.
  * @return PX_OK when the solve ran (converged or not); PX_EINVAL for an unsuitable matrix
- *         (as cg_solve, the message in res->message on every rank); PX_ENOMEM; PX_EMPI; or a
- *         failed launch's or op's status. Every rank returns the same status.
+ *         (as cg_solve, the message in res->message on every rank: a non-positive Jacobi
+ *         diagonal, a zero right-hand side, a CG breakdown, a non-finite residual, all decided
+ *         on global values); PX_ENOMEM or another status when allocating the vectors, buffers
+ *         or Vars failed on some rank (agreed before the solve starts: "another rank failed"
+ *         on the others). Every rank returns the same status.
+ *
+ * Messages. The halo messages use tags 100 and 101 (alternating exchanges) on @p comm and the
+ * dot products MPI_Iallreduce on it, posted by engine threads: pass a communicator on which
+ * no other code sends messages with those tags or starts collectives during the solve (an
+ * MPI_Comm_dup of the application's, if it has traffic of its own). parex-cg has none.
+ * Mirrors the HPCG reference CG (ExchangeHalo, ComputeDotProduct's MPI_Allreduce), with the
+ * messages as engine ops in StarPU-MPI's manner overlapping the interior SpMV.
+ *
+ * Failure of one rank alone. Once the ranks agreed that every one is set up, a failure only
+ * this rank sees (a push, launch, op or message that failed here: PX_ENOMEM, PX_EMPI such as a
+ * truncated halo message, a kernel's status) cannot be told to the other ranks, which wait
+ * for this rank's next halo message or allreduce contribution with no time limit. On more
+ * than one rank dcg_solve then prints "dcg_solve: rank R of P failed alone (status):
+ * message; calling MPI_Abort" to stderr and calls MPI_Abort(comm, 1), which ends the whole
+ * job (mpirun exits non-zero); it does not return. On one rank it returns the status.
  */
 int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, cg_result *res,
               dcg_stats *st);

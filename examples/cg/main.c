@@ -11,12 +11,17 @@
  * Exit status: 0 converged; 1 bad input or a runtime error; 2 bad command line;
  * 3 ran --max-iters iterations without converging.
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* dup, dup2 */
+#endif
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/cli.h"
 #include "cg.h"
@@ -59,11 +64,11 @@ static const char usage[] =
     "                     or block (contiguous row blocks); ignored on one rank\n"
     "  --json             print one JSON object as the last line of output (rank 0)\n"
     "\n"
-    "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, relres,\n"
-    "true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter, min_iter_seconds\n"
-    "(fastest single iteration), setup_seconds, gflops, gbs, ranks, threads_per_rank,\n"
-    "halo_bytes, comm_seconds, overlap (see the README). gbs counts the bytes each\n"
-    "kernel must move once: per iteration\n"
+    "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, tol,\n"
+    "relres, true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter,\n"
+    "min_iter_seconds (fastest single iteration), setup_seconds, gflops, gbs, ranks,\n"
+    "threads_per_rank, halo_bytes, comm_seconds, overlap (see the README). gbs counts the\n"
+    "bytes each kernel must move once: per iteration\n"
     "12 nnz + 88 n + 8 bytes for plain CG and 12 nnz + 104 n + 8 with Jacobi (8-byte values\n"
     "and row offsets, 4-byte column indices, the SpMV's gathered vector counted once).\n"
     "\n"
@@ -376,6 +381,18 @@ static int run_single(const cli *c, px_space *s, FILE *info)
 }
 
 #if PX_HAVE_MPI
+/* Count the ranks for which @p failed is set (collective over MPI_COMM_WORLD) and say whether
+ * this rank speaks about its failure: rank 0 when every rank failed alike (the same input),
+ * else every rank that failed alone (a file or device only it lacks). */
+static int failed_ranks(int failed, int rank, int nranks, int *speak)
+{
+    int n = failed ? 1 : 0, all = n;
+    if (MPI_Allreduce(&n, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
+        all = nranks; /* cannot tell: treat as everyone's failure */
+    *speak = failed && (all < nranks || rank == 0);
+    return all;
+}
+
 /* Build this rank's part: the HPCG box of the process grid, or the partitioned matrix. */
 static int build_part(const cli *c, int rank, cgp_part *part, char *name, size_t namelen)
 {
@@ -384,12 +401,15 @@ static int build_part(const cli *c, int rank, cgp_part *part, char *name, size_t
     if (c->matrix) {
         mm_csr m;
         rc = mm_read_csr(c->matrix, MM_REQUIRE_SQUARE, &m, err, sizeof err);
-        int all = rc;
-        MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        if (all != MM_OK) {
-            if (rc != MM_OK)
+        int speak, nranks;
+        MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+        const int nfail = failed_ranks(rc != MM_OK, rank, nranks, &speak);
+        if (nfail > 0) {
+            if (speak && nfail < nranks)
+                fprintf(stderr, "parex-cg: rank %d: %s\n", rank, err);
+            else if (speak)
                 fprintf(stderr, "parex-cg: %s\n", err);
-            else
+            if (rc == MM_OK)
                 mm_csr_free(&m);
             return EXIT_FAILURE;
         }
@@ -468,6 +488,50 @@ static int launched_by_mpi(void)
 }
 #endif
 
+/* silence_stderr(1): send stderr (fd 2) to /dev/null, keeping the real one; (0): restore
+ * it (nothing to do when it was not silenced). Returns 0, or -1 when a dup fails. */
+static int silence_stderr(int on)
+{
+    static int saved = -1;
+    fflush(stderr);
+    if (on) {
+        const int nul = open("/dev/null", O_WRONLY);
+        saved = dup(STDERR_FILENO);
+        if (nul < 0 || saved < 0 || dup2(nul, STDERR_FILENO) < 0)
+            return -1;
+        close(nul);
+        return 0;
+    }
+    if (saved < 0)
+        return 0;
+    const int rc = dup2(saved, STDERR_FILENO) < 0 ? -1 : 0;
+    close(saved);
+    saved = -1;
+    return rc;
+}
+
+/* The space of --space (or the default), or NULL after a message. Under MPI every rank gets
+ * NULL when the space is missing on any (a node without a GPU), so none waits for the others. */
+static px_space *pick_space(const cli *c, int mpi, int rank, int nranks)
+{
+    px_space *s = c->space ? px_space_by_name(c->space) : px_default_space();
+    int speak = !s;
+#if PX_HAVE_MPI
+    if (mpi && failed_ranks(!s, rank, nranks, &speak) > 0)
+        s = NULL;
+#else
+    (void)mpi;
+    (void)rank;
+    (void)nranks;
+#endif
+    if (speak)
+        fprintf(stderr,
+                "parex-cg: execution space '%s' is not available (unknown name, not built, or "
+                "no device on this machine; see --px-print-configuration)\n",
+                c->space ? c->space : "(default)");
+    return s;
+}
+
 int main(int argc, char **argv)
 {
     int rank = 0, nranks = 1, mpi = 0;
@@ -481,8 +545,10 @@ int main(int argc, char **argv)
         mpi = 1;
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-        /* Every rank sees the same input and fails the same way: only rank 0 speaks. */
-        if (rank != 0 && !freopen("/dev/null", "w", stderr))
+        /* Every rank parses the same command line and fails the same way: only rank 0 speaks
+         * until the options are parsed (silence_stderr); after that a rank's own failure (a
+         * file or space it alone lacks, dcg_solve's "failed alone") must be seen. */
+        if (rank != 0 && silence_stderr(1) != 0)
             return EXIT_FAILURE;
     }
 #endif
@@ -504,12 +570,12 @@ int main(int argc, char **argv)
             fputs(usage, stdout);
         goto out;
     }
-    px_space *s = c.space ? px_space_by_name(c.space) : px_default_space();
+    if (silence_stderr(0) != 0) {
+        status = EXIT_FAILURE;
+        goto out;
+    }
+    px_space *s = pick_space(&c, mpi, rank, nranks);
     if (!s) {
-        fprintf(stderr,
-                "parex-cg: execution space '%s' is not available (unknown name, not built, "
-                "or no device on this machine; see --px-print-configuration)\n",
-                c.space ? c.space : "(default)");
         status = EXIT_FAILURE;
         goto out;
     }
@@ -531,9 +597,6 @@ out_mpi:
 #if PX_HAVE_MPI
     if (mpi)
         px_mpi_finalize();
-#else
-    (void)mpi;
-    (void)nranks;
 #endif
     return status;
 }

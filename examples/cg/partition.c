@@ -600,6 +600,38 @@ static int extract_and_build(MPI_Comm comm, cgp_part *p, int64_t n, const int64_
     return rc;
 }
 
+/* Validate cgp_from_csr's input on this rank, then agree over @p comm, so that a matrix that
+ * is bad (or of another size) on some ranks only fails every rank instead of leaving the
+ * others in the next collective. */
+static int check_input(MPI_Comm comm, const cgp_part *p, int64_t n, const int64_t *row_ptr,
+                       const int32_t *col, cgp_method m, char *err, size_t errlen)
+{
+    int rc = CGP_OK;
+    if (m != CGP_BLOCK && m != CGP_METIS)
+        rc = fail(err, errlen, CGP_EINVAL, "unknown partition method %d", (int)m);
+    else if (n < p->nranks || n > INT32_MAX)
+        rc = fail(err, errlen, CGP_EINVAL,
+                  "a matrix of %lld rows cannot be split over %d ranks (each needs a row)",
+                  (long long)n, p->nranks);
+    for (int64_t e = 0; rc == CGP_OK && e < row_ptr[n]; e++)
+        if (col[e] < 0 || col[e] >= n)
+            rc = fail(err, errlen, CGP_EINVAL, "column index %d out of range 0..%lld", (int)col[e],
+                      (long long)n - 1);
+    /* {status, n, -n}: the smallest status, and n's minimum and maximum over the ranks. */
+    int64_t mine[3] = {rc, n, -n}, all[3];
+    if (MPI_Allreduce(mine, all, 3, MPI_INT64_T, MPI_MIN, comm) != MPI_SUCCESS)
+        return fail(err, errlen, CGP_EMPI, "cgp_from_csr: MPI_Allreduce failed");
+    if (rc != CGP_OK)
+        return rc;
+    if (all[0] != CGP_OK)
+        return fail(err, errlen, (int)all[0], "another rank rejected its copy of the matrix");
+    if (all[1] != -all[2])
+        return fail(err, errlen, CGP_EINVAL,
+                    "the ranks hold matrices of different sizes (%lld to %lld rows)",
+                    (long long)all[1], (long long)-all[2]);
+    return CGP_OK;
+}
+
 int cgp_from_csr(MPI_Comm comm, int64_t n, const int64_t *row_ptr, const int32_t *col,
                  const double *val, cgp_method m, cgp_part *p, char *err, size_t errlen)
 {
@@ -609,22 +641,17 @@ int cgp_from_csr(MPI_Comm comm, int64_t n, const int64_t *row_ptr, const int32_t
     if (MPI_Comm_rank(comm, &p->rank) != MPI_SUCCESS ||
         MPI_Comm_size(comm, &p->nranks) != MPI_SUCCESS)
         return fail(err, errlen, CGP_EMPI, "cgp_from_csr: MPI_Comm_rank/size failed");
-    if (m != CGP_BLOCK && m != CGP_METIS)
-        return fail(err, errlen, CGP_EINVAL, "unknown partition method %d", (int)m);
-    if (n < p->nranks || n > INT32_MAX)
-        return fail(err, errlen, CGP_EINVAL,
-                    "a matrix of %lld rows cannot be split over %d ranks (each needs a row)",
-                    (long long)n, p->nranks);
-    for (int64_t e = 0; e < row_ptr[n]; e++)
-        if (col[e] < 0 || col[e] >= n)
-            return fail(err, errlen, CGP_EINVAL, "column index %d out of range 0..%lld",
-                        (int)col[e], (long long)n - 1);
+    int rc = check_input(comm, p, n, row_ptr, col, m, err, errlen);
+    if (rc != CGP_OK) {
+        memset(p, 0, sizeof *p);
+        return rc;
+    }
     p->n_global = n;
     p->nnz_global = row_ptr[n];
     int *part = (int *)xmalloc((size_t)n * sizeof(int));
     int64_t *nat = (int64_t *)xmalloc((size_t)n * sizeof(int64_t));
     int64_t *cnt = (int64_t *)calloc((size_t)p->nranks, sizeof(int64_t));
-    int rc = agree(comm, (part && nat && cnt) ? CGP_OK : CGP_ENOMEM);
+    rc = agree(comm, (part && nat && cnt) ? CGP_OK : CGP_ENOMEM);
     if (rc != CGP_OK)
         fail(err, errlen, rc, "out of memory for the row owners of %lld rows", (long long)n);
     if (rc == CGP_OK)

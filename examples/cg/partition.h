@@ -117,8 +117,11 @@ int cgp_hpcg(MPI_Comm comm, int64_t nx, int64_t ny, int64_t nz, cgp_part *p, cha
  * @param n, row_ptr, col, val  the matrix: n rows, row_ptr[n + 1], col/val[row_ptr[n]],
  *                              identical on every rank; n >= 1 and n >= the number of ranks.
  * @param m     CGP_BLOCK or CGP_METIS. @param p [out], @param err, errlen as cgp_hpcg.
- * @return CGP_OK; CGP_EINVAL (n < ranks, column out of range); CGP_ENOMETIS (built without
- *         METIS, or METIS returned an error); CGP_ENOMEM; CGP_EMPI.
+ * @return CGP_OK; CGP_EINVAL (n < ranks, column out of range, a bad method; checked on every
+ *         rank and agreed, so a matrix bad on some ranks only, or of another size there,
+ *         fails every rank: "another rank rejected its copy of the matrix", "the ranks hold
+ *         matrices of different sizes"); CGP_ENOMETIS (built without METIS, or METIS
+ *         returned an error); CGP_ENOMEM; CGP_EMPI. Every rank returns the same status.
  */
 int cgp_from_csr(MPI_Comm comm, int64_t n, const int64_t *row_ptr, const int32_t *col,
                  const double *val, cgp_method m, cgp_part *p, char *err, size_t errlen);

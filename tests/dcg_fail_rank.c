@@ -1,0 +1,46 @@
+/* tests/dcg_fail_rank.c - helper of check_dcg (test_dcg_one_rank_failing_alone_aborts_the_job):
+ * a failure that only one rank sees in the middle of dcg_solve must end the job, not leave the
+ * other ranks waiting forever for its halo messages and allreduces.
+ *
+ * Run as `mpirun -np 2 dcg_fail_rank`: both ranks build the HPCG problem (8^3 per rank), then
+ * the last rank shrinks its halo block from neighbour 0 by one value, so its first receive is
+ * shorter than the message (MPI_ERR_TRUNCATE): that op fails with PX_EMPI on that rank only,
+ * its later ops are skipped, and it never contributes to the allreduce the other rank waits
+ * in. dcg_solve must then report "failed alone" and MPI_Abort the job (dcg.h). Should it
+ * return instead, this program says so on stdout and exits 0 (check_dcg fails on that). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "dcg.h"
+#include "parex.h"
+
+int main(int argc, char **argv)
+{
+    if (px_mpi_init(&argc, &argv) != PX_OK || px_initialize(&argc, &argv) != PX_OK) {
+        fprintf(stderr, "dcg_fail_rank: initialization failed\n");
+        return 2;
+    }
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    cgp_part part;
+    char err[256];
+    if (cgp_hpcg(MPI_COMM_WORLD, 8, 8, 8, &part, err, sizeof err) != CGP_OK) {
+        fprintf(stderr, "dcg_fail_rank: %s\n", err);
+        return 2;
+    }
+    if (rank == size - 1 && part.n_neighbors > 0 && part.recv_ptr[1] > 0)
+        for (int k = 1; k <= part.n_neighbors; k++)
+            part.recv_ptr[k] -= 1; /* block 0 one value short; the others shift down */
+    cg_options o = {1e-8, 200, 0, 0.0, NULL};
+    cg_result res;
+    dcg_stats st;
+    px_space *s = px_space_by_name("serial");
+    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, &res, &st);
+    printf("dcg_fail_rank: rank %d: dcg_solve returned %s (%s)\n", rank, px_strerror(rc),
+           res.message);
+    cgp_free(&part);
+    px_finalize();
+    px_mpi_finalize();
+    return 0;
+}
