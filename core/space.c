@@ -1,7 +1,7 @@
 /* core/space.c - the space API of parex/space.h: the default space, lookups by name, the
- * concurrency and accessibility queries, fences, and the resolution of a launch's space
- * argument (core/runtime.h). core/init.c chooses the default space at px_initialize and
- * clears it at px_finalize (core/space.h). */
+ * concurrency and accessibility queries and fences (a launch's space argument is resolved by
+ * core/space_resolve.c, below this file and core/instance.c). core/init.c chooses the default
+ * space at px_initialize and clears it at px_finalize (core/space.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -13,16 +13,6 @@
 #include "core/tools.h"
 #include "parex/core.h"
 #include "parex/space.h"
-
-int pxi_space_any_in_kernel(void)
-{
-    for (int i = 0; i < pxi_registry_count(); ++i) {
-        px_space *s = pxi_registry_at(i);
-        if (s->available && s->ops->in_kernel && s->ops->in_kernel())
-            return 1;
-    }
-    return 0;
-}
 
 static px_space *choose_default(const char *name)
 {
@@ -64,27 +54,6 @@ int pxi_space_is_default(const px_space *s)
 px_space *px_default_space(void)
 {
     return pxi_runtime_ready() ? pxi_registry_default() : NULL;
-}
-
-px_space *pxi_space_resolve(px_space *s, const char *caller, int *status)
-{
-    if (PXI_UNLIKELY(!pxi_runtime_ready())) {
-        /* A forked child's runtime is not ready either: it gets its own message. */
-        if (!pxi_runtime_lost_to_fork(caller))
-            PXI_ERROR("%s: the runtime is not initialized (call px_initialize first)", caller);
-        *status = PX_ENOTINIT;
-        return NULL;
-    }
-    if (!s)
-        s = pxi_registry_default();
-    if (!s || !s->available) {
-        PXI_ERROR("%s: the execution space '%s' is not available", caller,
-                  s ? s->ops->name : "(default)");
-        *status = PX_ENODEV;
-        return NULL;
-    }
-    *status = PX_OK;
-    return s;
 }
 
 px_space *px_space_by_name(const char *name)

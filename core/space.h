@@ -1,6 +1,6 @@
 /* core/space.h - what core/init.c needs of core/space.c: the default space's choice at
- * px_initialize, and the in-kernel check px_finalize makes. pxi_space_resolve, used by every
- * launch, is in core/runtime.h. */
+ * px_initialize, and the in-kernel check px_finalize makes (core/space_resolve.c).
+ * pxi_space_resolve, used by every launch, is declared in core/runtime.h. */
 #ifndef PXI_SPACE_H
 #define PXI_SPACE_H
 
