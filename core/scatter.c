@@ -157,8 +157,27 @@ int px_scatter_create(px_scatter **out, px_space *s, double *target, int64_t n, 
     return PX_OK;
 }
 
+/* t[0..m) += r[0..m). The arrays never overlap (the caller's target and our replicas), which
+ * restrict tells the compiler, and the body is written 4 wide so that the library's -O2 (whose
+ * loop vectorizer skips loops needing a remainder) packs it into vector adds (SLP). Each
+ * element is still one add, so the result is the same bits as the plain loop. */
+static void add_into(double *restrict t, const double *restrict r, int64_t m)
+{
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4) {
+        t[i] += r[i];
+        t[i + 1] += r[i + 1];
+        t[i + 2] += r[i + 2];
+        t[i + 3] += r[i + 3];
+    }
+    for (; i < m; ++i)
+        t[i] += r[i];
+}
+
 /* One block of a contribute: target[b..e) += rep0 + rep1 + ... in that order (the same order
- * for every element, whichever thread runs the block), zeroing the replicas. */
+ * for every element, whichever thread runs the block), zeroing the replicas. The block of
+ * target (16 KiB) stays in L1 across the replicas; each replica block is added, then zeroed
+ * while it is still in cache. */
 static void contribute_block(int64_t blk_b, int64_t blk_e, void *ctx)
 {
     px_scatter *sc = ctx;
@@ -167,10 +186,8 @@ static void contribute_block(int64_t blk_b, int64_t blk_e, void *ctx)
         int64_t b = blk * BLOCK, e = b + BLOCK < sc->n ? b + BLOCK : sc->n;
         for (int r = 0; r < sc->nrep; ++r) {
             double *rep = sc->hot.replicas + (int64_t)r * sc->hot.stride;
-            for (int64_t i = b; i < e; ++i) {
-                t[i] += rep[i];
-                rep[i] = 0.0;
-            }
+            add_into(t + b, rep + b, e - b);
+            memset(rep + b, 0, (size_t)(e - b) * sizeof(double));
         }
     }
 }
