@@ -174,10 +174,34 @@ static void add_into(double *restrict t, const double *restrict r, int64_t m)
         t[i] += r[i];
 }
 
+/* Whether r[0..m) holds any bit set (so -0.0 counts as an add): ORs of the bit patterns 8
+ * at a time, stopping at the first group with a bit, so a block that received adds (most are
+ * dense) costs a few loads and an untouched one a read of the block. */
+static int any_bits(const double *r, int64_t m)
+{
+    int64_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+        uint64_t u[8];
+        memcpy(u, r + i, sizeof u);
+        if ((u[0] | u[1] | u[2] | u[3] | u[4] | u[5] | u[6] | u[7]) != 0)
+            return 1;
+    }
+    for (; i < m; ++i) {
+        uint64_t u;
+        memcpy(&u, r + i, sizeof u);
+        if (u != 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* One block of a contribute: target[b..e) += rep0 + rep1 + ... in that order (the same order
  * for every element, whichever thread runs the block), zeroing the replicas. The block of
- * target (16 KiB) stays in L1 across the replicas; each replica block is added, then zeroed
- * while it is still in cache. */
+ * target (16 KiB) stays in L1 across the replicas; each replica block is read once into cache,
+ * added and zeroed there. A replica block whose bits are all zero received no adds (a rank's
+ * adds cover only part of the range, e.g. its half of a mesh) and is left alone: no add, no
+ * write back of zeros. Skipping it changes no value (x + 0.0 == x, the sign of a zero target
+ * aside), so the result stays a function of the adds alone: bitwise reproducible. */
 static void contribute_block(int64_t blk_b, int64_t blk_e, void *ctx)
 {
     px_scatter *sc = ctx;
@@ -186,6 +210,8 @@ static void contribute_block(int64_t blk_b, int64_t blk_e, void *ctx)
         int64_t b = blk * BLOCK, e = b + BLOCK < sc->n ? b + BLOCK : sc->n;
         for (int r = 0; r < sc->nrep; ++r) {
             double *rep = sc->hot.replicas + (int64_t)r * sc->hot.stride;
+            if (!any_bits(rep + b, e - b))
+                continue;
             add_into(t + b, rep + b, e - b);
             memset(rep + b, 0, (size_t)(e - b) * sizeof(double));
         }

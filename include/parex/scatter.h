@@ -21,7 +21,9 @@
  *     (px_space_concurrency replicas, each n doubles, zeroed); px_scatter_add is a plain `+=`
  *     into the executing rank's replica. px_scatter_contribute adds the replicas into target
  *     in a fixed order, target[i] = ((target[i] + rep0[i]) + rep1[i]) + ..., and zeroes them,
- *     in parallel over blocks of indices. Which rank adds what is fixed by a static schedule
+ *     in parallel over blocks of 2048 indices (a replica's block with every bit zero got no
+ *     adds and is skipped: x + 0.0 is x, so only a -0.0 target keeps its sign where an add of
+ *     +0.0 would have made it +0.0). Which rank adds what is fixed by a static schedule
  *     (the default of px_range) and the thread count, and every replica sums its own adds in
  *     index order, so the result is bitwise reproducible run to run for a fixed space, thread
  *     count and policy; no other scatter-add we know of (Kokkos ScatterView, OpenMP atomic or
