@@ -54,7 +54,7 @@
  *   - px_scatter_add(sc, i, v) is the same lookup and add in one call. In a loop whose add runs
  *     on every iteration the lookup is hoisted as above; in a branch (FEM: one lookup per
  *     interior row instead of one per chunk, plus a call through the PLT) it is not, which cost
- *     8 % of the FEM element loop's CPU time on 1 thread, 89 against 82 ms per assembly).
+ *     8 % of the FEM element loop's CPU time on 1 thread: 89 against 82 ms per assembly.
  *
  * Compared with peers: Kokkos ScatterView duplicates per thread with a thread-id lookup per
  * access handle and joins in unspecified order; OpenMP has atomics or array reductions of
