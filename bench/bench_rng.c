@@ -14,6 +14,9 @@
  *            px_rng_uniform_f64 calls.
  *   r123omp  Random123's philox4x32_R(10, ctr, key) called directly from an OpenMP loop,
  *            `parallel for reduction(+:sum) schedule(static)` (OMP_NUM_THREADS threads).
+ * Same work: both make ceil(K / 2) philox4x32_R(10) calls per item (one block gives two
+ * doubles; px_rng_uniform_f64 takes words 0, 1 and then 2, 3 of each block, as r123_item does),
+ * one int-to-double conversion and multiply per double, and the same serial sum per item.
  * The Kokkos contender (Random_XorShift64_Pool, a different generator) is
  * bench/kokkos/bench_rng_kokkos.cpp, same options and output.
  *

@@ -1,7 +1,8 @@
 /*
  * examples/fem/check_fem.c - Check suite for parex-fem's mesh, pattern, colouring and
  * assembly: every assembly mode gives the same matrix and load up to rounding, duplicated is
- * bitwise repeatable, colored is bitwise the same on serial and threads, and the discrete
+ * bitwise repeatable, colored is bitwise the same on serial and threads, px_scatter_access_add
+ * (the assembly kernel's add) gives px_scatter_add's sums in every mode, and the discrete
  * solution converges at order 2 in L2. Run with PX_NUM_THREADS = 1, 2, 3.
  */
 #include <check.h>
@@ -204,6 +205,68 @@ START_TEST(test_duplicated_is_bitwise_repeatable)
 }
 END_TEST
 
+/* ---- px_scatter_access (the lookup the assembly kernel hoists) ----------------------------
+ * A kernel adding in a branch, once through an access taken at the top of the body and once
+ * through px_scatter_add, into two scatters of the same mode: integer values, so every order
+ * gives the exact sum, and the two routes must agree bit for bit in every mode. */
+#define ACC_N 997
+#define ACC_K 200000
+
+typedef struct {
+    px_scatter *by_access;
+    px_scatter *by_add;
+} acc_args;
+
+PX_FOR(acc_deposit, acc_args, i, a)
+{
+    const px_scatter_access acc = px_scatter_access_of(a->by_access);
+    if (i % 3 != 0) {
+        const int64_t cell = (i * 7) % ACC_N;
+        const double v = (double)(i % 5);
+        px_scatter_access_add(acc, cell, v);
+        px_scatter_add(a->by_add, cell, v);
+    }
+}
+
+START_TEST(test_access_add_in_a_branch_equals_scatter_add_and_the_serial_sum)
+{
+    static const px_scatter_mode modes[] = {PX_SCATTER_ATOMIC, PX_SCATTER_DUPLICATED,
+                                            PX_SCATTER_AUTO};
+    static const char *const spaces[] = {"serial", "threads"};
+    double want[ACC_N];
+    for (int64_t c = 0; c < ACC_N; c++)
+        want[c] = 1.0;
+    for (int64_t i = 0; i < ACC_K; i++)
+        if (i % 3 != 0)
+            want[(i * 7) % ACC_N] += (double)(i % 5);
+    for (size_t sp = 0; sp < sizeof spaces / sizeof spaces[0]; sp++) {
+        px_space *s = px_space_by_name(spaces[sp]);
+        if (!s)
+            continue; /* threads not built */
+        for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+            double t1[ACC_N], t2[ACC_N];
+            for (int64_t c = 0; c < ACC_N; c++)
+                t1[c] = t2[c] = 1.0;
+            acc_args a;
+            ck_assert_int_eq(px_scatter_create(&a.by_access, s, t1, ACC_N, modes[m]), PX_OK);
+            ck_assert_int_eq(px_scatter_create(&a.by_add, s, t2, ACC_N, modes[m]), PX_OK);
+            ck_assert_int_eq(
+                px_parallel_for(s, "acc_deposit", px_range(0, ACC_K), &acc_deposit, &a, sizeof a),
+                PX_OK);
+            ck_assert_int_eq(px_scatter_contribute(a.by_access), PX_OK);
+            ck_assert_int_eq(px_scatter_contribute(a.by_add), PX_OK);
+            ck_assert_int_eq(px_scatter_destroy(a.by_access), PX_OK);
+            ck_assert_int_eq(px_scatter_destroy(a.by_add), PX_OK);
+            for (int64_t c = 0; c < ACC_N; c++) {
+                ck_assert_msg(t1[c] == want[c] && t2[c] == want[c],
+                              "%s mode %d cell %lld: access %.17g, add %.17g, want %.17g",
+                              spaces[sp], (int)modes[m], (long long)c, t1[c], t2[c], want[c]);
+            }
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_colored_is_bitwise_the_same_on_serial_and_threads)
 {
     double *v1, *l1, *v2, *l2;
@@ -339,6 +402,7 @@ static Suite *fem_suite(void)
     tcase_add_loop_test(tc, test_every_mode_gives_the_colored_matrix_up_to_rounding, 0,
                         (int)(sizeof scatter_modes / sizeof scatter_modes[0]));
     tcase_add_test(tc, test_duplicated_is_bitwise_repeatable);
+    tcase_add_test(tc, test_access_add_in_a_branch_equals_scatter_add_and_the_serial_sum);
     tcase_add_test(tc, test_colored_is_bitwise_the_same_on_serial_and_threads);
     tcase_add_test(tc, test_matrix_is_symmetric_with_zero_interior_row_sums_and_dirichlet_rows);
     tcase_add_test(tc, test_l2_error_converges_at_order_2);

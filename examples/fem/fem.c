@@ -61,9 +61,14 @@ typedef struct {
     px_scatter *sb;       /* scatter modes: into load */
 } assemble_args;
 
-/* Element e's contributions to the rows and columns of interior nodes: through the scatters. */
+/* Element e's contributions to the rows and columns of interior nodes: through the scatters.
+ * The adds sit in branches (boundary rows and columns are skipped), so the replica lookups are
+ * taken once, unconditionally, at the top (px_scatter_access_of): the compiler then does them
+ * once per chunk, not once per add. */
 PX_FOR(fem_assemble_scatter, assemble_args, e, a)
 {
+    const px_scatter_access sv = px_scatter_access_of(a->sv);
+    const px_scatter_access sb = px_scatter_access_of(a->sb);
     double K[9], F[3];
     const int32_t *t = a->tri + 3 * e;
     fem_element(a->xy, t, K, F);
@@ -71,11 +76,11 @@ PX_FOR(fem_assemble_scatter, assemble_args, e, a)
         const int32_t r = t[q];
         if (a->boundary[r])
             continue;
-        px_scatter_add(a->sb, r, F[q]);
+        px_scatter_access_add(sb, r, F[q]);
         for (int s = 0; s < 3; s++) {
             const int32_t c = t[s];
             if (!a->boundary[c])
-                px_scatter_add(a->sv, fem_slot(a->row_ptr, a->col, r, c), K[3 * q + s]);
+                px_scatter_access_add(sv, fem_slot(a->row_ptr, a->col, r, c), K[3 * q + s]);
         }
     }
 }

@@ -62,14 +62,21 @@ extern "C" {
 /**
  * A position in a Philox4x32-10 stream (see the file comment). A plain value: copy freely.
  * Fields are public for inspection; change them only through the functions below.
+ *
+ * The unused words of the current block wait in q[0] and q[1] as a queue of 32-bit words, the
+ * next one in the low half of q[0] (block words w0..w3 enter as q[0] = w0 | w1 << 32,
+ * q[1] = w2 | w3 << 32). Every access to them has a constant index, so a compiler keeps a
+ * px_rng that lives in a loop entirely in registers (an array indexed by a running word
+ * number would be kept in memory and reloaded on every draw).
  */
 typedef struct px_rng {
-    uint32_t key[2]; /**< Philox key: seed low, high word. */
-    uint32_t ctr[4]; /**< Philox counter of the NEXT block: counter low, high; block low, high. */
-    uint32_t buf[4]; /**< Output of the current block. */
-    int idx;         /**< Next unused word of buf; 4 when buf is used up. */
-    int has_spare;   /**< px_rng_normal_f64 holds the second normal of a pair in spare. */
-    double spare;    /**< That second normal. */
+    uint64_t seed;    /**< Philox key: key word 0 = low half, word 1 = high half. */
+    uint64_t counter; /**< Philox counter words 0 (low half) and 1 (high half). */
+    uint64_t block;   /**< Counter words 2 and 3 of the NEXT block to compute. */
+    uint64_t q[2];    /**< The current block's unused words (queue, next in q[0]'s low half). */
+    int left;         /**< How many words q holds: 0 .. 4; 0 means compute block next. */
+    int has_spare;    /**< px_rng_normal_f64 holds the second normal of a pair in spare. */
+    double spare;     /**< That second normal. */
 } px_rng;
 
 /**
@@ -86,14 +93,11 @@ typedef struct px_rng {
 PXI_RNG_FN px_rng px_rng_at(uint64_t seed, uint64_t counter)
 {
     px_rng r;
-    r.key[0] = (uint32_t)seed;
-    r.key[1] = (uint32_t)(seed >> 32);
-    r.ctr[0] = (uint32_t)counter;
-    r.ctr[1] = (uint32_t)(counter >> 32);
-    r.ctr[2] = 0;
-    r.ctr[3] = 0;
-    r.buf[0] = r.buf[1] = r.buf[2] = r.buf[3] = 0;
-    r.idx = 4;
+    r.seed = seed;
+    r.counter = counter;
+    r.block = 0;
+    r.q[0] = r.q[1] = 0;
+    r.left = 0;
     r.has_spare = 0;
     r.spare = 0.0;
     return r;
@@ -110,15 +114,26 @@ PXI_RNG_FN px_rng px_rng_at(uint64_t seed, uint64_t counter)
  */
 PXI_RNG_FN void px_rng_seek(px_rng *r, uint64_t block)
 {
-    r->ctr[2] = (uint32_t)block;
-    r->ctr[3] = (uint32_t)(block >> 32);
-    r->idx = 4;
+    r->block = block;
+    r->q[0] = r->q[1] = 0;
+    r->left = 0;
     r->has_spare = 0;
 }
 
+/* Internal: philox4x32_R(10, ...) of r's next block, and advance r->block (wrapping at 2^64,
+ * the 64-bit carry from counter word 2 into word 3). The caller queues the words it keeps. */
+PXI_RNG_FN philox4x32_ctr_t pxi_rng_block(px_rng *r)
+{
+    philox4x32_ctr_t c = {{(uint32_t)r->counter, (uint32_t)(r->counter >> 32), (uint32_t)r->block,
+                           (uint32_t)(r->block >> 32)}};
+    philox4x32_key_t k = {{(uint32_t)r->seed, (uint32_t)(r->seed >> 32)}};
+    ++r->block;
+    return philox4x32_R(10, c, k);
+}
+
 /**
- * The next 32 random bits of the stream: word idx of the current block, computing the next
- * block (one philox4x32_R(10, ...) call) every fourth call.
+ * The next 32 random bits of the stream: the next queued word of the current block, computing
+ * the next block (one philox4x32_R(10, ...) call) every fourth call.
  *
  * @param r  [in,out] the stream; Caller must pass a valid pointer.
  * @return uniformly distributed on 0 .. 2^32 - 1.
@@ -126,36 +141,50 @@ PXI_RNG_FN void px_rng_seek(px_rng *r, uint64_t block)
  */
 PXI_RNG_FN uint32_t px_rng_u32(px_rng *r)
 {
-    if (r->idx >= 4) {
-        philox4x32_ctr_t c = {{r->ctr[0], r->ctr[1], r->ctr[2], r->ctr[3]}};
-        philox4x32_key_t k = {{r->key[0], r->key[1]}};
-        philox4x32_ctr_t out = philox4x32_R(10, c, k);
-        r->buf[0] = out.v[0];
-        r->buf[1] = out.v[1];
-        r->buf[2] = out.v[2];
-        r->buf[3] = out.v[3];
-        r->idx = 0;
-        /* next block: 64-bit increment of counter words 2 (low) and 3 (high) */
-        if (++r->ctr[2] == 0)
-            ++r->ctr[3];
+    if (r->left == 0) {
+        philox4x32_ctr_t o = pxi_rng_block(r);
+        r->q[0] = (uint64_t)o.v[0] | (uint64_t)o.v[1] << 32;
+        r->q[1] = (uint64_t)o.v[2] | (uint64_t)o.v[3] << 32;
+        r->left = 4;
     }
-    return r->buf[r->idx++];
+    uint32_t w = (uint32_t)r->q[0];
+    r->q[0] = r->q[0] >> 32 | r->q[1] << 32;
+    r->q[1] >>= 32;
+    --r->left;
+    return w;
 }
 
 /**
  * A uniform double in [0, 1) with 53 random bits: the next two words a, b give
  * ((a << 21) | (b >> 11)) * 2^-53 (a's 32 bits high, b's top 21 bits low). Every multiple of
  * 2^-53 in [0, 1) has probability 2^-53; 0 is possible, 1 is not. Exact: no rounding happens.
+ * Two draws per Philox block, taken straight from the block's output when the stream is at a
+ * block start (always, for a stream used only for doubles); no per-word bookkeeping.
  *
  * @param r  [in,out] the stream; Caller must pass a valid pointer.
  * Not thread-safe on one px_rng. Mirrors curand_uniform_double and Random123's u01.
  */
 PXI_RNG_FN double px_rng_uniform_f64(px_rng *r)
 {
-    uint64_t a = px_rng_u32(r);
-    uint64_t b = px_rng_u32(r);
-    return (double)((a << 21) | (b >> 11)) *
-           1.1102230246251565404236316680908203125e-16; /* 2^-53, exact */
+    uint64_t a, b;
+    if (r->left == 0) { /* words 0, 1 of a new block now, 2, 3 queued */
+        philox4x32_ctr_t o = pxi_rng_block(r);
+        a = o.v[0];
+        b = o.v[1];
+        r->q[0] = (uint64_t)o.v[2] | (uint64_t)o.v[3] << 32;
+        r->q[1] = 0;
+        r->left = 2;
+    } else if (r->left >= 2) { /* two queued words */
+        a = (uint32_t)r->q[0];
+        b = r->q[0] >> 32;
+        r->q[0] = r->q[1];
+        r->q[1] = 0;
+        r->left -= 2;
+    } else { /* one queued word, then a new block (after an odd number of px_rng_u32) */
+        a = px_rng_u32(r);
+        b = px_rng_u32(r);
+    }
+    return (double)(a << 21 | b >> 11) * 1.1102230246251565404236316680908203125e-16; /* 2^-53 */
 }
 
 /**
