@@ -94,8 +94,8 @@ typedef struct px_team {
  *
  * Limits (a launch outside them is PX_EINVAL with a message naming the limit):
  *   - league_size >= 0 (0 runs nothing; a reduce returns the identity);
- *   - team_size >= 0, 0 letting the space choose (serial 1; threads the ranks sharing rank
- *     0's L2 or L3 cache, at most the thread count; cuda 128 / vector_length); at most 1 on
+ *   - team_size >= 0, 0 letting the space choose (serial 1; threads 1, as Kokkos' host
+ *     backends recommend with one thread per core; cuda 128 / vector_length); at most 1 on
  *     serial, at most the thread count (PX_NUM_THREADS) on threads, and on cuda
  *     team_size x vector_length at most the kernel's threads per block (maxThreadsPerBlock,
  *     1024 or fewer when the kernel's registers bound it);

@@ -2,8 +2,12 @@
  *
  * Groups. A launch with team size T forms G = floor(P / T) groups of T consecutive ranks
  * ([g T, (g + 1) T) is group g; rank g T is its leader); with the close binding consecutive
- * ranks sit on neighbouring cores, and the default T is the number of ranks that share rank
- * 0's L2 or L3 (pxi_topo_cache_group), so a team's scratch stays in a cache its members share.
+ * ranks sit on neighbouring cores, so a team's members share the caches above them (a
+ * policy asks for pxi_topo_cache_group's size to keep a team under one L2 or L3). The default
+ * T (team_size 0) is 1, as Kokkos' host backends recommend one member per core's hardware
+ * threads (the pool binds one rank per core): a team of one never synchronizes, so league
+ * loops of small independent work (batched 8x8 solves) cost no barrier at all; teams that
+ * cooperate through scratch ask for their size.
  * Ranks G T .. P - 1 idle for the launch. Each group has its own sync block (core/team.h:
  * barrier line, px_team_reduce slots) and its own memory block, allocated once and grown (by
  * the launch-lock holder) when a launch needs more:
@@ -77,9 +81,9 @@ int pxi_threads_team_init(pxi_tpool *pool, const pxi_topo *topo, const int *pu_o
     memset(&ts, 0, sizeof ts);
     ts.pool = pool;
     ts.nranks = nranks;
-    ts.default_team = pxi_topo_cache_group(topo, pu_of_rank, nranks);
-    if (ts.default_team < 1 || ts.default_team > nranks)
-        ts.default_team = 1;
+    (void)topo;
+    (void)pu_of_rank;
+    ts.default_team = 1; /* see the file comment */
     ts.groups = pxi_calloc((size_t)nranks, sizeof *ts.groups);
     if (!ts.groups) {
         PXI_ERROR("threads: out of memory for the team groups of %d ranks", nranks);

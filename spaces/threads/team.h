@@ -7,8 +7,9 @@
 #include "spaces/threads/pool.h"
 #include "spaces/threads/topo.h"
 
-/* At initialize, after the pool exists: remember the pool and pick the default team size (the
- * ranks sharing rank 0's L2 or L3, pxi_topo_cache_group). Allocates one sync block per rank.
+/* At initialize, after the pool exists: remember the pool; the default team size is 1 (see
+ * team.c; topo and pu_of_rank are kept for a topology-derived choice). Allocates one sync block
+ * per rank.
  * @return PX_OK; PX_ENOMEM (logged). */
 PX_NODISCARD int pxi_threads_team_init(pxi_tpool *pool, const pxi_topo *topo, const int *pu_of_rank,
                                        int nranks);
