@@ -144,19 +144,46 @@ template <class V> __device__ V pxi_cuda_team_fold(int op, V v)
     return vals[32];
 }
 
+/* What device code knows of a reducer: a builtin tag's op and value size; op -1 for any other
+ * (a custom reducer, which only host functions of an nvcc-compiled file can name). */
+template <class R> struct pxi_cuda_red_traits {
+    enum { op = -1, size = 0 };
+};
+template <class T, int OP> struct pxi_cuda_red_traits<pxi_cuda_dev_reducer<T, OP>> {
+    enum { op = OP, size = sizeof(T) };
+};
+
 /* px_team_reduce in a body: the device joins with the builtin tag's op; the host pass calls the
- * library. */
+ * library. The device branch of a call from host code (a custom reducer, or void pointers)
+ * never runs: it returns PX_EINVAL. */
 template <class R, class V>
 static PXI_HD __forceinline__ int pxi_team_reduce_hd(const px_team *t, const R *r, const V *mine,
                                                      V *result)
 {
 #ifdef __CUDA_ARCH__
-    static_assert(sizeof(typename R::value_type) == sizeof(V),
+    typedef pxi_cuda_red_traits<R> tr;
+    static_assert(tr::op < 0 || tr::size == sizeof(V),
                   "px_team_reduce: the reducer's value type differs from the values' type");
     (void)t;
     (void)r;
-    *result = pxi_cuda_team_fold((int)R::op, *mine);
+    if (tr::op < 0)
+        return PX_EINVAL;
+    *result = pxi_cuda_team_fold((int)tr::op, *mine);
     return PX_OK;
+#else
+    return (px_team_reduce)(t, r, mine, result);
+#endif
+}
+template <class R>
+static PXI_HD __forceinline__ int pxi_team_reduce_hd(const px_team *t, const R *r, const void *mine,
+                                                     void *result)
+{
+#ifdef __CUDA_ARCH__
+    (void)t;
+    (void)r;
+    (void)mine;
+    (void)result;
+    return PX_EINVAL;
 #else
     return (px_team_reduce)(t, r, mine, result);
 #endif

@@ -93,6 +93,16 @@ START_TEST(test_nvcc_compiled_team_kernels_run_on_host_spaces)
         for (int i = 0; i < 4; ++i) {
             conformance(s, host, leagues[i], 0, 0);
             conformance(s, host, leagues[i], 1, 4);
+            /* A host body from the same file, custom reducer in px_team_reduce. */
+            int ts = px_space_concurrency(s) > 1 ? 2 : 1;
+            td_run run = {-1, -1, 0};
+            ck_assert_int_eq(px_parallel_reduce_team_fn(s, NULL,
+                                                        px_team_policy_make(leagues[i], ts, 0),
+                                                        td_host_runs, NULL, &td_run_reducer, &run),
+                             PX_OK);
+            ck_assert_int_eq(run.ok, 1);
+            ck_assert_int_eq(run.lo, 0);
+            ck_assert_int_eq(run.hi, leagues[i] * ts);
         }
     }
 }

@@ -91,3 +91,16 @@ PX_TEAM_REDUCE(td_fsum, td_args, double, t, a, acc)
     (void)px_team_reduce(t, &px_sum_f64, &v, &team);
     *acc += v + (px_team_rank(t) == 0 ? team * 1e-3 : 0.0);
 }
+
+/* A host function body in an nvcc-compiled file: px_team_reduce with a custom reducer and
+ * untyped pointers still compiles here (nvcc's device pass sees the call too). */
+void td_host_runs(const px_team *t, void *ctx, void *acc)
+{
+    (void)ctx;
+    int64_t i = px_team_league_rank(t) * px_team_size(t) + px_team_rank(t);
+    td_run mine = {i, i + 1, 1}, team;
+    const void *m = &mine;
+    void *res = &team;
+    if (px_team_reduce(t, &td_run_reducer, m, res) == PX_OK && px_team_rank(t) == 0)
+        td_run_join(acc, &team);
+}

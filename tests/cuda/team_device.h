@@ -45,6 +45,10 @@ PX_TEAM_KERNEL_DECLARE(td_isolation);
 /* Sum over members of sin(lr + 0.001 r) (a f64 team reduce and launch reduce whose rounding
  * depends on the join order: repeated launches must agree bitwise). */
 PX_TEAM_KERNEL_DECLARE(td_fsum);
+/* A host team-reduce body (px_parallel_reduce_team_fn): member r of team lr contributes
+ * {lr * team_size + r} through px_team_reduce with td_run_reducer; member 0 folds the team's
+ * run into *acc (a td_run). */
+void td_host_runs(const px_team *t, void *ctx, void *acc);
 #ifdef __cplusplus
 }
 #endif
