@@ -39,8 +39,16 @@
 #ifndef PAREX_KERNEL_CUDA_TEAM_H
 #define PAREX_KERNEL_CUDA_TEAM_H
 
-#if !defined(__CUDACC__)
+#if !defined(__CUDACC__) && !defined(PXI_CUDA_EMULATE)
 #error "parex/kernel_cuda_team.h is for nvcc; include parex/team.h instead"
+#endif
+
+/* The team's dynamic shared memory. PXI_CUDA_EMULATE (tests/cuda/check_cuda_emulated.cpp, which
+ * includes this header after parex/kernel_cuda.h) provides pxi_cuda_emulated_shared(). */
+#ifdef PXI_CUDA_EMULATE
+#define PXI_CUDA_TEAM_SMEM(name) unsigned char *name = pxi_cuda_emulated_shared()
+#else
+#define PXI_CUDA_TEAM_SMEM(name) extern __shared__ __align__(64) unsigned char name[]
 #endif
 
 /* A team launch as the device sees it (filled by spaces/cuda/cuda_team.cu; passed by value). */
@@ -257,7 +265,7 @@ __device__ __forceinline__ void pxi_cuda_team_member(px_team *t, const pxi_cuda_
 template <class K, class Args>
 __global__ void pxi_cuda_kteam_for(const Args a, const pxi_cuda_team tp)
 {
-    extern __shared__ __align__(64) unsigned char pxi_team_smem[];
+    PXI_CUDA_TEAM_SMEM(pxi_team_smem);
     px_team t;
     pxi_cuda_team_member(&t, tp, pxi_team_smem);
     int64_t b, e;
@@ -273,7 +281,7 @@ template <class K, class Args, class V>
 __global__ void pxi_cuda_kteam_reduce(const Args a, const pxi_cuda_team tp, int op, const V ident,
                                       V *partials)
 {
-    extern __shared__ __align__(64) unsigned char pxi_team_smem[];
+    PXI_CUDA_TEAM_SMEM(pxi_team_smem);
     px_team t;
     pxi_cuda_team_member(&t, tp, pxi_team_smem);
     int64_t b, e;
@@ -292,6 +300,7 @@ __global__ void pxi_cuda_kteam_reduce(const Args a, const pxi_cuda_team tp, int 
         partials[blockIdx.x] = run;
 }
 
+#ifndef PXI_CUDA_EMULATE
 /* ---- host glue (the kernel's translation unit) --------------------------------------------- */
 
 /* QUERY: the kernel's limits into r->team. FOR / REDUCE: raise the kernel's dynamic shared
@@ -374,5 +383,6 @@ template <class K, class Args, class V> static int pxi_cuda_glue_team_reduce(pxi
         pxi_reducer_device_has(pxi_tag<Value>()),                                                  \
         &pxi_cuda_glue_team_reduce<name##_pxtdk, Args, Value>};
 #define PXI_DEVICE_TEAM_PTR(name) (&name##_pxtdev)
+#endif /* !PXI_CUDA_EMULATE */
 
 #endif /* PAREX_KERNEL_CUDA_TEAM_H */
