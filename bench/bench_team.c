@@ -428,6 +428,8 @@ static double max_rel_err(const double *y, const double *ref, int64_t n)
     return m;
 }
 
+/* main: options, then each kernel's data and reference, then the interleaved rounds; kept in
+ * one function (over 80 lines) so the measured sequence reads top to bottom. */
 int main(int argc, char **argv)
 {
     const char *matrix = NULL, *space_name = NULL;

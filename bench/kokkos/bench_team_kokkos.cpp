@@ -192,6 +192,8 @@ double run_lu(int64_t bs, int64_t count, int team, int reps, int warmup, double 
 
 } // namespace
 
+// main: options, the spmv and batched kernels inline (lu in run_lu), the RESULT line; over 80
+// lines so each kernel's setup, check and timing read top to bottom.
 int main(int argc, char **argv)
 {
     Kokkos::ScopeGuard guard(argc, argv);
