@@ -197,6 +197,14 @@ static PXI_HD __forceinline__ int pxi_team_reduce_hd(const px_team *t, const R *
 #endif
 }
 
+/* (Under PXI_CUDA_EMULATE parex/team.h defined its host versions first.) */
+#undef px_team_league_rank
+#undef px_team_league_size
+#undef px_team_rank
+#undef px_team_size
+#undef px_team_scratch
+#undef px_team_thread_scratch
+#undef px_team_barrier
 #define px_team_league_rank(t)     pxi_team_league_rank_hd(t)
 #define px_team_league_size(t)     pxi_team_league_size_hd(t)
 #define px_team_rank(t)            pxi_team_rank_hd(t)

@@ -257,6 +257,48 @@ PX_API void *px_team_thread_scratch(const px_team *t);
  */
 PX_API int px_team_reduce(const px_team *t, const px_reducer *r, const void *mine, void *result);
 
+/* Member calls inline in host code (C and C++ without nvcc; nvcc: parex/kernel_cuda_team.h):
+ * the queries read the member's fields, and a barrier of a one-member team costs a load and a
+ * branch. The functions above stay for function pointers and other languages. */
+#if !defined(__CUDACC__)
+static inline int64_t pxi_team_league_rank_inl(const px_team *t)
+{
+    return t->pxi_league_rank;
+}
+static inline int64_t pxi_team_league_size_inl(const px_team *t)
+{
+    return t->pxi_league_size;
+}
+static inline int pxi_team_rank_inl(const px_team *t)
+{
+    return t->pxi_team_rank;
+}
+static inline int pxi_team_size_inl(const px_team *t)
+{
+    return t->pxi_team_size;
+}
+static inline void *pxi_team_scratch_inl(const px_team *t)
+{
+    return t->pxi_scratch;
+}
+static inline void *pxi_team_thread_scratch_inl(const px_team *t)
+{
+    return t->pxi_thread_scratch;
+}
+static inline void pxi_team_barrier_inl(const px_team *t)
+{
+    if (t && t->pxi_sync && t->pxi_team_size > 1)
+        (px_team_barrier)(t);
+}
+#define px_team_league_rank(t)    pxi_team_league_rank_inl(t)
+#define px_team_league_size(t)    pxi_team_league_size_inl(t)
+#define px_team_rank(t)           pxi_team_rank_inl(t)
+#define px_team_size(t)           pxi_team_size_inl(t)
+#define px_team_scratch(t)        pxi_team_scratch_inl(t)
+#define px_team_thread_scratch(t) pxi_team_thread_scratch_inl(t)
+#define px_team_barrier(t)        pxi_team_barrier_inl(t)
+#endif
+
 /**
  * Nested loops (Kokkos' TeamThreadRange and ThreadVectorRange) as for-statements:
  *
