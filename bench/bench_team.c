@@ -3,7 +3,7 @@
  * rotating from round to round), so their ratios share the machine's state.
  *
  *   bench_team --kernel spmv [--matrix PATH | --grid G] [--rows-per-team R] [--team T]
- *   bench_team --kernel batched [--bs 8|16] [--count N] [--team T]
+ *   bench_team --kernel batched|lu [--bs 8|16] [--count N] [--team T]
  *              [--reps R] [--warmup W] [--space NAME]
  *
  * Kernels (double precision):
@@ -12,13 +12,24 @@
  *            grid (--grid G, built here as bench_cg_omp builds it). Flops: 2 nnz.
  *   batched  N (default 100000) independent bs x bs products y_b = A_b x_b (bs 8 or 16). Flops:
  *            2 N bs^2.
+ *   lu       N (default 100000) independent solves A_b x_b = r_b (bs 8 or 16) by LU without
+ *            pivoting: the matrices are strictly diagonally dominant by rows (off-diagonal
+ *            entries in [-1, 2], diagonal 2 bs + 1), for which Gaussian elimination without
+ *            pivoting is stable, as batched solvers for such blocks (block-Jacobi
+ *            preconditioners) do it. Elimination to U, then back substitution. Flops: the exact
+ *            count, about N (2/3 bs^3 + 2 bs^2). The sequential solve's residual is checked
+ *            first (max |A x - r| / |r| <= 1e-12).
  * Contenders:
- *   omp         OpenMP: `parallel for schedule(static)` over rows (spmv) or batches (batched).
- *   parex-range PX_FOR over rows (spmv) or batches (batched): one index per row / batch.
+ *   omp         OpenMP: `parallel for schedule(static)` over rows (spmv) or systems (batched,
+ *               lu).
+ *   parex-range PX_FOR over rows (spmv) or systems (batched, lu): one index per row / system.
  *   parex-team  PX_TEAM_FOR: spmv, one team per block of R rows (default 64), members take rows
  *               of the block with PX_TEAM_THREAD_FOR; batched, one team per batch, which loads
  *               A_b and x_b into team scratch, meets at a team barrier and computes its rows'
- *               share from scratch. Team size --team (0 = the space's choice).
+ *               share from scratch; lu, one team per system: A_b and r_b copied to scratch, then
+ *               per elimination step the members take the rows below the pivot (row updates
+ *               as vector loops) and meet, then per back-substitution step likewise. Team size
+ *               --team (0 = the space's choice: one member on threads, no barrier at all).
  * Threads: OMP_NUM_THREADS for OpenMP, PX_NUM_THREADS for parex (set both the same).
  *
  * Every contender is first checked against a sequential product (max relative error printed;
@@ -190,6 +201,85 @@ PX_TEAM_FOR(batch_team, batch_args, t, a)
     }
 }
 
+typedef struct {
+    const double *A, *r; /* count x bs x bs, count x bs */
+    double *x;           /* count x bs */
+    int64_t bs;
+} lu_args;
+
+/* One solve without pivoting (reference, omp and range): U and z in @w (bs^2 + bs doubles). */
+static inline void lu_solve_one(const double *A, const double *r, double *x, int64_t bs, double *w)
+{
+    double *U = w, *z = w + bs * bs;
+    for (int64_t k = 0; k < bs * bs; ++k)
+        U[k] = A[k];
+    for (int64_t i = 0; i < bs; ++i)
+        z[i] = r[i];
+    for (int64_t k = 0; k < bs; ++k) {
+        const double p = U[k * bs + k];
+        for (int64_t i = k + 1; i < bs; ++i) {
+            const double l = U[i * bs + k] / p;
+            for (int64_t j = k + 1; j < bs; ++j)
+                U[i * bs + j] -= l * U[k * bs + j];
+            z[i] -= l * z[k];
+        }
+    }
+    for (int64_t k = bs - 1; k >= 0; --k) {
+        const double xk = z[k] / U[k * bs + k];
+        x[k] = xk;
+        for (int64_t i = 0; i < k; ++i)
+            z[i] -= U[i * bs + k] * xk;
+    }
+}
+
+PX_FOR(lu_range, lu_args, b, a)
+{
+    double w[16 * 16 + 16];
+    const int64_t bs = a->bs;
+    lu_solve_one(a->A + b * bs * bs, a->r + b * bs, a->x + b * bs, bs, w);
+}
+
+/* Team per system: the same operations per element in the same order as lu_solve_one, the
+ * rows of each step shared by the members, a barrier after each step (free for one member). */
+PX_TEAM_FOR(lu_team, lu_args, t, a)
+{
+    const int64_t bs = a->bs, b = px_team_league_rank(t);
+    double *U = px_team_scratch(t), *z = U + bs * bs;
+    const double *A = a->A + b * bs * bs, *r = a->r + b * bs;
+    PX_TEAM_THREAD_FOR(t, i, 0, bs)
+    {
+        PX_THREAD_VECTOR_FOR(t, j, 0, bs)
+        {
+            U[i * bs + j] = A[i * bs + j];
+        }
+        z[i] = r[i];
+    }
+    px_team_barrier(t);
+    for (int64_t k = 0; k < bs; ++k) {
+        const double p = U[k * bs + k];
+        PX_TEAM_THREAD_FOR(t, i, k + 1, bs)
+        {
+            const double l = U[i * bs + k] / p;
+            PX_THREAD_VECTOR_FOR(t, j, k + 1, bs)
+            {
+                U[i * bs + j] -= l * U[k * bs + j];
+            }
+            z[i] -= l * z[k];
+        }
+        px_team_barrier(t);
+    }
+    for (int64_t k = bs - 1; k >= 0; --k) {
+        const double xk = z[k] / U[k * bs + k];
+        PX_TEAM_THREAD_FOR(t, i, 0, k)
+        {
+            z[i] -= U[i * bs + k] * xk;
+        }
+        if (px_team_rank(t) == 0)
+            a->x[b * bs + k] = xk;
+        px_team_barrier(t);
+    }
+}
+
 /* ---- driver ---------------------------------------------------------------------------------- */
 
 enum { IMPL_OMP, IMPL_RANGE, IMPL_TEAM, N_IMPL };
@@ -200,13 +290,82 @@ static int team_size;
 static csr A;
 static spmv_args sa;
 static batch_args ba;
+static lu_args la;
 static int64_t count = 100000;
-static int is_spmv = 1;
+enum { K_SPMV, K_BATCHED, K_LU };
+static int kernel = K_SPMV;
+static const char *kernel_names[] = {"spmv", "batched", "lu"};
+
+static void run_lu(int impl)
+{
+    int rc = PX_OK;
+    const int64_t bs = la.bs;
+    switch (impl) {
+    case IMPL_OMP: {
+        const lu_args *a = &la;
+#pragma omp parallel for schedule(static)
+        for (int64_t b = 0; b < count; ++b) {
+            double w[16 * 16 + 16];
+            lu_solve_one(a->A + b * bs * bs, a->r + b * bs, a->x + b * bs, bs, w);
+        }
+        break;
+    }
+    case IMPL_RANGE:
+        rc = px_parallel_for(space, "lu-range", px_range(0, count), &lu_range, &la, sizeof la);
+        break;
+    default: {
+        px_team_policy p = px_team_policy_scratch(px_team_policy_make(count, team_size, 0),
+                                                  (size_t)(bs * bs + bs) * sizeof(double), 0);
+        rc = px_parallel_for_team(space, "lu-team", p, &lu_team, &la, sizeof la);
+    }
+    }
+    if (rc != PX_OK) {
+        fprintf(stderr, "bench_team: %s failed: %s\n", impl_names[impl], px_strerror(rc));
+        exit(1);
+    }
+}
+
+/* Set up the lu systems; the sequential solutions go to @ref, checked by their residual. */
+static double setup_lu(int64_t bs, double *y, double *ref)
+{
+    double *M = xmalloc((size_t)(count * bs * bs) * sizeof *M);
+    double *r = xmalloc((size_t)(count * bs) * sizeof *r);
+    for (int64_t k = 0; k < count * bs * bs; ++k)
+        M[k] =
+            (k / bs) % bs == k % bs ? 2.0 * (double)bs + 1.0 : (double)((k * 7) % 13) * 0.25 - 1.0;
+    for (int64_t k = 0; k < count * bs; ++k)
+        r[k] = (double)(k % 11) * 0.5 + 1.0;
+    la = (lu_args){M, r, y, bs};
+    double w[16 * 16 + 16], res = 0;
+    for (int64_t b = 0; b < count; ++b) {
+        lu_solve_one(M + b * bs * bs, r + b * bs, ref + b * bs, bs, w);
+        for (int64_t i = 0; i < bs; ++i) {
+            double s = 0;
+            for (int64_t j = 0; j < bs; ++j)
+                s += M[(b * bs + i) * bs + j] * ref[b * bs + j];
+            double d = fabs(s - r[b * bs + i]) / fabs(r[b * bs + i]);
+            res = d > res ? d : res;
+        }
+    }
+    if (res > 1e-12) {
+        fprintf(stderr, "bench_team: the sequential LU solve is wrong (residual %g)\n", res);
+        exit(1);
+    }
+    double f = 0; /* exact flops of one solve */
+    for (int64_t k = 0; k < bs; ++k)
+        f +=
+            (double)(bs - k - 1) * (1.0 + 2.0 * (double)(bs - k - 1) + 2.0) + 1.0 + 2.0 * (double)k;
+    return f * (double)count;
+}
 
 static void run_once(int impl)
 {
     int rc = PX_OK;
-    if (is_spmv) {
+    if (kernel == K_LU) {
+        run_lu(impl);
+        return;
+    }
+    if (kernel == K_SPMV) {
         switch (impl) {
         case IMPL_OMP: {
             const spmv_args *a = &sa;
@@ -269,6 +428,8 @@ static double max_rel_err(const double *y, const double *ref, int64_t n)
     return m;
 }
 
+/* main: options, then each kernel's data and reference, then the interleaved rounds; kept in
+ * one function (over 80 lines) so the measured sequence reads top to bottom. */
 int main(int argc, char **argv)
 {
     const char *matrix = NULL, *space_name = NULL;
@@ -282,7 +443,10 @@ int main(int argc, char **argv)
         }
         ++k;
         if (!strcmp(o, "--kernel"))
-            is_spmv = !strcmp(v, "spmv") ? 1 : !strcmp(v, "batched") ? 0 : -1;
+            kernel = !strcmp(v, "spmv")      ? K_SPMV
+                     : !strcmp(v, "batched") ? K_BATCHED
+                     : !strcmp(v, "lu")      ? K_LU
+                                             : -1;
         else if (!strcmp(o, "--matrix"))
             matrix = v;
         else if (!strcmp(o, "--grid"))
@@ -306,7 +470,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (is_spmv < 0 || rows_per_team < 1 || (bs != 8 && bs != 16) || count < 1 || reps < 1 ||
+    if (kernel < 0 || rows_per_team < 1 || (bs != 8 && bs != 16) || count < 1 || reps < 1 ||
         warmup < 0 || team_size < 0 || grid < 0 || grid > 1000) {
         fprintf(stderr, "bench_team: bad option value (see the file comment)\n");
         return 2;
@@ -321,7 +485,13 @@ int main(int argc, char **argv)
     char what[1400];
     double *y, *ref, flops;
     int64_t ny;
-    if (is_spmv) {
+    if (kernel == K_LU) {
+        ny = count * bs;
+        y = xmalloc((size_t)ny * sizeof *y);
+        ref = xmalloc((size_t)ny * sizeof *ref);
+        flops = setup_lu(bs, y, ref);
+        snprintf(what, sizeof what, "bs=%lld count=%lld", (long long)bs, (long long)count);
+    } else if (kernel == K_SPMV) {
         char path[1024];
         if (grid > 0) {
             hpcg(grid, &A);
@@ -402,7 +572,7 @@ int main(int argc, char **argv)
         double med = bench_median(t[i], reps);
         printf("RESULT impl=%s kernel=%s %s space=%s threads=%d omp_threads=%d team=%d reps=%d "
                "seconds=%.6e best=%.6e gflops=%.4f maxerr=%.3e\n",
-               impl_names[i], is_spmv ? "spmv" : "batched", what, px_space_name(space), threads,
+               impl_names[i], kernel_names[kernel], what, px_space_name(space), threads,
                omp_get_max_threads(), team_size, reps, med, best, flops / med / 1e9, err[i]);
         free(t[i]);
     }

@@ -641,6 +641,71 @@ START_TEST(test_team_launches_need_an_initialized_runtime)
 }
 END_TEST
 
+/* ---- single-source for kernels: the kernel's own league loop ----------------------------------
+ */
+
+#define XW 24
+typedef struct {
+    int64_t *out; /* league x XW */
+} xchg_args;
+
+/* Members fill team scratch, meet, and read the slot another member wrote: without the barrier
+ * that ends each team, a member running ahead into the next team would overwrite scratch still
+ * read by a slower one. */
+PX_TEAM_FOR(xchg_k, xchg_args, t, a)
+{
+    int64_t lr = px_team_league_rank(t);
+    int64_t *s = px_team_scratch(t);
+    PX_TEAM_THREAD_FOR(t, j, 0, XW)
+    {
+        s[j] = lr * 100 + j;
+    }
+    px_team_barrier(t);
+    PX_TEAM_THREAD_FOR(t, j, 0, XW)
+    {
+        a->out[lr * XW + j] = s[XW - 1 - j];
+    }
+}
+
+START_TEST(test_kernel_league_loops_keep_team_scratch_consistent_from_team_to_team)
+{
+    for (size_t li = 0; li < N_LEAGUES; ++li) {
+        int64_t L = leagues[li];
+        for (int ts = 0; ts <= max_team(); ++ts)
+            for (int si = 0; si < 2; ++si) {
+                int64_t *out = calloc((size_t)(L > 0 ? L : 1) * XW, sizeof *out);
+                ck_assert_ptr_nonnull(out);
+                xchg_args a = {out};
+                px_team_policy p = px_team_policy_schedule(
+                    px_team_policy_scratch(px_team_policy_make(L, ts, 0), XW * sizeof(int64_t), 0),
+                    schedules[si]);
+                ck_assert_int_eq(px_parallel_for_team(space, "xchg", p, &xchg_k, &a, sizeof a),
+                                 PX_OK);
+                for (int64_t k = 0; k < L * XW; ++k)
+                    ck_assert_int_eq(out[k], (k / XW) * 100 + (XW - 1 - k % XW));
+                free(out);
+            }
+    }
+}
+END_TEST
+
+START_TEST(test_team_size_zero_gives_one_member_teams_on_host_spaces)
+{
+    cover_ctx c = {3, 0, calloc(3 * MAXT, sizeof(int)), calloc(3 * MAXT, sizeof(int)),
+                   calloc(3, sizeof(int))};
+    ck_assert_int_eq(
+        px_parallel_for_team_fn(space, "size", px_team_policy_make(3, 0, 0), cover_body, &c),
+        PX_OK);
+    for (int64_t lr = 0; lr < 3; ++lr) {
+        ck_assert_int_eq(c.got_size[lr], 1);
+        ck_assert_int_eq(c.hits[lr * MAXT], 1);
+    }
+    free(c.hits);
+    free(c.errors);
+    free(c.got_size);
+}
+END_TEST
+
 static Suite *team_suite(void)
 {
     Suite *s = suite_create("team");
@@ -657,6 +722,8 @@ static Suite *team_suite(void)
     tcase_add_test(tc, test_engine_pushes_run_team_launches_like_direct_calls);
     tcase_add_test(tc, test_bad_sizes_and_scratch_are_einval_naming_the_limit);
     tcase_add_test(tc, test_team_launches_need_an_initialized_runtime);
+    tcase_add_test(tc, test_kernel_league_loops_keep_team_scratch_consistent_from_team_to_team);
+    tcase_add_test(tc, test_team_size_zero_gives_one_member_teams_on_host_spaces);
     suite_add_tcase(s, tc);
     return s;
 }

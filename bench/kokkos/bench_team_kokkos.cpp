@@ -3,14 +3,18 @@
 // execution space (impl "kokkos-" + the space's name in lower case).
 //
 //   bench_team_kokkos --kernel spmv [--grid G | --matrix PATH] [--rows-per-team R] [--team T]
-//   bench_team_kokkos --kernel batched [--bs 8|16] [--count N] [--team T]
+//   bench_team_kokkos --kernel batched|lu [--bs 8|16] [--count N] [--team T]
 //                     [--reps R] [--warmup W] [--kokkos-num-threads=2 ...]
 //
 // spmv: TeamPolicy(ceil(n / R), T) with TeamThreadRange over the block's rows and a
 // ThreadVectorRange reduction over each row's entries. The matrix is the HPCG 27-point matrix of
 // a G^3 grid (default 64), or a Matrix Market file read with examples/cg's mmio (--matrix).
 // batched: TeamPolicy(N, T) with level-0 scratch for A_b and x_b (team_scratch), a team_barrier,
-// then TeamThreadRange over the rows. T = 0 means Kokkos::AUTO.
+// then TeamThreadRange over the rows. lu: TeamPolicy(N, T), A_b and r_b in level-0 scratch, LU
+// without pivoting on the same diagonally dominant systems as bench_team.c (TeamThreadRange over
+// the rows below the pivot, ThreadVectorRange over each row update, a team_barrier per step),
+// then back substitution likewise; checked against a sequential solve whose residual is
+// checked. T = 0 means Kokkos::AUTO.
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
@@ -88,8 +92,108 @@ Policy make_policy(int64_t league, int team)
     return team > 0 ? Policy(league, team) : Policy(league, Kokkos::AUTO);
 }
 
+// Sequential solve without pivoting (bench_team.c's lu_solve_one): the reference.
+void lu_solve_one(const double *A, const double *r, double *x, int64_t bs)
+{
+    double U[16 * 16], z[16];
+    for (int64_t k = 0; k < bs * bs; ++k)
+        U[k] = A[k];
+    for (int64_t i = 0; i < bs; ++i)
+        z[i] = r[i];
+    for (int64_t k = 0; k < bs; ++k)
+        for (int64_t i = k + 1; i < bs; ++i) {
+            const double l = U[i * bs + k] / U[k * bs + k];
+            for (int64_t j = k + 1; j < bs; ++j)
+                U[i * bs + j] -= l * U[k * bs + j];
+            z[i] -= l * z[k];
+        }
+    for (int64_t k = bs - 1; k >= 0; --k) {
+        x[k] = z[k] / U[k * bs + k];
+        for (int64_t i = 0; i < k; ++i)
+            z[i] -= U[i * bs + k] * x[k];
+    }
+}
+
+// The lu kernel: fills times, returns flops; maxerr against the checked sequential solve.
+double run_lu(int64_t bs, int64_t count, int team, int reps, int warmup, double *times,
+              double &maxerr)
+{
+    Kokkos::View<double *, Kokkos::HostSpace> M("M", (size_t)(count * bs * bs)),
+        r("r", (size_t)(count * bs)), x("x", (size_t)(count * bs));
+    for (int64_t k = 0; k < count * bs * bs; ++k)
+        M(k) =
+            (k / bs) % bs == k % bs ? 2.0 * (double)bs + 1.0 : (double)((k * 7) % 13) * 0.25 - 1.0;
+    for (int64_t k = 0; k < count * bs; ++k)
+        r(k) = (double)(k % 11) * 0.5 + 1.0;
+    const size_t bytes = ScratchD::shmem_size((size_t)(bs * bs + bs));
+    auto run = [&]() {
+        Kokkos::parallel_for(
+            "lu-team", make_policy(count, team).set_scratch_size(0, Kokkos::PerTeam(bytes)),
+            KOKKOS_LAMBDA(const Member &t) {
+                const int64_t b = t.league_rank();
+                ScratchD s(t.team_scratch(0), (size_t)(bs * bs + bs));
+                Kokkos::parallel_for(Kokkos::TeamThreadRange(t, (int64_t)0, bs), [&](int64_t i) {
+                    Kokkos::parallel_for(
+                        Kokkos::ThreadVectorRange(t, (int64_t)0, bs),
+                        [&](int64_t j) { s(i * bs + j) = M((b * bs + i) * bs + j); });
+                    s(bs * bs + i) = r(b * bs + i);
+                });
+                t.team_barrier();
+                for (int64_t k = 0; k < bs; ++k) {
+                    const double p = s(k * bs + k);
+                    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, k + 1, bs), [&](int64_t i) {
+                        const double l = s(i * bs + k) / p;
+                        Kokkos::parallel_for(
+                            Kokkos::ThreadVectorRange(t, k + 1, bs),
+                            [&](int64_t j) { s(i * bs + j) -= l * s(k * bs + j); });
+                        s(bs * bs + i) -= l * s(bs * bs + k);
+                    });
+                    t.team_barrier();
+                }
+                for (int64_t k = bs - 1; k >= 0; --k) {
+                    const double xk = s(bs * bs + k) / s(k * bs + k);
+                    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, (int64_t)0, k),
+                                         [&](int64_t i) { s(bs * bs + i) -= s(i * bs + k) * xk; });
+                    Kokkos::single(Kokkos::PerTeam(t), [&]() { x(b * bs + k) = xk; });
+                    t.team_barrier();
+                }
+            });
+        Kokkos::fence();
+    };
+    run();
+    double ref[16], res = 0;
+    for (int64_t b = 0; b < count; ++b) {
+        lu_solve_one(&M(b * bs * bs), &r(b * bs), ref, bs);
+        for (int64_t i = 0; i < bs; ++i) {
+            double acc = 0;
+            for (int64_t j = 0; j < bs; ++j)
+                acc += M((b * bs + i) * bs + j) * ref[j];
+            res = std::fmax(res, std::fabs(acc - r(b * bs + i)) / std::fabs(r(b * bs + i)));
+            maxerr = std::fmax(maxerr, std::fabs(x(b * bs + i) - ref[i]) / std::fabs(ref[i]));
+        }
+    }
+    if (res > 1e-12) {
+        std::fprintf(stderr, "bench_team_kokkos: the sequential LU solve is wrong (%g)\n", res);
+        std::exit(1);
+    }
+    for (int k = 0; k < warmup; ++k)
+        run();
+    for (int k = 0; k < reps; ++k) {
+        double t0 = bench_now_s();
+        run();
+        times[k] = bench_now_s() - t0;
+    }
+    double f = 0; // exact flops of one solve, as bench_team.c counts them
+    for (int64_t k = 0; k < bs; ++k)
+        f +=
+            (double)(bs - k - 1) * (1.0 + 2.0 * (double)(bs - k - 1) + 2.0) + 1.0 + 2.0 * (double)k;
+    return f * (double)count;
+}
+
 } // namespace
 
+// main: options, the spmv and batched kernels inline (lu in run_lu), the RESULT line; over 80
+// lines so each kernel's setup, check and timing read top to bottom.
 int main(int argc, char **argv)
 {
     Kokkos::ScopeGuard guard(argc, argv);
@@ -123,8 +227,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if ((kernel != "spmv" && kernel != "batched") || rpt < 1 || (bs != 8 && bs != 16) ||
-        count < 1 || reps < 1 || warmup < 0 || team < 0) {
+    if ((kernel != "spmv" && kernel != "batched" && kernel != "lu") || rpt < 1 ||
+        (bs != 8 && bs != 16) || count < 1 || reps < 1 || warmup < 0 || team < 0) {
         std::fprintf(stderr, "bench_team_kokkos: bad option value\n");
         return 2;
     }
@@ -134,7 +238,10 @@ int main(int argc, char **argv)
     std::vector<double> times((size_t)reps);
     double flops = 0, maxerr = 0;
     char what[1200];
-    if (kernel == "spmv") {
+    if (kernel == "lu") {
+        flops = run_lu(bs, count, team, reps, warmup, times.data(), maxerr);
+        std::snprintf(what, sizeof what, "bs=%lld count=%lld", (long long)bs, (long long)count);
+    } else if (kernel == "spmv") {
         Csr A;
         if (grid > 0) {
             hpcg(grid, A);

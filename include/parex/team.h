@@ -16,8 +16,14 @@
  *     barriers spin on the group's own cache line (core/wait.h: no system call while the wait
  *     is short; a sleep after the pool's spin budget, so a barrier never deadlocks, also with
  *     more threads than cores). Scratch is per-group memory, 64-byte aligned, allocated once
- *     and grown on demand. Vector lanes: one (vector_length is accepted and ignored).
- *   - cuda: team launches are not available yet (PX_EINVAL naming the space).
+ *     and grown on demand. Vector lanes: the member's SIMD loop (see PX_THREAD_VECTOR_FOR);
+ *     vector_length is accepted and ignored. A team of one member never synchronizes: its
+ *     barrier and team reduce cost nothing, the right shape for batches of small independent
+ *     work (one small matrix per team).
+ *   - cuda (single-source kernels from nvcc-compiled files only): a team is a thread block of
+ *     vector_length x team_size threads (lanes on threadIdx.x, members on threadIdx.y), scratch
+ *     is dynamic shared memory, px_team_barrier is __syncthreads, px_team_reduce an ordered
+ *     warp-shuffle tree plus shared memory; see parex/kernel_cuda_team.h.
  *
  * Host function bodies:
  *
@@ -88,13 +94,17 @@ typedef struct px_team {
  *
  * Limits (a launch outside them is PX_EINVAL with a message naming the limit):
  *   - league_size >= 0 (0 runs nothing; a reduce returns the identity);
- *   - team_size >= 0, 0 letting the space choose (serial 1; threads the ranks sharing rank
- *     0's L2 or L3 cache, at most the thread count); at most 1 on serial and at most the
- *     thread count (PX_NUM_THREADS) on threads;
- *   - vector_length >= 0, 0 letting the space choose (1 on host); at most
- *     PX_TEAM_MAX_VECTOR_LENGTH; host spaces run one lane whatever the value;
+ *   - team_size >= 0, 0 letting the space choose (serial 1; threads 1, as Kokkos' host
+ *     backends recommend with one thread per core; cuda 128 / vector_length); at most 1 on
+ *     serial, at most the thread count (PX_NUM_THREADS) on threads, and on cuda
+ *     team_size x vector_length at most the kernel's threads per block (maxThreadsPerBlock,
+ *     1024 or fewer when the kernel's registers bound it);
+ *   - vector_length >= 0, 0 letting the space choose (1); at most PX_TEAM_MAX_VECTOR_LENGTH;
+ *     a power of two on cuda; host spaces run one thread per member whatever the value;
  *   - scratch_per_team + team_size * scratch_per_thread (each rounded up to 64 bytes) at most
- *     PX_TEAM_HOST_MAX_SCRATCH bytes on host spaces;
+ *     PX_TEAM_HOST_MAX_SCRATCH bytes on host spaces, and on cuda at most the device's shared
+ *     memory per block (sharedMemPerBlockOptin, e.g. 227 KiB on an H100) less the kernel's
+ *     own static shared memory;
  *   - schedule PX_SCHEDULE_STATIC or PX_SCHEDULE_DYNAMIC (see px_team_policy_schedule).
  */
 typedef struct {
@@ -160,7 +170,10 @@ typedef void (*px_team_reduce_fn)(const px_team *t, void *ctx, void *acc);
  *         PX_EINVAL   league_size, team_size or vector_length negative, vector_length above
  *                     PX_TEAM_MAX_VECTOR_LENGTH, or an unknown schedule;
  *         PX_EINVAL   a team size the space cannot give, scratch beyond its limit, or a space
- *                     without team launches (cuda, for now); the message names the limit;
+ *                     without team launches; the message names the limit;
+ *         PX_EINVAL   on cuda: a host function body (use PX_TEAM_FOR / PX_TEAM_REDUCE in a file
+ *                     compiled by nvcc), or a vector_length that is not a power of two;
+ *         PX_ECUDA    on cuda: the CUDA runtime failed (logged with its error name);
  *         PX_EINVAL   a team size above 1 launched from inside a running threads kernel (such
  *                     launches run inline on one thread);
  *         PX_ENOMEM   the space could not grow its scratch.
@@ -227,6 +240,11 @@ PX_API void *px_team_thread_scratch(const px_team *t);
  * receives in @p result the join of all members' values in team-rank order (member 0's on the
  * left), bitwise the same on every member. Collective.
  *
+ * In a single-source body compiled by nvcc, @p mine and @p result must point to the same value
+ * type, and on the device @p r must be a builtin reducer (px_sum_f64, ...; a value type other
+ * than the reducer's is a compile error there); each member contributes its vector lane 0's
+ * value.
+ *
  * @param t       the member.
  * @param r       the reducer; the same for every member.
  * @param mine    this member's value (r->value_size bytes).
@@ -239,6 +257,48 @@ PX_API void *px_team_thread_scratch(const px_team *t);
  */
 PX_API int px_team_reduce(const px_team *t, const px_reducer *r, const void *mine, void *result);
 
+/* Member calls inline in host code (C and C++ without nvcc; nvcc: parex/kernel_cuda_team.h):
+ * the queries read the member's fields, and a barrier of a one-member team costs a load and a
+ * branch. The functions above stay for function pointers and other languages. */
+#if !defined(__CUDACC__)
+static inline int64_t pxi_team_league_rank_inl(const px_team *t)
+{
+    return t->pxi_league_rank;
+}
+static inline int64_t pxi_team_league_size_inl(const px_team *t)
+{
+    return t->pxi_league_size;
+}
+static inline int pxi_team_rank_inl(const px_team *t)
+{
+    return t->pxi_team_rank;
+}
+static inline int pxi_team_size_inl(const px_team *t)
+{
+    return t->pxi_team_size;
+}
+static inline void *pxi_team_scratch_inl(const px_team *t)
+{
+    return t->pxi_scratch;
+}
+static inline void *pxi_team_thread_scratch_inl(const px_team *t)
+{
+    return t->pxi_thread_scratch;
+}
+static inline void pxi_team_barrier_inl(const px_team *t)
+{
+    if (t && t->pxi_sync && t->pxi_team_size > 1)
+        (px_team_barrier)(t);
+}
+#define px_team_league_rank(t)    pxi_team_league_rank_inl(t)
+#define px_team_league_size(t)    pxi_team_league_size_inl(t)
+#define px_team_rank(t)           pxi_team_rank_inl(t)
+#define px_team_size(t)           pxi_team_size_inl(t)
+#define px_team_scratch(t)        pxi_team_scratch_inl(t)
+#define px_team_thread_scratch(t) pxi_team_thread_scratch_inl(t)
+#define px_team_barrier(t)        pxi_team_barrier_inl(t)
+#endif
+
 /**
  * Nested loops (Kokkos' TeamThreadRange and ThreadVectorRange) as for-statements:
  *
@@ -246,35 +306,103 @@ PX_API int px_team_reduce(const px_team *t, const px_reducer *r, const void *min
  *                                               // together cover each index once
  *     PX_THREAD_VECTOR_FOR(t, i, b, e) { ... }  // [b, e) over this member's vector lanes
  *
- * `i` is declared as int64_t. On host spaces a member's share is one contiguous block (the
- * first (e - b) % team_size members take one index more) and the vector loop covers [b, e) in
- * order on the member. The range is evaluated once; b > e visits nothing. No implied barrier.
+ * `i` is declared as int64_t. The range is evaluated once; b > e visits nothing. No implied
+ * barrier. Host spaces: a member's share is one contiguous block (the first (e - b) % team_size
+ * members take one index more). Cuda: member r takes b + r, b + r + team_size, ... (so
+ * consecutive members touch consecutive elements), and lane x of the vector loop b + x,
+ * b + x + vector_length, ...
+ *
+ * Vector length on host spaces: a member is one thread, and PX_THREAD_VECTOR_FOR is a plain
+ * countable loop over [b, e) in order, marked for the compiler's vectorizer (GCC ivdep, clang
+ * vectorize(assume_safety)): it may run the iterations as SIMD lanes of the core, as the lanes
+ * of a warp run them on cuda. The iterations must therefore be independent (no iteration reads
+ * what another writes), which Kokkos' ThreadVectorRange requires too; a sum into one variable
+ * (a reduction) stays a sequential sum in index order (no reassociation), so host results are
+ * bitwise those of the plain loop. vector_length is then a hint the host ignores.
  */
 #define PX_TEAM_THREAD_FOR(t, i, b, e)                                                             \
     for (int64_t pxi_b_##i = (int64_t)(b), pxi_e_##i = (int64_t)(e),                               \
                  i = pxi_team_share_begin((t), pxi_b_##i, pxi_e_##i),                              \
-                 pxi_end_##i = pxi_team_share_end((t), pxi_b_##i, pxi_e_##i);                      \
-         i < pxi_end_##i; ++i)
-#define PX_THREAD_VECTOR_FOR(t, i, b, e)                                                           \
-    for (int64_t i = ((void)(t), (int64_t)(b)), pxi_vend_##i = (int64_t)(e); i < pxi_vend_##i; ++i)
+                 pxi_end_##i = pxi_team_share_end((t), pxi_b_##i, pxi_e_##i),                      \
+                 pxi_step_##i = pxi_team_share_step(t);                                            \
+         i < pxi_end_##i; i += pxi_step_##i)
 
-/* Internal to PX_TEAM_THREAD_FOR: member r of n gets [b + r q + min(r, m), ...) with
- * q = (e - b) / n, m = (e - b) % n. */
-static inline int64_t pxi_team_share_begin(const px_team *t, int64_t b, int64_t e)
+#if defined(__CUDACC__)
+#define PX_THREAD_VECTOR_FOR(t, i, b, e)                                                           \
+    for (int64_t i = pxi_vector_begin((t), (int64_t)(b)), pxi_vend_##i = (int64_t)(e),             \
+                 pxi_vstep_##i = pxi_vector_step(t);                                               \
+         i < pxi_vend_##i; i += pxi_vstep_##i)
+#else
+#if defined(__clang__)
+#define PXI_VECTOR_LOOP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define PXI_VECTOR_LOOP _Pragma("GCC ivdep")
+#else
+#define PXI_VECTOR_LOOP
+#endif
+#define PX_THREAD_VECTOR_FOR(t, i, b, e)                                                           \
+    PXI_VECTOR_LOOP                                                                                \
+    for (int64_t i = ((void)(t), (int64_t)(b)), pxi_vend_##i = (int64_t)(e); i < pxi_vend_##i; ++i)
+#endif
+
+/* Internal to PX_TEAM_THREAD_FOR and PX_THREAD_VECTOR_FOR. Host: member r of n gets
+ * [b + r q + min(r, m), ...) with q = (e - b) / n, m = (e - b) % n, step 1. Cuda device code:
+ * b + r with step n; lanes b + threadIdx.x with step vector_length. */
+static inline PXI_HD int64_t pxi_team_share_begin(const px_team *t, int64_t b, int64_t e)
 {
     if (e <= b)
         return b;
+#ifdef __CUDA_ARCH__
+    return b + t->pxi_team_rank;
+#else
     int64_t n = t->pxi_team_size, r = t->pxi_team_rank, len = e - b;
+    if (n == 1)
+        return b; /* no division for the one-member teams of batched work */
     int64_t q = len / n, m = len % n;
     return b + r * q + (r < m ? r : m);
+#endif
 }
-static inline int64_t pxi_team_share_end(const px_team *t, int64_t b, int64_t e)
+static inline PXI_HD int64_t pxi_team_share_end(const px_team *t, int64_t b, int64_t e)
 {
     if (e <= b)
         return b;
+#ifdef __CUDA_ARCH__
+    (void)t;
+    return e;
+#else
     int64_t n = t->pxi_team_size, r = t->pxi_team_rank + 1, len = e - b;
+    if (n == 1)
+        return e;
     int64_t q = len / n, m = len % n;
     return b + r * q + (r < m ? r : m);
+#endif
+}
+static inline PXI_HD int64_t pxi_team_share_step(const px_team *t)
+{
+#ifdef __CUDA_ARCH__
+    return t->pxi_team_size;
+#else
+    (void)t;
+    return 1;
+#endif
+}
+static inline PXI_HD int64_t pxi_vector_begin(const px_team *t, int64_t b)
+{
+    (void)t;
+#ifdef __CUDA_ARCH__
+    return b + (int64_t)threadIdx.x;
+#else
+    return b;
+#endif
+}
+static inline PXI_HD int64_t pxi_vector_step(const px_team *t)
+{
+#ifdef __CUDA_ARCH__
+    return t->pxi_vector_length;
+#else
+    (void)t;
+    return 1;
+#endif
 }
 
 /** @name Single-source team kernels (PX_TEAM_FOR, PX_TEAM_REDUCE)
@@ -291,8 +419,12 @@ typedef struct px_team_kernel {
     size_t value_size;              /**< sizeof(VALUE) for reduce, 0 for for. */
     px_team_fn host_for;            /**< Host entry of a PX_TEAM_FOR kernel. */
     px_team_reduce_fn host_reduce;  /**< Host entry of a PX_TEAM_REDUCE kernel. */
-    const px_kernel_device *device; /**< Device half; NULL (device team bodies: not yet). */
+    const px_kernel_device *device; /**< Device half (nvcc-compiled files); NULL otherwise. */
     px_value_type value_type;       /**< VALUE's type tag for reduce (as px_kernel's). */
+    /** Host entry of a PX_TEAM_FOR kernel over teams [b, e) of one member: the league loop with
+     *  the body inlined and the arguments copied once (no call per team); after each team a
+     *  barrier when the member has a sync block and scratch_barrier is nonzero. NULL for reduce. */
+    void (*host_for_teams)(px_team *t, const void *args, int64_t b, int64_t e, int scratch_barrier);
 } px_team_kernel;
 
 /**
@@ -327,13 +459,35 @@ PX_API int px_parallel_reduce_team(px_space *s, const char *label, px_team_polic
  */
 #define PX_TEAM_KERNEL_DECLARE(name) PXI_EXTERN_C extern const px_team_kernel name
 
-/* Team bodies are host functions for now (no device half yet): under nvcc they are compiled for
- * the host only, so a .cu file may define team kernels and run them on host spaces. */
-#if defined(__GNUC__)
-#define PXI_TEAM_BODY static inline __attribute__((always_inline))
+/* Team bodies are compiled for host and device under nvcc (parex/kernel_cuda_team.h adds the
+ * device half and makes the member calls device functions there). */
+#if defined(__CUDACC__)
+extern "C++" {
+#include "parex/kernel_cuda_team.h"
+}
 #else
-#define PXI_TEAM_BODY static inline
+#define PXI_DEVICE_TEAM_FOR(name, Args)
+#define PXI_DEVICE_TEAM_REDUCE(name, Args, Value)
+#define PXI_DEVICE_TEAM_PTR(name) NULL
 #endif
+#if defined(__GNUC__)
+#define PXI_TEAM_BODY static inline __attribute__((always_inline)) PXI_HD
+#else
+#define PXI_TEAM_BODY static inline PXI_HD
+#endif
+
+/* The league loop of host_for_teams: @call for teams [b, e) on member @t, with the team barrier
+ * after each when the member has a sync block (team size > 1) and @bar is set. */
+#define pxi_team_league_loop(t, b, e, bar, call)                                                   \
+    do {                                                                                           \
+        const int pxsync_ = (t)->pxi_sync != NULL && (bar);                                        \
+        for (int64_t pxlr_ = (b); pxlr_ < (e); ++pxlr_) {                                          \
+            (t)->pxi_league_rank = pxlr_;                                                          \
+            call;                                                                                  \
+            if (pxsync_)                                                                           \
+                px_team_barrier(t);                                                                \
+        }                                                                                          \
+    } while (0)
 
 #define PX_TEAM_FOR(name, Args, t, a)                                                              \
     PXI_TEAM_BODY void name##_pxtbody(const px_team *t, const Args *PXI_RESTRICT a);               \
@@ -342,9 +496,23 @@ PX_API int px_parallel_reduce_team(px_space *s, const char *label, px_team_polic
         const Args pxa_ = *(const Args *)pxargs_;                                                  \
         name##_pxtbody(pxt_, &pxa_);                                                               \
     }                                                                                              \
-    PXI_EXTERN_C const px_team_kernel name = {                                                     \
-        PX_TEAM_KERNEL_MAGIC, PX_KERNEL_FOR, #name, sizeof(Args), 0, name##_pxthost, NULL, NULL,   \
-        PX_VALUE_CUSTOM};                                                                          \
+    static void name##_pxtteams(px_team *pxt_, const void *pxargs_, int64_t pxb_, int64_t pxe_,    \
+                                int pxbar_)                                                        \
+    {                                                                                              \
+        const Args pxa_ = *(const Args *)pxargs_;                                                  \
+        pxi_team_league_loop(pxt_, pxb_, pxe_, pxbar_, name##_pxtbody(pxt_, &pxa_));               \
+    }                                                                                              \
+    PXI_DEVICE_TEAM_FOR(name, Args)                                                                \
+    PXI_EXTERN_C const px_team_kernel name = {PX_TEAM_KERNEL_MAGIC,                                \
+                                              PX_KERNEL_FOR,                                       \
+                                              #name,                                               \
+                                              sizeof(Args),                                        \
+                                              0,                                                   \
+                                              name##_pxthost,                                      \
+                                              NULL,                                                \
+                                              PXI_DEVICE_TEAM_PTR(name),                           \
+                                              PX_VALUE_CUSTOM,                                     \
+                                              name##_pxtteams};                                    \
     PXI_TEAM_BODY void name##_pxtbody(const px_team *t, const Args *PXI_RESTRICT a)
 
 #define PX_TEAM_REDUCE(name, Args, Value, t, a, acc)                                               \
@@ -357,6 +525,7 @@ PX_API int px_parallel_reduce_team(px_space *s, const char *label, px_team_polic
         name##_pxtbody(pxt_, &pxa_, &pxv_);                                                        \
         *(Value *)pxacc_ = pxv_;                                                                   \
     }                                                                                              \
+    PXI_DEVICE_TEAM_REDUCE(name, Args, Value)                                                      \
     PXI_EXTERN_C const px_team_kernel name = {PX_TEAM_KERNEL_MAGIC,                                \
                                               PX_KERNEL_REDUCE,                                    \
                                               #name,                                               \
@@ -364,8 +533,9 @@ PX_API int px_parallel_reduce_team(px_space *s, const char *label, px_team_polic
                                               sizeof(Value),                                       \
                                               NULL,                                                \
                                               name##_pxthost,                                      \
-                                              NULL,                                                \
-                                              PXI_VALUE_TYPE(Value)};                              \
+                                              PXI_DEVICE_TEAM_PTR(name),                           \
+                                              PXI_VALUE_TYPE(Value),                               \
+                                              NULL};                                               \
     PXI_TEAM_BODY void name##_pxtbody(const px_team *t, const Args *PXI_RESTRICT a,                \
                                       Value *PXI_RESTRICT acc)
 

@@ -30,6 +30,7 @@ extern "C" {
 #include "core/log.h"
 #include "core/registry.h"
 }
+#include "spaces/cuda/cuda_team.h"
 
 #ifndef PXI_CUDA_ARCHS
 #define PXI_CUDA_ARCHS "unknown"
@@ -185,6 +186,9 @@ int cuda_initialize(const pxi_space_config *cfg)
     g.max_blocks_per_sm = g.info.max_blocks_per_sm > 0 ? g.info.max_blocks_per_sm : 1;
     g.max_grid = g.sm_count * g.max_blocks_per_sm;
     g.scratch_bytes = (size_t)g.max_grid * PX_REDUCER_MAX_VALUE_BYTES;
+    rc = pxi_cuda_team_init(dev, g.sm_count); /* team launches (cuda_team.cu) */
+    if (rc != PX_OK)
+        return rc;
     e = cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {
         g.stream = NULL;
@@ -215,6 +219,7 @@ int cuda_finalize(void)
     scratch *s = pool_free;
     pool_free = NULL;
     pthread_mutex_unlock(&pool_lock);
+    pxi_cuda_team_fini();
     while (s) {
         scratch *next = s->next;
         (void)cudaFree(s->dev);
@@ -474,6 +479,8 @@ int launch_md(const pxi_launch *l, const px_kernel_device *d)
 
 int cuda_launch(const pxi_launch *l)
 {
+    if (l->policy_kind == PXI_POLICY_TEAM) /* team launches: cuda_team.cu */
+        return pxi_cuda_team_launch(l, (void *)launch_stream(l));
     const px_kernel *k = l->kernel;
     if (!k) {
         PXI_ERROR("cuda: launch \"%s\": host function kernels (px_parallel_*_fn) cannot run on "
@@ -717,7 +724,7 @@ static const pxi_space_ops cuda_ops = {
     cuda_stream_then,         /* stream_then */
     cuda_stream_synchronize,  /* stream_synchronize */
     cuda_copy_async,          /* copy_async */
-    NULL,                     /* team_limits: no team launches on cuda yet */
+    pxi_cuda_team_limits,     /* team_limits (cuda_team.cu) */
     0,                        /* instance_splits: each instance is a stream on the device */
     cuda_instance_create,     /* instance_create */
     cuda_instance_destroy,    /* instance_destroy */

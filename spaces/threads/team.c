@@ -2,8 +2,12 @@
  *
  * Groups. A launch with team size T forms G = floor(P / T) groups of T consecutive ranks
  * ([g T, (g + 1) T) is group g; rank g T is its leader); with the close binding consecutive
- * ranks sit on neighbouring cores, and the default T is the number of ranks that share rank
- * 0's L2 or L3 (pxi_topo_cache_group), so a team's scratch stays in a cache its members share.
+ * ranks sit on neighbouring cores, so a team's members share the caches above them (a
+ * policy asks for pxi_topo_cache_group's size to keep a team under one L2 or L3). The default
+ * T (team_size 0) is 1, as Kokkos' host backends recommend one member per core's hardware
+ * threads (the pool binds one rank per core): a team of one never synchronizes, so league
+ * loops of small independent work (batched 8x8 solves) cost no barrier at all; teams that
+ * cooperate through scratch ask for their size.
  * Ranks G T .. P - 1 idle for the launch. Each group has its own sync block (core/team.h:
  * barrier line, px_team_reduce slots) and its own memory block, allocated once and grown (by
  * the launch-lock holder) when a launch needs more:
@@ -16,8 +20,13 @@
  * publishes it in the sync block's unit[] (double-buffered), so members learn it from the
  * barrier, without a claim of their own.
  *
- * Every team ends with a team barrier (T > 1), so a member never starts the next team's writes
- * to team scratch while another still reads the current team's.
+ * With T > 1, every team of a reduce, and of a for with team scratch, ends with a team barrier,
+ * so a member never starts the next team's writes to team scratch while another still reads the
+ * current team's (and the leader joins complete member values). A for without team scratch
+ * skips it: its members share nothing the next team could overwrite. Single-source for kernels
+ * of the static schedule run through the kernel's own league loop (px_team_kernel's
+ * host_for_teams: the body inlined into the loop, the arguments copied once per launch rather
+ * than per team); a team of one member never touches its sync block.
  *
  * Reductions. Each member folds the team into its own value from the identity and stores it in
  * the member-value slots (half k % 2 for the group's k-th team); after the team's end barrier
@@ -83,9 +92,9 @@ int pxi_threads_team_init(pxi_threads_team **out, pxi_tpool *pool, const pxi_top
     *out = ts;
     ts->pool = pool;
     ts->nranks = nranks;
-    ts->default_team = pxi_topo_cache_group(topo, pu_of_rank, nranks);
-    if (ts->default_team < 1 || ts->default_team > nranks)
-        ts->default_team = 1;
+    (void)topo;
+    (void)pu_of_rank;
+    ts->default_team = 1; /* see the file comment */
     ts->groups = pxi_calloc((size_t)nranks, sizeof *ts->groups);
     if (!ts->groups) {
         PXI_ERROR("threads: out of memory for the team groups of %d ranks", nranks);
@@ -194,6 +203,83 @@ static void join_team(const team_job *j, const px_team *me, const unsigned char 
     r->join(run, tv);
 }
 
+/* One member's view of a launch: its group's sync block and value slots, its team object. */
+typedef struct member_ctx {
+    const team_job *j;
+    pxi_team_sync *sync;
+    unsigned char *values; /* the group's member-value slots */
+    px_team me;
+    int leader, many;
+} member_ctx;
+
+/* Static schedule: the group's contiguous block of teams; @run (leader, reduce) gets the
+ * block's value. */
+static void run_static(member_ctx *m, int g, void *run)
+{
+    const team_job *j = m->j;
+    const pxi_launch *l = j->l;
+    const pxi_team_plan *pl = &j->plan;
+    const int reduce = l->kind == PX_KERNEL_REDUCE;
+    int64_t b, e;
+    pxi_plan_team_block(pl, g, &b, &e);
+    if (reduce && m->leader)
+        l->reducer->identity(run);
+    const px_team_kernel *tk = l->team_kernel;
+    if (!reduce && tk && tk->host_for_teams) {
+        /* The kernel's own league loop: body inlined, no call per team. */
+        tk->host_for_teams(&m->me, l->ctx, b, e, pl->scratch_team != 0);
+        return;
+    }
+    /* A for without team scratch needs no barrier between teams: members share nothing the
+     * next team could overwrite (thread scratch is private). */
+    const int end_barrier = m->many && (reduce || pl->scratch_team != 0);
+    int half = 0;
+    for (int64_t lr = b; lr < e; ++lr, half ^= 1) {
+        run_team(j, &m->me, lr, m->values, half);
+        if (end_barrier)
+            pxi_team_sync_barrier(m->sync);
+        if (reduce && m->leader)
+            join_team(j, &m->me, m->values, half, run);
+    }
+}
+
+/* Dynamic schedule: the leader claims run k + 1 before the barrier that ends run k; each run's
+ * value (leader, reduce) goes to its slot of j->unit_values. */
+static void run_dynamic(member_ctx *m, void *run)
+{
+    const team_job *j = m->j;
+    const pxi_launch *l = j->l;
+    const pxi_team_plan *pl = &j->plan;
+    const int reduce = l->kind == PX_KERNEL_REDUCE;
+    pxi_team_sync *sync = m->sync;
+    int half = 0;
+    if (m->leader)
+        sync->unit[0] = atomic_fetch_add_explicit(&j->ts->next, 1, memory_order_relaxed);
+    if (m->many)
+        pxi_team_sync_barrier(sync);
+    for (unsigned k = 0;; ++k) {
+        int64_t u = sync->unit[k & 1u];
+        if (u >= pl->nclaims)
+            break;
+        int64_t b, e;
+        pxi_plan_team_claim_bounds(pl, u, &b, &e);
+        if (reduce && m->leader)
+            l->reducer->identity(run);
+        for (int64_t lr = b; lr < e; ++lr, half ^= 1) {
+            run_team(j, &m->me, lr, m->values, half);
+            if (m->leader && lr == e - 1)
+                sync->unit[(k + 1) & 1u] =
+                    atomic_fetch_add_explicit(&j->ts->next, 1, memory_order_relaxed);
+            if (m->many)
+                pxi_team_sync_barrier(sync);
+            if (reduce && m->leader)
+                join_team(j, &m->me, m->values, half, run);
+        }
+        if (reduce && m->leader)
+            memcpy(j->unit_values + (size_t)u * PXI_TEAM_SLOT, run, l->reducer->value_size);
+    }
+}
+
 static void team_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
 {
     const team_job *j = arg;
@@ -212,36 +298,28 @@ static void team_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
         return;
     }
     group *gr = &j->ts->groups[g];
-    pxi_team_sync *sync = gr->sync;
-    unsigned char *values = gr->mem + slots_bytes(t);
-    unsigned char *scratch = values + slots_bytes(t);
-    int trank = rank - g * t, leader = trank == 0, many = t > 1;
-    px_team me = {.pxi_league_size = pl->league_size,
-                  .pxi_team_rank = trank,
-                  .pxi_team_size = t,
-                  .pxi_vector_length = 1,
-                  .pxi_reduce_seq = 0,
-                  .pxi_scratch = pl->scratch_team ? scratch : NULL,
-                  .pxi_thread_scratch = pl->scratch_thread ? scratch + pl->scratch_team +
-                                                                 (size_t)trank * pl->scratch_thread
-                                                           : NULL,
-                  .pxi_sync = many ? sync : NULL};
+    unsigned char *scratch = gr->mem + 2 * slots_bytes(t);
+    int trank = rank - g * t;
+    member_ctx m = {.j = j,
+                    .sync = gr->sync,
+                    .values = gr->mem + slots_bytes(t),
+                    .leader = trank == 0,
+                    .many = t > 1};
+    m.me = (px_team){.pxi_league_size = pl->league_size,
+                     .pxi_team_rank = trank,
+                     .pxi_team_size = t,
+                     .pxi_vector_length = 1,
+                     .pxi_reduce_seq = 0,
+                     .pxi_scratch = pl->scratch_team ? scratch : NULL,
+                     .pxi_thread_scratch =
+                         pl->scratch_thread
+                             ? scratch + pl->scratch_team + (size_t)trank * pl->scratch_thread
+                             : NULL,
+                     .pxi_sync = m.many ? gr->sync : NULL};
     alignas(PXI_CACHE_LINE) unsigned char run[PX_REDUCER_MAX_VALUE_BYTES];
-    int half = 0;
-
     if (!pl->dynamic) {
-        int64_t b, e;
-        pxi_plan_team_block(pl, g, &b, &e);
-        if (reduce && leader)
-            r->identity(run);
-        for (int64_t lr = b; lr < e; ++lr, half ^= 1) {
-            run_team(j, &me, lr, values, half);
-            if (many)
-                pxi_team_sync_barrier(sync);
-            if (reduce && leader)
-                join_team(j, &me, values, half, run);
-        }
-        if (reduce && leader)
+        run_static(&m, g, run);
+        if (reduce && m.leader)
             memcpy(slot->value, run, r->value_size);
         else if (reduce)
             r->identity(slot->value);
@@ -249,33 +327,7 @@ static void team_main(pxi_tpool *pool, int rank, unsigned gen, void *arg)
             memcpy(l->result, slot->value, r->value_size);
         return;
     }
-
-    /* Dynamic: the leader claims run k + 1 before the barrier that ends run k. */
-    if (leader)
-        sync->unit[0] = atomic_fetch_add_explicit(&j->ts->next, 1, memory_order_relaxed);
-    if (many)
-        pxi_team_sync_barrier(sync);
-    for (unsigned k = 0;; ++k) {
-        int64_t u = sync->unit[k & 1u];
-        if (u >= pl->nclaims)
-            break;
-        int64_t b, e;
-        pxi_plan_team_claim_bounds(pl, u, &b, &e);
-        if (reduce && leader)
-            r->identity(run);
-        for (int64_t lr = b; lr < e; ++lr, half ^= 1) {
-            run_team(j, &me, lr, values, half);
-            if (leader && lr == e - 1)
-                sync->unit[(k + 1) & 1u] =
-                    atomic_fetch_add_explicit(&j->ts->next, 1, memory_order_relaxed);
-            if (many)
-                pxi_team_sync_barrier(sync);
-            if (reduce && leader)
-                join_team(j, &me, values, half, run);
-        }
-        if (reduce && leader)
-            memcpy(j->unit_values + (size_t)u * PXI_TEAM_SLOT, run, r->value_size);
-    }
+    run_dynamic(&m, run);
     if (pxi_tpool_fanin(pool, rank, gen, PXI_FANIN_UP, NULL) && reduce) {
         /* Rank 0, after every run: join the runs' values in league order. */
         memcpy(run, j->unit_values, r->value_size);

@@ -11,9 +11,9 @@
 typedef struct pxi_threads_team pxi_threads_team;
 
 /* After the pool exists (the space's at initialize, an instance's at its creation): make
- * *out the pool's team state, with the default team size (the ranks sharing rank 0's L2 or
- * L3, pxi_topo_cache_group) and one sync block per rank. @return PX_OK; PX_ENOMEM (logged;
- * *out NULL). */
+ * *out the pool's team state, with the default team size of 1 (see team.c; topo and
+ * pu_of_rank are kept for a topology-derived choice) and one sync block per rank. @return PX_OK;
+ * PX_ENOMEM (logged; *out NULL). */
 PX_NODISCARD int pxi_threads_team_init(pxi_threads_team **out, pxi_tpool *pool,
                                        const pxi_topo *topo, const int *pu_of_rank, int nranks);
 /* Free the groups' scratch and sync blocks and the state. NULL is ignored. */

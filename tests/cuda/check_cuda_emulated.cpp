@@ -5,6 +5,8 @@
  * per-warp buffer between two warp barriers. Blocks run one after another, so `__shared__`
  * becomes `static`. This checks index coverage, the order of every join (a non-commutative
  * reducer), exclusive prefixes, and block/warp partitions for odd sizes, warp counts and grids;
+ * team kernels (parex/kernel_cuda_team.h) run on 2-D blocks (lanes x members, partial last
+ * warps) with team scratch, __syncthreads and the ordered member fold;
  * it cannot check timing, occupancy or the CUDA runtime calls (check_cuda does on a GPU). */
 #include <check.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "parex/kernel.h"
+#include "parex/team.h"
 
 /* ---- the CUDA built-ins the kernels use ---------------------------------------------------- */
 #undef PXI_HD
@@ -38,7 +41,7 @@
 typedef void *cudaStream_t;
 
 struct emu_dim {
-    unsigned x;
+    unsigned x, y;
 };
 static thread_local emu_dim threadIdx, blockIdx;
 static emu_dim blockDim, gridDim;
@@ -52,9 +55,15 @@ static void __syncthreads(void)
     pthread_barrier_wait(&block_bar);
 }
 
+/* The thread's index in its block (x fastest), whose 32-runs are the warps. */
+static unsigned emu_tid(void)
+{
+    return threadIdx.x + blockDim.x * threadIdx.y;
+}
+
 static unsigned emu_exchange(unsigned v, int src_lane, int valid)
 {
-    unsigned w = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+    unsigned w = emu_tid() >> 5, lane = emu_tid() & 31u;
     warp_buf[w][lane] = v;
     pthread_barrier_wait(&warp_bar[w]);
     unsigned r = valid ? warp_buf[w][src_lane] : v;
@@ -63,12 +72,12 @@ static unsigned emu_exchange(unsigned v, int src_lane, int valid)
 }
 static unsigned __shfl_down_sync(unsigned, unsigned v, unsigned d)
 {
-    unsigned lane = threadIdx.x & 31u;
+    unsigned lane = emu_tid() & 31u;
     return emu_exchange(v, (int)(lane + d), lane + d < 32);
 }
 static unsigned __shfl_up_sync(unsigned, unsigned v, unsigned d)
 {
-    unsigned lane = threadIdx.x & 31u;
+    unsigned lane = emu_tid() & 31u;
     return emu_exchange(v, (int)lane - (int)d, lane >= d);
 }
 static unsigned __shfl_sync(unsigned, unsigned v, int src)
@@ -76,7 +85,15 @@ static unsigned __shfl_sync(unsigned, unsigned v, int src)
     return emu_exchange(v, src & 31, 1);
 }
 
+/* Team kernels' dynamic shared memory (one block runs at a time). */
+alignas(64) static unsigned char emu_dyn_shared[1 << 16];
+static unsigned char *pxi_cuda_emulated_shared(void)
+{
+    return emu_dyn_shared;
+}
+
 #include "parex/kernel_cuda.h"
+#include "parex/kernel_cuda_team.h"
 
 /* ---- a launcher: blocks in sequence, the threads of a block as pthreads -------------------- */
 
@@ -88,23 +105,27 @@ template <class F> struct emu_job {
 template <class F> static void *emu_thread(void *p)
 {
     emu_job<F> *j = (emu_job<F> *)p;
-    threadIdx.x = j->tid;
+    threadIdx.x = j->tid % blockDim.x;
+    threadIdx.y = j->tid / blockDim.x;
     blockIdx.x = j->bid;
     (*j->body)();
     return NULL;
 }
 
-/* Run body() as a grid of `grid` blocks of `block` threads (block a multiple of 32). */
-template <class F> static void emu_launch(unsigned grid, unsigned block, F body)
+/* Run body() as a grid of `grid` blocks of bx x by threads (x fastest; the last warp may be
+ * partial). */
+template <class F> static void emu_launch2(unsigned grid, unsigned bx, unsigned by, F body)
 {
+    const unsigned block = bx * by, nwarps = (block + 31) / 32;
     gridDim.x = grid;
-    blockDim.x = block;
+    blockDim.x = bx;
+    blockDim.y = by;
     std::vector<pthread_t> th(block);
     std::vector<emu_job<F>> jobs(block);
     for (unsigned b = 0; b < grid; ++b) {
         pthread_barrier_init(&block_bar, NULL, block);
-        for (unsigned w = 0; w < block / 32; ++w)
-            pthread_barrier_init(&warp_bar[w], NULL, 32);
+        for (unsigned w = 0; w < nwarps; ++w)
+            pthread_barrier_init(&warp_bar[w], NULL, block - 32 * w < 32 ? block - 32 * w : 32);
         for (unsigned t = 0; t < block; ++t) {
             jobs[t].body = &body;
             jobs[t].tid = t;
@@ -114,9 +135,15 @@ template <class F> static void emu_launch(unsigned grid, unsigned block, F body)
         for (unsigned t = 0; t < block; ++t)
             pthread_join(th[t], NULL);
         pthread_barrier_destroy(&block_bar);
-        for (unsigned w = 0; w < block / 32; ++w)
+        for (unsigned w = 0; w < nwarps; ++w)
             pthread_barrier_destroy(&warp_bar[w]);
     }
+}
+
+/* Run body() as a grid of `grid` blocks of `block` threads (block a multiple of 32). */
+template <class F> static void emu_launch(unsigned grid, unsigned block, F body)
+{
+    emu_launch2(grid, block, 1, body);
 }
 
 /* ---- kernels: hand-written tags shaped like the ones PX_FOR/PX_REDUCE/PX_SCAN generate --- */
@@ -473,6 +500,64 @@ START_TEST(test_emulated_md_for_visits_every_point_once_and_reduce_is_exact)
 }
 END_TEST
 
+/* ---- team kernels (parex/kernel_cuda_team.h) -------------------------------------------- */
+
+/* Member r of team lr writes its slot of team scratch, meets the team, checks its neighbour's
+ * slot, then folds {lr T + r} into the launch value and checks the ordered team fold. */
+struct team_order_k {
+    static void team(const px_team *t, const args *a, run_value *acc)
+    {
+        int64_t *s = (int64_t *)t->pxi_scratch;
+        const int64_t T = t->pxi_team_size, lr = t->pxi_league_rank, r = t->pxi_team_rank;
+        if (threadIdx.x == 0)
+            s[r] = lr * T + r;
+        __syncthreads();
+        const int64_t nb = s[(r + 1) % T];
+        run_value e = {lr * T + r, lr * T + r + 1, nb == lr * T + (r + 1) % T};
+        run_value tv = pxi_cuda_team_fold(PX_REDUCER_CUSTOM, e);
+        if (tv.lo != lr * T || tv.hi != lr * T + T || !tv.ok)
+            __atomic_fetch_add(a->cnt, 1, __ATOMIC_RELAXED);
+        run_join(acc, &e);
+        __syncthreads(); /* scratch is read before the next team writes it */
+    }
+};
+
+START_TEST(test_emulated_team_reduce_joins_members_and_teams_in_order)
+{
+    const unsigned shapes[][2] = {{1, 1}, {1, 33}, {4, 7}, {32, 2}, {8, 5}, {2, 48}};
+    const int64_t leagues[] = {1, 7, 100};
+    const unsigned grids[] = {1, 3, 8};
+    for (const auto &sh : shapes)
+        for (int64_t L : leagues)
+            for (unsigned g : grids) {
+                if ((int64_t)g > L)
+                    continue;
+                int32_t bad = 0;
+                args a = {0, &bad, NULL};
+                pxi_cuda_team tp;
+                memset(&tp, 0, sizeof tp);
+                tp.league = L;
+                tp.vector_length = sh[0];
+                tp.team_size = sh[1];
+                tp.scratch_team = 64 * ((sh[1] * 8 + 63) / 64);
+                tp.shmem = tp.scratch_team;
+                std::vector<run_value> part(g);
+                run_value ident = {0, 0, 1};
+                emu_launch2(g, sh[0], sh[1], [&] {
+                    pxi_cuda_kteam_reduce<team_order_k, args, run_value>(a, tp, PX_REDUCER_CUSTOM,
+                                                                         ident, part.data());
+                });
+                run_value acc = ident;
+                for (unsigned b = 0; b < g; ++b)
+                    run_join(&acc, &part[b]);
+                ck_assert_int_eq(bad, 0);
+                ck_assert_int_eq(acc.ok, 1);
+                ck_assert_int_eq(acc.lo, 0);
+                ck_assert_int_eq(acc.hi, L * (int64_t)sh[1]);
+            }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cuda_emulated");
@@ -485,6 +570,7 @@ int main(void)
     tcase_add_test(tc, test_emulated_scan_joins_prefixes_in_index_order);
     tcase_add_test(tc, test_emulated_builtin_joins_match_core_semantics);
     tcase_add_test(tc, test_emulated_md_for_visits_every_point_once_and_reduce_is_exact);
+    tcase_add_test(tc, test_emulated_team_reduce_joins_members_and_teams_in_order);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
