@@ -64,9 +64,15 @@ void pxi_instance_release(px_space *s)
 {
     if (!s || !s->inst)
         return;
-    /* release: the op's effects happen before destroy's acquire load sees the count drop. */
-    if (atomic_fetch_sub_explicit(&s->inst->holds, 1, memory_order_release) == 1)
-        pxi_wait_event_notify(&s->inst->drained, 0);
+    pxi_instance *in = s->inst;
+    /* releasing brackets our last touches of *in: destroy, once it saw holds reach 0, waits
+     * for it to drop before it frees the instance. */
+    atomic_fetch_add_explicit(&in->releasing, 1, memory_order_relaxed);
+    /* release: the op's effects (and the bracket's increment) happen before destroy's acquire
+     * load sees the count drop. */
+    if (atomic_fetch_sub_explicit(&in->holds, 1, memory_order_release) == 1)
+        pxi_wait_event_notify(&in->drained, 0);
+    atomic_fetch_sub_explicit(&in->releasing, 1, memory_order_release);
 }
 
 static int drained(const void *arg)
@@ -119,6 +125,9 @@ static int instance_free(pxi_instance *in)
 {
     px_space *s = &in->space;
     pxi_wait_event_until(&in->drained, drained, in, pxi_wait_spin_ns(1, 0), NULL, 0);
+    /* A release that took holds to 0 may still be inside its notify (a few instructions). */
+    for (unsigned k = 0; atomic_load_explicit(&in->releasing, memory_order_acquire) != 0; ++k)
+        pxi_wait_backoff(k);
     int rc = PX_OK;
     if (s->impl && s->ops->instance_destroy)
         rc = s->ops->instance_destroy(s->impl);
@@ -203,6 +212,7 @@ static pxi_instance *instance_new(px_space *s, int first, int nranks, int *rc)
                    .parent = s,
                    .inst = in};
     atomic_init(&in->holds, 0);
+    atomic_init(&in->releasing, 0);
     pxi_wait_event_init(&in->drained);
     *rc = s->ops->instance_create ? s->ops->instance_create(first, nranks, &in->space.impl) : PX_OK;
     if (*rc != PX_OK) {

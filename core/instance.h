@@ -21,6 +21,9 @@ typedef struct pxi_instance {
      * destroy waits for 0 on drained. */
     atomic_int holds;
     pxi_wait_event drained;
+    /* Releases still between their decrement of holds and the end of their notify of drained:
+     * destroy waits for 0 here too before it frees the instance (as pxi_engine_drain does). */
+    atomic_int releasing;
 } pxi_instance;
 
 /* Nonzero when @s is an instance (a handle px_space_partition returned). */
