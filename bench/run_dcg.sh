@@ -277,7 +277,7 @@ for key in order:
     per = med([px[r]["seconds_per_iter"] / bs[r]["seconds_per_iter"] for r in px if r in bs])
     halo = med([r["halo_seconds_per_iter"] / r["seconds_per_iter"] for r in bs.values()]) * 100
     ar = med([r["allreduce_seconds_per_iter"] / r["seconds_per_iter"] for r in bs.values()]) * 100
-    ov = [r["overlap"] for r in px.values() if "overlap" in r]
+    ov = [r["overlap"] for r in px.values() if r.get("overlap") is not None]
     ovs = "%.2f" % med(ov) if ov else "-"
     if not (px and bs) or p == 1:
         target = "-"

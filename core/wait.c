@@ -190,6 +190,19 @@ void pxi_wait_event_wake(pxi_wait_event *ev, int n)
     pxi_os_futex_wake(&ev->seq, n);
 }
 
+void pxi_wait_event_sleep_for(pxi_wait_event *ev, int (*ready)(const void *arg), const void *arg,
+                              int64_t timeout_us)
+{
+    /* The sleeper protocol of pxi_wait_event_until (Dekker with the notifier's fence), for one
+     * bounded sleep. */
+    atomic_fetch_add_explicit(&ev->sleepers, 1, memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst);
+    unsigned s = atomic_load_explicit(&ev->seq, memory_order_acquire);
+    if (!ready(arg))
+        pxi_os_futex_wait_timeout(&ev->seq, s, timeout_us);
+    atomic_fetch_sub_explicit(&ev->sleepers, 1, memory_order_relaxed);
+}
+
 void pxi_wait_event_until(pxi_wait_event *ev, int (*ready)(const void *arg), const void *arg,
                           int64_t spin_ns, atomic_int *spinning, unsigned flags)
 {

@@ -132,6 +132,13 @@ static inline void pxi_wait_event_init(pxi_wait_event *ev)
 void pxi_wait_event_until(pxi_wait_event *ev, int (*ready)(const void *arg), const void *arg,
                           int64_t spin_ns, atomic_int *spinning, unsigned flags);
 
+/* Sleep on @ev, without spinning, until @ready(@arg) holds, a notify comes or about
+ * @timeout_us passed (whichever is first; may return early, like every futex wait): for a
+ * poller that must look at something no notify announces (an MPI request) every so often, yet
+ * wake at once for what is announced (core/engine/mpi.c's progress thread). */
+void pxi_wait_event_sleep_for(pxi_wait_event *ev, int (*ready)(const void *arg), const void *arg,
+                              int64_t timeout_us);
+
 /* Threads sleeping on @ev now (seq_cst: call after the seq_cst fence of a notify). */
 static inline int pxi_wait_event_sleepers(pxi_wait_event *ev)
 {

@@ -10,7 +10,8 @@
  * (its cleanup, free_msg, may run at once), so the progress thread touches it no more.
  *
  * Waiting: with requests outstanding the thread polls for the wait budget after its last
- * completion, then sleeps 50 us, doubling to 250 us, between polls (a completion resets both);
+ * completion or new post, then sleeps 50 us, doubling to 250 us, between polls (a completion or
+ * a new post resets both; a post made while it sleeps wakes it at once);
  * with none it sleeps on the wake event (a futex) until a hand-off, a closing engine or the
  * stop flag. MPI_THREAD_MULTIPLE is required (parex/mpi.h says why).
  *
@@ -442,8 +443,13 @@ static void *progress_main(void *arg)
     int64_t budget_ns = pxi_wait_spin_ns(1, 0);
     int64_t last_ns = pxi_os_now_ns(), step_ns = SLEEP_MIN_NS;
     for (;;) {
+        int n_before = a.n;
         if (!take_incoming(&a))
             sleep_ns(SLEEP_MAX_NS);
+        if (a.n > n_before) { /* new posts: poll them for a whole budget again */
+            last_ns = pxi_os_now_ns();
+            step_ns = SLEEP_MIN_NS;
+        }
         if (a.n == 0) {
             if (atomic_load_explicit(&g.stop, memory_order_acquire) &&
                 atomic_load_explicit(&g.n_in, memory_order_acquire) == 0)
@@ -468,7 +474,9 @@ static void *progress_main(void *arg)
             last_ns = now;
             step_ns = SLEEP_MIN_NS;
         } else if (now - last_ns > budget_ns) {
-            sleep_ns(step_ns);
+            /* A hand-off (a new post, a closing engine, stop) ends the sleep at once: a message
+             * posted while we sleep does not wait for the step to run out. */
+            pxi_wait_event_sleep_for(&g.wake, wake_ready, NULL, step_ns / 1000);
             if (step_ns < SLEEP_MAX_NS)
                 step_ns *= 2;
         } else {
