@@ -47,7 +47,8 @@ uint64_t pxi_os_thread_id(void);
 void pxi_os_affinity_capture(void);
 void pxi_os_affinity_apply_captured(void);
 
-/* Number of online processors (fallback when hwloc is not built). */
+/* Number of processors this process may run on: its affinity mask at px_initialize (or now,
+ * before it), else the online processors. A rank that mpirun binds to one core counts one. */
 int pxi_os_num_cpus(void);
 
 #endif

@@ -70,12 +70,6 @@ uint64_t pxi_os_thread_id(void)
     return (uint64_t)syscall(SYS_gettid);
 }
 
-int pxi_os_num_cpus(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
 /* Written by px_initialize before any helper thread exists and read by helper threads that
  * px_initialize creates afterwards (pthread_create orders the two). */
 static cpu_set_t captured_affinity;
@@ -91,4 +85,18 @@ void pxi_os_affinity_apply_captured(void)
 {
     if (have_captured_affinity)
         (void)sched_setaffinity(0, sizeof captured_affinity, &captured_affinity);
+}
+
+int pxi_os_num_cpus(void)
+{
+    /* The processors this process may run on (as omp_get_num_procs counts them): an MPI rank
+     * bound to one core has one, whatever the machine has. The mask captured at px_initialize
+     * comes first, since the Threads space binds the initializing thread to one core after. */
+    if (have_captured_affinity && CPU_COUNT(&captured_affinity) > 0)
+        return CPU_COUNT(&captured_affinity);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }
