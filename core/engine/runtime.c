@@ -5,7 +5,8 @@
  * space run with the launching worker as rank 0 plus the pool's other ranks, and launches on
  * one space from several threads take the space's launch lock one at a time (a queued
  * launcher sleeps, pxi_tpool_lock). The per_device engine defaults to two CPU workers per CPU
- * device (one on a single-core machine): with one (MXNet's MXNET_CPU_WORKER_NTHREADS = 1),
+ * device (one when the process may run on a single processor: pxi_os_num_cpus counts the
+ * affinity mask): with one (MXNet's MXNET_CPU_WORKER_NTHREADS = 1),
  * independent CPU ops of a pipeline never overlap; a second worker lets them, while kernel ops
  * still compute with at most the pool's ranks (the other worker waits on the launch lock or
  * runs a plain op: one thread beyond the pool at most). bench/bench_pipeline measured it

@@ -168,8 +168,10 @@ PX_API px_engine *px_engine_default(void);
  *
  * @param kind         naive, pooled or per_device.
  * @param cpu_workers  CPU worker threads (per CPU device for per_device); 0: the default
- *                     (PX_CPU_WORKER_NTHREADS, else 2 for per_device (1 on a single core)
- *                     and one per core for pooled); at most 4096.
+ *                     (PX_CPU_WORKER_NTHREADS, else 2 for per_device (1 when the process
+ *                     may run on one processor only, e.g. an MPI rank bound to a core: its
+ *                     affinity mask at px_initialize counts) and one per such processor for
+ *                     pooled); at most 4096.
  *
  * Why 2 for per_device: with one worker (MXNet's default) independent CPU ops of a pipeline
  * never overlap. Kernel ops on the threads space take their parallelism from the Threads pool
