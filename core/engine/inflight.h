@@ -17,8 +17,22 @@
 /* Ops this thread (a worker) finished and has not yet taken off its engine's count. */
 extern PXI_ENGINE_TLS long long pxi_inflight_tl_done;
 
-/* Take @k ops off @e's count, waking waiters at zero and blocked pushers at the low mark. */
-void pxi_inflight_sub(pxi_engine *e, long long k);
+/* Take @k ops off @e's count, waking waiters at zero and blocked pushers at the low mark.
+ * Inline: a pusher that runs a counted op takes it off here once per op. */
+static inline void pxi_inflight_sub(pxi_engine *e, long long k)
+{
+    /* n_finishing brackets our last touches of *e: a destroyer that saw in_flight reach 0
+     * waits for it to drop before freeing the engine (pxi_engine_drain). */
+    atomic_fetch_add_explicit(&e->n_finishing, 1, memory_order_seq_cst);
+    /* seq_cst, then the notify's fence and sleeper check, paired with the waiter's seq_cst
+     * sleeper increment and load of in_flight (Dekker, core/wait.c): either the waiter sees
+     * the new count or we see the waiter. */
+    long long nv = atomic_fetch_sub_explicit(&e->in_flight, k, memory_order_seq_cst) - k;
+    if (nv == 0 || (nv <= e->low_pending && nv + k > e->low_pending))
+        pxi_wait_event_notify(&e->idle, 0);
+    /* Release: our reads of *e happen before the destroyer's acquire sees the drop. */
+    atomic_fetch_sub_explicit(&e->n_finishing, 1, memory_order_release);
+}
 /* Take this thread's batched count off @e (the engine of the worker it counted for). */
 void pxi_inflight_flush(pxi_engine *e);
 /* pxi_inflight_reserve past the cap: give the slot back, wait for the low mark, try again. */

@@ -193,25 +193,6 @@ static int lane_ready(const void *arg)
            atomic_load_explicit(&l->stop, memory_order_acquire);
 }
 
-/* Pause-polls, then looks at the lane once, LOOK_GROUPS times (about a microsecond in all, no
- * yield, no shared write) before a worker that found its lane empty publishes its counts and
- * enters the wait. When the pusher is the bottleneck (empty or short ops), the next op is
- * usually a few hundred nanoseconds away; an idle episode per op cost two shared lines per op:
- * the in-flight count (the finished-op batch flushed at every episode, so it was a batch of 1)
- * and the pollers' count the wait announces itself on. */
-#define LOOK_GROUPS 2
-#define LOOK_PAUSES 16
-static int lane_look_briefly(pxi_lane *l)
-{
-    for (int g = 0; g < LOOK_GROUPS; ++g) {
-        for (int k = 0; k < LOOK_PAUSES; ++k)
-            pxi_os_cpu_pause();
-        if (atomic_load_explicit(&l->n_queued, memory_order_relaxed) > 0)
-            return 1;
-    }
-    return 0;
-}
-
 static void *worker_main(void *arg)
 {
     pxi_worker *w = arg;
@@ -240,8 +221,10 @@ static void *worker_main(void *arg)
             ops->execute(o, w);
             continue;
         }
-        if (lane_look_briefly(l))
-            continue;
+        /* No pause-poll before the idle flush (6c045f7 had one, about a microsecond): with
+         * 2 workers and the pusher on 2 cores, a worker that kept its core that long took it
+         * from the pusher (bench_engine independent, PX_ENGINE_INLINE_NS=0: 75 -> 105 ns/op).
+         * The wait below yields while it polls. */
         if (ops->idle())
             continue; /* what it counted down may have made ops ready */
         if (atomic_load_explicit(&l->stop, memory_order_acquire))
