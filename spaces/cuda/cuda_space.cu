@@ -30,6 +30,7 @@ extern "C" {
 #include "core/log.h"
 #include "core/registry.h"
 }
+#include "spaces/cuda/cuda_common.h"
 #include "spaces/cuda/cuda_team.h"
 
 #ifndef PXI_CUDA_ARCHS
@@ -38,12 +39,6 @@ extern "C" {
 
 namespace
 {
-
-struct scratch {
-    void *dev;     /* device: capacity bytes */
-    void *host;    /* pinned host mirror: capacity bytes */
-    scratch *next; /* free-list link, under pool_lock */
-};
 
 /* Space state: written by cuda_initialize / cuda_finalize, which core calls with no launch in
  * flight; read by ops in between. `up` is the only field read outside that window (by the
@@ -55,29 +50,15 @@ struct cuda_state {
     int sm_count;
     int max_threads_per_sm;
     int max_blocks_per_sm;
-    int max_grid;         /* values per scratch block: sm_count * max_blocks_per_sm */
-    size_t scratch_bytes; /* max_grid * PX_REDUCER_MAX_VALUE_BYTES */
-    cudaStream_t stream;  /* the space's own stream */
+    int max_grid;        /* values per scratch block: sm_count * max_blocks_per_sm */
+    cudaStream_t stream; /* the space's own stream */
     px_cuda_device_info info;
     int up; /* 1 while the space is up (atomic builtins) */
 };
 
 cuda_state g;
-pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-scratch *pool_free; /* under pool_lock */
-
-/* Log a CUDA error with its name and text, clear it if it is not sticky, return PX_ECUDA. */
-__attribute__((format(printf, 2, 3))) int cuda_fail(cudaError_t e, const char *fmt, ...)
-{
-    char what[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    (void)cudaGetLastError();
-    PXI_ERROR("cuda: %s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
-    return PX_ECUDA;
-}
+/* Reduction scratch: max_grid * PX_REDUCER_MAX_VALUE_BYTES per pair (set at initialize). */
+pxi_cuda_buffers scratch_pool = PXI_CUDA_BUFFERS_INIT("reduction scratch");
 
 /* A device that is present but cannot be brought up (busy, exclusive-process mode taken, driver
  * trouble) makes the space unavailable rather than failing px_initialize for the host spaces:
@@ -185,7 +166,7 @@ int cuda_initialize(const pxi_space_config *cfg)
     g.max_threads_per_sm = g.info.max_threads_per_sm > 0 ? g.info.max_threads_per_sm : 1;
     g.max_blocks_per_sm = g.info.max_blocks_per_sm > 0 ? g.info.max_blocks_per_sm : 1;
     g.max_grid = g.sm_count * g.max_blocks_per_sm;
-    g.scratch_bytes = (size_t)g.max_grid * PX_REDUCER_MAX_VALUE_BYTES;
+    scratch_pool.bytes = (size_t)g.max_grid * PX_REDUCER_MAX_VALUE_BYTES;
     rc = pxi_cuda_team_init(dev, g.sm_count); /* team launches (cuda_team.cu) */
     if (rc != PX_OK)
         return rc;
@@ -214,19 +195,9 @@ int cuda_finalize(void)
     if (e == cudaSuccess)
         e = cudaDeviceSynchronize();
     if (e != cudaSuccess)
-        rc = cuda_fail(e, "cudaDeviceSynchronize at finalize");
-    pthread_mutex_lock(&pool_lock);
-    scratch *s = pool_free;
-    pool_free = NULL;
-    pthread_mutex_unlock(&pool_lock);
+        rc = pxi_cuda_fail(e, "cudaDeviceSynchronize at finalize");
+    pxi_cuda_buffers_drain(&scratch_pool);
     pxi_cuda_team_fini();
-    while (s) {
-        scratch *next = s->next;
-        (void)cudaFree(s->dev);
-        (void)cudaFreeHost(s->host);
-        pxi_free(s);
-        s = next;
-    }
     if (g.stream) {
         (void)cudaStreamDestroy(g.stream);
         g.stream = NULL;
@@ -245,7 +216,7 @@ int cuda_fence(void)
     if (e == cudaSuccess)
         e = cudaDeviceSynchronize();
     if (e != cudaSuccess)
-        return cuda_fail(e, "px_fence(cuda): cudaDeviceSynchronize on device %d", g.device);
+        return pxi_cuda_fail(e, "px_fence(cuda): cudaDeviceSynchronize on device %d", g.device);
     return PX_OK;
 }
 
@@ -267,103 +238,23 @@ void cuda_print_configuration(FILE *out)
 
 /* ---- launches ------------------------------------------------------------------------------ */
 
-scratch *scratch_get(void)
-{
-    pthread_mutex_lock(&pool_lock);
-    scratch *s = pool_free;
-    if (s)
-        pool_free = s->next;
-    pthread_mutex_unlock(&pool_lock);
-    if (s)
-        return s;
-    s = (scratch *)pxi_calloc(1, sizeof *s);
-    if (!s) {
-        PXI_ERROR("cuda: out of memory for reduction scratch");
-        return NULL;
-    }
-    cudaError_t e = cudaMalloc(&s->dev, g.scratch_bytes);
-    if (e == cudaSuccess)
-        e = cudaMallocHost(&s->host, g.scratch_bytes);
-    if (e != cudaSuccess) {
-        (void)cuda_fail(e, "allocating %zu bytes of reduction scratch", g.scratch_bytes);
-        if (s->dev)
-            (void)cudaFree(s->dev);
-        pxi_free(s);
-        return NULL;
-    }
-    return s;
-}
-
-void scratch_put(scratch *s)
-{
-    pthread_mutex_lock(&pool_lock);
-    s->next = pool_free;
-    pool_free = s;
-    pthread_mutex_unlock(&pool_lock);
-}
-
-/* The builtin (op, value type) pairs the device joins implement (parex/kernel_cuda.h). */
-int builtin_ok(px_reducer_op op, px_value_type t)
-{
-    switch (t) {
-    case PX_VALUE_F64:
-    case PX_VALUE_F32:
-        return op == PX_REDUCER_SUM || op == PX_REDUCER_PROD || op == PX_REDUCER_MIN ||
-               op == PX_REDUCER_MAX;
-    case PX_VALUE_I64:
-    case PX_VALUE_U64:
-    case PX_VALUE_INT:
-        return op == PX_REDUCER_SUM || op == PX_REDUCER_PROD || op == PX_REDUCER_MIN ||
-               op == PX_REDUCER_MAX || op == PX_REDUCER_LAND || op == PX_REDUCER_LOR ||
-               op == PX_REDUCER_BAND || op == PX_REDUCER_BOR;
-    case PX_VALUE_VALLOC_F64:
-        return op == PX_REDUCER_MINLOC || op == PX_REDUCER_MAXLOC;
-    default:
-        return 0;
-    }
-}
-
-/* Can kernel device half @d fold with reducer @r on the device? Logs why not. */
-int check_reducer(const pxi_launch *l, const px_kernel_device *d)
-{
-    const px_reducer *r = l->reducer;
-    const char *rname = r->name ? r->name : "(unnamed)";
-    if (r->op == PX_REDUCER_CUSTOM) {
-        if (!d->has_device_join) {
-            PXI_ERROR("cuda: launch \"%s\": custom reducer '%s' has no device join for kernel "
-                      "'%s' (write PX_REDUCER_DEVICE(T, join) before the kernel; see "
-                      "parex/cuda.h)",
-                      l->label, rname, l->kernel->name);
-            return PX_EINVAL;
-        }
-        return PX_OK;
-    }
-    if ((int)r->type != (int)d->value_type || !builtin_ok(r->op, r->type)) {
-        PXI_ERROR("cuda: launch \"%s\": reducer '%s' (op %d, value type %d) does not match the "
-                  "value type of kernel '%s' (%d)",
-                  l->label, rname, (int)r->op, (int)r->type, l->kernel->name, (int)d->value_type);
-        return PX_EINVAL;
-    }
-    return PX_OK;
-}
-
 /* Reduce or scan: pass 1 writes one value per block to scratch, scan adds pass 2; then the
  * block values come back and are joined on the host in block (= index) order. */
 int launch_folding(const pxi_launch *l, pxi_cuda_run *run)
 {
     const px_kernel_device *d = l->kernel->device;
     const px_reducer *r = l->reducer;
-    int rc = check_reducer(l, d);
+    int rc = pxi_cuda_check_reducer(l->reducer, d, "launch", l->label, l->kernel->name);
     if (rc != PX_OK)
         return rc;
     const size_t vs = r->value_size;
     alignas(64) unsigned char ident[PX_REDUCER_MAX_VALUE_BYTES];
     alignas(64) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];
     r->identity(ident);
-    scratch *s = scratch_get();
+    pxi_cuda_buffer *s = pxi_cuda_buffers_get(&scratch_pool);
     if (!s)
         return PX_ENOMEM;
-    size_t cap = g.scratch_bytes / vs;
+    size_t cap = scratch_pool.bytes / vs;
     run->max_grid = cap < (size_t)g.max_grid ? (int)cap : g.max_grid;
     run->op = (int)r->op;
     run->identity = ident;
@@ -372,14 +263,14 @@ int launch_folding(const pxi_launch *l, pxi_cuda_run *run)
     run->phase = scan ? PXI_CUDA_SCAN_UP : PXI_CUDA_REDUCE;
     cudaError_t e = (cudaError_t)d->run(run);
     if (e != cudaSuccess) {
-        rc = cuda_fail(e, "launch \"%s\" (kernel '%s', pass 1)", l->label, l->kernel->name);
+        rc = pxi_cuda_fail(e, "launch \"%s\" (kernel '%s', pass 1)", l->label, l->kernel->name);
         goto out;
     }
     if (scan) {
         run->phase = PXI_CUDA_SCAN_DOWN;
         e = (cudaError_t)d->run(run);
         if (e != cudaSuccess) {
-            rc = cuda_fail(e, "launch \"%s\" (kernel '%s', pass 2)", l->label, l->kernel->name);
+            rc = pxi_cuda_fail(e, "launch \"%s\" (kernel '%s', pass 2)", l->label, l->kernel->name);
             goto out;
         }
     }
@@ -387,14 +278,14 @@ int launch_folding(const pxi_launch *l, pxi_cuda_run *run)
         e = cudaMemcpyAsync(s->host, s->dev, (size_t)run->grid * vs, cudaMemcpyDeviceToHost,
                             run->stream);
         if (e != cudaSuccess) {
-            rc = cuda_fail(e, "launch \"%s\": copying %d block results", l->label, run->grid);
+            rc = pxi_cuda_fail(e, "launch \"%s\": copying %d block results", l->label, run->grid);
             goto out;
         }
     }
     /* The result must be in host memory on return, and the scratch free for the next launch. */
     e = cudaStreamSynchronize(run->stream);
     if (e != cudaSuccess) {
-        rc = cuda_fail(e, "launch \"%s\" (kernel '%s')", l->label, l->kernel->name);
+        rc = pxi_cuda_fail(e, "launch \"%s\" (kernel '%s')", l->label, l->kernel->name);
         goto out;
     }
     if (l->result) {
@@ -408,7 +299,7 @@ out:
      * before another launch may take it (the status was already reported). */
     if (rc != PX_OK)
         (void)cudaStreamSynchronize(run->stream);
-    scratch_put(s);
+    pxi_cuda_buffers_put(&scratch_pool, s);
     return rc;
 }
 
@@ -462,12 +353,12 @@ int launch_md(const pxi_launch *l, const px_kernel_device *d)
     run.stream = launch_stream(l);
     cudaError_t e = use_device();
     if (e != cudaSuccess)
-        return cuda_fail(e, "launch \"%s\": selecting device %d", l->label, g.device);
+        return pxi_cuda_fail(e, "launch \"%s\": selecting device %d", l->label, g.device);
     if (l->kind == PX_KERNEL_FOR) {
         run.phase = PXI_CUDA_FOR;
         e = (cudaError_t)d->run(&run);
         if (e != cudaSuccess)
-            return cuda_fail(e, "launch \"%s\" (kernel '%s')", l->label, l->kernel->name);
+            return pxi_cuda_fail(e, "launch \"%s\" (kernel '%s')", l->label, l->kernel->name);
         return PX_OK;
     }
     if (l->kind != PX_KERNEL_REDUCE) {
@@ -521,12 +412,12 @@ int cuda_launch(const pxi_launch *l)
     run.stream = launch_stream(l);
     cudaError_t e = use_device();
     if (e != cudaSuccess)
-        return cuda_fail(e, "launch \"%s\": selecting device %d", l->label, g.device);
+        return pxi_cuda_fail(e, "launch \"%s\": selecting device %d", l->label, g.device);
     if (l->kind == PX_KERNEL_FOR) {
         run.phase = PXI_CUDA_FOR;
         e = (cudaError_t)d->run(&run);
         if (e != cudaSuccess)
-            return cuda_fail(e, "launch \"%s\" (kernel '%s')", l->label, k->name);
+            return pxi_cuda_fail(e, "launch \"%s\" (kernel '%s')", l->label, k->name);
         return PX_OK;
     }
     return launch_folding(l, &run);
@@ -542,7 +433,7 @@ void *cuda_malloc(size_t bytes)
     if (e == cudaSuccess)
         e = cudaMalloc(&p, bytes ? bytes : 1);
     if (e != cudaSuccess) {
-        (void)cuda_fail(e, "cudaMalloc(%zu bytes) on device %d", bytes, g.device);
+        (void)pxi_cuda_fail(e, "cudaMalloc(%zu bytes) on device %d", bytes, g.device);
         return NULL;
     }
     return p;
@@ -554,7 +445,7 @@ int cuda_free(void *p)
     if (e == cudaSuccess)
         e = cudaFree(p);
     if (e != cudaSuccess)
-        return cuda_fail(e, "cudaFree(%p)", p);
+        return pxi_cuda_fail(e, "cudaFree(%p)", p);
     return PX_OK;
 }
 
@@ -568,8 +459,8 @@ int cuda_deep_copy(void *dst, int dst_host, const void *src, int src_host, size_
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(g.stream);
     if (e != cudaSuccess)
-        return cuda_fail(e, "px_deep_copy(%zu bytes, %s %p -> %s %p)", bytes,
-                         src_host ? "host" : "device", src, dst_host ? "host" : "device", dst);
+        return pxi_cuda_fail(e, "px_deep_copy(%zu bytes, %s %p -> %s %p)", bytes,
+                             src_host ? "host" : "device", src, dst_host ? "host" : "device", dst);
     return PX_OK;
 }
 
@@ -582,7 +473,7 @@ int cuda_stream_create(void **stream)
     if (e == cudaSuccess)
         e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     if (e != cudaSuccess)
-        return cuda_fail(e, "cudaStreamCreateWithFlags on device %d", g.device);
+        return pxi_cuda_fail(e, "cudaStreamCreateWithFlags on device %d", g.device);
     *stream = (void *)s;
     return PX_OK;
 }
@@ -593,7 +484,7 @@ int cuda_stream_destroy(void *stream)
     if (e == cudaSuccess)
         e = cudaStreamDestroy((cudaStream_t)stream);
     if (e != cudaSuccess)
-        return cuda_fail(e, "cudaStreamDestroy(%p)", stream);
+        return pxi_cuda_fail(e, "cudaStreamDestroy(%p)", stream);
     return PX_OK;
 }
 
@@ -632,7 +523,7 @@ int cuda_stream_then(void *stream, void (*fn)(void *arg, int status), void *arg)
         e = cudaStreamAddCallback(stream_or_default(stream), then_trampoline, c, 0);
     if (e != cudaSuccess) {
         pxi_free(c);
-        return cuda_fail(e, "cudaStreamAddCallback(%p)", stream);
+        return pxi_cuda_fail(e, "cudaStreamAddCallback(%p)", stream);
     }
     return PX_OK;
 }
@@ -643,7 +534,7 @@ int cuda_stream_synchronize(void *stream)
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(stream_or_default(stream));
     if (e != cudaSuccess)
-        return cuda_fail(e, "cudaStreamSynchronize(%p)", stream);
+        return pxi_cuda_fail(e, "cudaStreamSynchronize(%p)", stream);
     return PX_OK;
 }
 
@@ -656,8 +547,8 @@ int cuda_copy_async(void *dst, int dst_host, const void *src, int src_host, size
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream_or_default(stream));
     if (e != cudaSuccess)
-        return cuda_fail(e, "cudaMemcpyAsync(%zu bytes, %s %p -> %s %p)", bytes,
-                         src_host ? "host" : "device", src, dst_host ? "host" : "device", dst);
+        return pxi_cuda_fail(e, "cudaMemcpyAsync(%zu bytes, %s %p -> %s %p)", bytes,
+                             src_host ? "host" : "device", src, dst_host ? "host" : "device", dst);
     return PX_OK;
 }
 
@@ -758,7 +649,7 @@ void *px_cuda_malloc_host(size_t bytes)
     if (e == cudaSuccess)
         e = cudaMallocHost(&p, bytes ? bytes : 1);
     if (e != cudaSuccess) {
-        (void)cuda_fail(e, "px_cuda_malloc_host(%zu bytes)", bytes);
+        (void)pxi_cuda_fail(e, "px_cuda_malloc_host(%zu bytes)", bytes);
         return NULL;
     }
     return p;
@@ -773,7 +664,7 @@ int px_cuda_free_host(void *p)
         return PX_OK;
     cudaError_t e = cudaFreeHost(p);
     if (e != cudaSuccess)
-        return cuda_fail(e, "px_cuda_free_host(%p)", p);
+        return pxi_cuda_fail(e, "px_cuda_free_host(%p)", p);
     return PX_OK;
 }
 

@@ -13,8 +13,8 @@
  * opt-in shared memory per block, is PX_EINVAL naming the limit. Reductions: block results
  * (one per block, each the ordered fold of a contiguous run of teams) come back to pinned host
  * memory and are joined here in block order, so the result is bitwise reproducible for a
- * device and policy. Partials buffers come from a small free list (as cuda_space.cu's scratch),
- * so concurrent launches on different streams never share one.
+ * device and policy. Partials buffers come from a free list of buffer pairs (cuda_common.h, as
+ * cuda_space.cu's scratch), so concurrent launches on different streams never share one.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -32,6 +32,7 @@ extern "C" {
 #include "core/log.h"
 #include "core/registry.h"
 }
+#include "spaces/cuda/cuda_common.h"
 #include "spaces/cuda/cuda_team.h"
 
 namespace
@@ -43,90 +44,18 @@ const int kDefaultTeamThreads = 128;
  * resident count is 32). */
 const int kPartialBlocksPerSm = 32;
 
-struct partials {
-    void *dev;      /* device: bytes */
-    void *host;     /* pinned mirror */
-    partials *next; /* free-list link, under plock */
-};
-
 /* Written at initialize / finalize (no launch in flight), read by launches in between. */
 struct team_state {
     int device;
     int sm_count;
     int max_threads;      /* cudaDevAttrMaxThreadsPerBlock */
     int max_shared_optin; /* cudaDevAttrMaxSharedMemoryPerBlockOptin */
-    size_t partial_bytes; /* sm_count * kPartialBlocksPerSm * PX_REDUCER_MAX_VALUE_BYTES */
 };
 
 team_state tg;
-pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
-partials *pfree; /* under plock */
-
-__attribute__((format(printf, 2, 3))) int fail(cudaError_t e, const char *fmt, ...)
-{
-    char what[320];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    (void)cudaGetLastError();
-    PXI_ERROR("cuda: %s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
-    return PX_ECUDA;
-}
-
-partials *partials_get(void)
-{
-    pthread_mutex_lock(&plock);
-    partials *p = pfree;
-    if (p)
-        pfree = p->next;
-    pthread_mutex_unlock(&plock);
-    if (p)
-        return p;
-    p = (partials *)pxi_calloc(1, sizeof *p);
-    if (!p) {
-        PXI_ERROR("cuda: out of memory for team reduction partials");
-        return NULL;
-    }
-    cudaError_t e = cudaMalloc(&p->dev, tg.partial_bytes);
-    if (e == cudaSuccess)
-        e = cudaMallocHost(&p->host, tg.partial_bytes);
-    if (e != cudaSuccess) {
-        (void)fail(e, "allocating %zu bytes of team reduction partials", tg.partial_bytes);
-        if (p->dev)
-            (void)cudaFree(p->dev);
-        pxi_free(p);
-        return NULL;
-    }
-    return p;
-}
-
-void partials_put(partials *p)
-{
-    pthread_mutex_lock(&plock);
-    p->next = pfree;
-    pfree = p;
-    pthread_mutex_unlock(&plock);
-}
-
-/* The builtin (op, value type) pairs the device joins implement (as cuda_space.cu's). */
-int builtin_ok(px_reducer_op op, px_value_type t)
-{
-    switch (t) {
-    case PX_VALUE_F64:
-    case PX_VALUE_F32:
-        return op == PX_REDUCER_SUM || op == PX_REDUCER_PROD || op == PX_REDUCER_MIN ||
-               op == PX_REDUCER_MAX;
-    case PX_VALUE_I64:
-    case PX_VALUE_U64:
-    case PX_VALUE_INT:
-        return op != PX_REDUCER_CUSTOM && op != PX_REDUCER_MINLOC && op != PX_REDUCER_MAXLOC;
-    case PX_VALUE_VALLOC_F64:
-        return op == PX_REDUCER_MINLOC || op == PX_REDUCER_MAXLOC;
-    default:
-        return 0;
-    }
-}
+/* Team reduction partials: sm_count * kPartialBlocksPerSm * PX_REDUCER_MAX_VALUE_BYTES per pair
+ * (set at initialize). */
+pxi_cuda_buffers partials_pool = PXI_CUDA_BUFFERS_INIT("team reduction partials");
 
 const char *kname(const px_team_kernel *k)
 {
@@ -157,8 +86,8 @@ int configure(const pxi_launch *l, const px_kernel_device *d, pxi_cuda_team *tp)
     q.team = tp;
     cudaError_t e = (cudaError_t)d->run(&q);
     if (e != cudaSuccess)
-        return fail(e, "team launch \"%s\": reading kernel '%s''s attributes", l->label,
-                    kname(l->team_kernel));
+        return pxi_cuda_fail(e, "team launch \"%s\": reading kernel '%s''s attributes", l->label,
+                             kname(l->team_kernel));
     int cap = tp->max_threads < tg.max_threads ? tp->max_threads : tg.max_threads;
     int ts = l->team->team_size > 0 ? pl->team_size : kDefaultTeamThreads / vl;
     if (l->team->team_size <= 0 && ts * vl > cap)
@@ -186,69 +115,47 @@ int configure(const pxi_launch *l, const px_kernel_device *d, pxi_cuda_team *tp)
     return PX_OK;
 }
 
-/* Can kernel half @d fold with the launch's reducer on the device? Logs why not. */
-int check_reducer(const pxi_launch *l, const px_kernel_device *d)
-{
-    const px_reducer *r = l->reducer;
-    const char *rname = r->name ? r->name : "(unnamed)";
-    if (r->op == PX_REDUCER_CUSTOM) {
-        if (d->has_device_join)
-            return PX_OK;
-        PXI_ERROR("cuda: team launch \"%s\": custom reducer '%s' has no device join for kernel "
-                  "'%s' (write PX_REDUCER_DEVICE(T, join) before the kernel; see parex/cuda.h)",
-                  l->label, rname, kname(l->team_kernel));
-        return PX_EINVAL;
-    }
-    if ((int)r->type != (int)d->value_type || !builtin_ok(r->op, r->type)) {
-        PXI_ERROR("cuda: team launch \"%s\": reducer '%s' (op %d, value type %d) does not match "
-                  "the value type of kernel '%s' (%d)",
-                  l->label, rname, (int)r->op, (int)r->type, kname(l->team_kernel),
-                  (int)d->value_type);
-        return PX_EINVAL;
-    }
-    return PX_OK;
-}
-
 /* A team reduce: block values into partials, back to the host, joined in block order. */
 int launch_reduce(const pxi_launch *l, const px_kernel_device *d, pxi_cuda_run *run)
 {
     const px_reducer *r = l->reducer;
-    int rc = check_reducer(l, d);
+    int rc = pxi_cuda_check_reducer(l->reducer, d, "team launch", l->label, kname(l->team_kernel));
     if (rc != PX_OK)
         return rc;
     const size_t vs = r->value_size;
     alignas(64) unsigned char ident[PX_REDUCER_MAX_VALUE_BYTES];
     alignas(64) unsigned char acc[PX_REDUCER_MAX_VALUE_BYTES];
     r->identity(ident);
-    partials *p = partials_get();
+    pxi_cuda_buffer *p = pxi_cuda_buffers_get(&partials_pool);
     if (!p)
         return PX_ENOMEM;
     run->phase = PXI_CUDA_REDUCE;
-    run->max_grid = (int)(tg.partial_bytes / vs);
+    run->max_grid = (int)(partials_pool.bytes / vs);
     run->op = (int)r->op;
     run->identity = ident;
     run->partials = p->dev;
     cudaError_t e = (cudaError_t)d->run(run);
     if (e != cudaSuccess)
-        rc = fail(e, "team launch \"%s\" (kernel '%s')", l->label, kname(l->team_kernel));
+        rc = pxi_cuda_fail(e, "team launch \"%s\" (kernel '%s')", l->label, kname(l->team_kernel));
     if (rc == PX_OK && l->result) {
         e = cudaMemcpyAsync(p->host, p->dev, (size_t)run->grid * vs, cudaMemcpyDeviceToHost,
                             run->stream);
         if (e != cudaSuccess)
-            rc = fail(e, "team launch \"%s\": copying %d block results", l->label, run->grid);
+            rc = pxi_cuda_fail(e, "team launch \"%s\": copying %d block results", l->label,
+                               run->grid);
     }
     /* The result must be in host memory on return, and the partials free for the next launch
      * (also after a failure: an earlier step may still use them). */
     e = cudaStreamSynchronize(run->stream);
     if (rc == PX_OK && e != cudaSuccess)
-        rc = fail(e, "team launch \"%s\" (kernel '%s')", l->label, kname(l->team_kernel));
+        rc = pxi_cuda_fail(e, "team launch \"%s\" (kernel '%s')", l->label, kname(l->team_kernel));
     if (rc == PX_OK && l->result) {
         memcpy(acc, ident, vs);
         for (int b = 0; b < run->grid; ++b)
             r->join(acc, (const unsigned char *)p->host + (size_t)b * vs);
         memcpy(l->result, acc, vs);
     }
-    partials_put(p);
+    pxi_cuda_buffers_put(&partials_pool, p);
     return rc;
 }
 
@@ -271,24 +178,14 @@ int pxi_cuda_team_init(int device, int sm_count)
                  device, cudaGetErrorString(e), cudaGetErrorName(e));
         return PX_ENODEV;
     }
-    tg.partial_bytes =
+    partials_pool.bytes =
         (size_t)tg.sm_count * kPartialBlocksPerSm * (size_t)PX_REDUCER_MAX_VALUE_BYTES;
     return PX_OK;
 }
 
 void pxi_cuda_team_fini(void)
 {
-    pthread_mutex_lock(&plock);
-    partials *p = pfree;
-    pfree = NULL;
-    pthread_mutex_unlock(&plock);
-    while (p) {
-        partials *next = p->next;
-        (void)cudaFree(p->dev);
-        (void)cudaFreeHost(p->host);
-        pxi_free(p);
-        p = next;
-    }
+    pxi_cuda_buffers_drain(&partials_pool);
 }
 
 int pxi_cuda_team_limits(pxi_team_limits *out)
@@ -347,7 +244,7 @@ int pxi_cuda_team_launch(const pxi_launch *l, void *stream)
     run.phase = PXI_CUDA_FOR;
     cudaError_t e = (cudaError_t)d->run(&run);
     if (e != cudaSuccess)
-        return fail(e, "team launch \"%s\" (kernel '%s')", l->label, kname(tk));
+        return pxi_cuda_fail(e, "team launch \"%s\" (kernel '%s')", l->label, kname(tk));
     return PX_OK;
 }
 
