@@ -1,6 +1,7 @@
 /* core/engine/calls.c - the public push and wait calls of engine.h (MXNet's PushSync /
  * PushAsync / WaitForVar / WaitForAll): their argument checks, then push.c's pxi_engine_push;
  * the waits drain the in-flight count (inflight.c) or push an internal wait op. */
+#include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/log.h"
 #include "core/registry.h"

@@ -3,6 +3,7 @@
  * lists, a known function property. Lowest layer of the engine's calls: logs and nothing else.
  * The passing paths are inline in engine_impl.h; these are the failing halves and the handle check.
  */
+#include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/log.h"
 #include "core/runtime.h"

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/engine/checks.h"
 #include "core/engine/graph_impl.h"
 #include "core/log.h"
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/instance.h"
 #include "core/launch.h"

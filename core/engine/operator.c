@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "core/alloc.h"
+#include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/log.h"
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/engine/mpi_hooks.h"
 #include "core/log.h"

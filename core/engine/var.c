@@ -2,6 +2,7 @@
  * DeleteVariable): a Var is a generation-checked handle into the engine's Var table
  * (handle_table.c) whose queue is var_queue.c; a delete is pushed as an internal write op, so it
  * waits for every op already queued on the Var. Above push.c: it pushes, nothing calls it back. */
+#include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/log.h"
 

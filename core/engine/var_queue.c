@@ -37,8 +37,6 @@ void pxi_var_queue_check(const pxi_var *v)
     }
 }
 
-
-
 static void complete_read(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
 {
     pxi_opr *trig = NULL;
