@@ -191,24 +191,11 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
                                              "--precond",  "--tol",      "--max-iters",
                                              "--progress", "--partition"};
         const char *val = NULL;
-        size_t which = sizeof valued / sizeof valued[0];
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) {
-            size_t len = strlen(valued[k]);
-            if (strncmp(arg, valued[k], len) == 0 && (arg[len] == '\0' || arg[len] == '=')) {
-                which = k;
-                if (arg[len] == '=') {
-                    val = arg + len + 1;
-                } else {
-                    if (i + 1 >= argc)
-                        return ex_cli_usage_error(PROG, "option %s needs a value", valued[k]);
-                    val = argv[++i];
-                }
-                break;
-            }
-        }
-        if (which == sizeof valued / sizeof valued[0])
-            return ex_cli_usage_error(PROG, "unknown argument '%s'", arg);
-        const int st = apply_option(which, val, c);
+        const int which = ex_cli_valued_option(PROG, argc, argv, &i, valued,
+                                               sizeof valued / sizeof valued[0], &val);
+        if (which < 0)
+            return EX_CLI_EXIT_USAGE;
+        const int st = apply_option((size_t)which, val, c);
         if (st != 0)
             return st;
     }

@@ -1,6 +1,7 @@
 /* examples/common/cli.h - command-line helpers the example programs share (parex-cg,
  * parex-stencil, parex-fem, parex-mc): a usage error naming the program, and strict integer and
- * floating-point parsing (the whole string, in range, finite). Header-only, C and C++ (the
+ * floating-point parsing (the whole string, in range, finite), and the matching of a valued
+ * option. Header-only, C and C++ (the
  * single-source examples are compiled by nvcc too). */
 #ifndef PX_EXAMPLES_CLI_H
 #define PX_EXAMPLES_CLI_H
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The exit status of a bad command line, in every example. */
 #define EX_CLI_EXIT_USAGE 2
@@ -53,6 +55,33 @@ static inline int ex_cli_parse_double(const char *s, double *out)
         return 0;
     *out = v;
     return 1;
+}
+
+/* Which of the @n valued options @valued argv[*i] is, as "--opt VALUE" or "--opt=VALUE":
+ * returns its index and points *val at the value (advancing *i past a separate one). Returns -1
+ * after printing the usage error (the caller exits with EX_CLI_EXIT_USAGE) when argv[*i] is no
+ * valued option ("unknown argument") or lacks its value ("option --opt needs a value"). */
+static inline int ex_cli_valued_option(const char *prog, int argc, char **argv, int *i,
+                                       const char *const *valued, size_t n, const char **val)
+{
+    const char *arg = argv[*i];
+    for (size_t k = 0; k < n; k++) {
+        size_t len = strlen(valued[k]);
+        if (strncmp(arg, valued[k], len) != 0 || (arg[len] != '\0' && arg[len] != '='))
+            continue;
+        if (arg[len] == '=') {
+            *val = arg + len + 1;
+        } else {
+            if (*i + 1 >= argc) {
+                (void)ex_cli_usage_error(prog, "option %s needs a value", valued[k]);
+                return -1;
+            }
+            *val = argv[++*i];
+        }
+        return (int)k;
+    }
+    (void)ex_cli_usage_error(prog, "unknown argument '%s'", arg);
+    return -1;
 }
 
 #endif

@@ -218,23 +218,9 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
             continue;
         }
         const char *val = NULL;
-        size_t which = nvalued;
-        for (size_t k = 0; k < nvalued; k++) {
-            size_t len = strlen(valued[k]);
-            if (strncmp(arg, valued[k], len) == 0 && (arg[len] == '\0' || arg[len] == '=')) {
-                which = k;
-                if (arg[len] == '=') {
-                    val = arg + len + 1;
-                } else {
-                    if (i + 1 >= argc)
-                        return ex_cli_usage_error(PROG, "option %s needs a value", valued[k]);
-                    val = argv[++i];
-                }
-                break;
-            }
-        }
-        if (which == nvalued)
-            return ex_cli_usage_error(PROG, "unknown argument '%s'", arg);
+        const int which = ex_cli_valued_option(PROG, argc, argv, &i, valued, nvalued, &val);
+        if (which < 0)
+            return EX_CLI_EXIT_USAGE;
         switch (which) {
         case 0:
             if (!ex_cli_parse_int(val, 2, 4096, &c->n))
