@@ -293,7 +293,7 @@ struct pxi_lane {
     /* Written under lock, read without it by idle workers polling for work. */
     atomic_int n_queued;
     /* FIFO, under lock */
-    pxi_opr *head, *tail;
+    pxi_opr_fifo fifo;
     /* priority heap, under lock */
     pxi_opr **heap;
     size_t heap_n, heap_cap;

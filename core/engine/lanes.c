@@ -94,12 +94,7 @@ void pxi_lane_push(pxi_lane *l, pxi_opr *o)
         in_heap = heap_push(l, o) == PX_OK;
     if (!in_heap) {
         /* FIFO lanes, and the priority lane's overflow when its heap cannot grow. */
-        o->next = NULL;
-        if (l->tail)
-            l->tail->next = o;
-        else
-            l->head = o;
-        l->tail = o;
+        pxi_opr_fifo_push(&l->fifo, o);
     }
     /* Under the lock, so a plain store: no second locked instruction per op. */
     int queued = atomic_load_explicit(&l->n_queued, memory_order_relaxed) + 1;
@@ -124,12 +119,7 @@ void pxi_lane_push_batch(pxi_lane *l, pxi_opr *head, int n)
         next = o->next;
         if (l->kind == PXI_LANE_PRIO && heap_push(l, o) == PX_OK)
             continue;
-        o->next = NULL;
-        if (l->tail)
-            l->tail->next = o;
-        else
-            l->head = o;
-        l->tail = o;
+        pxi_opr_fifo_push(&l->fifo, o);
     }
     int queued = atomic_load_explicit(&l->n_queued, memory_order_relaxed) + n;
     atomic_store_explicit(&l->n_queued, queued, memory_order_relaxed);
@@ -153,12 +143,8 @@ static pxi_opr *lane_pop(pxi_lane *l)
     pxi_opr *o = NULL;
     if (l->kind == PXI_LANE_PRIO)
         o = heap_pop(l);
-    if (!o && l->head) {
-        o = l->head;
-        l->head = o->next;
-        if (!l->head)
-            l->tail = NULL;
-    }
+    if (!o)
+        o = pxi_opr_fifo_pop(&l->fifo);
     if (o)
         atomic_store_explicit(&l->n_queued,
                               atomic_load_explicit(&l->n_queued, memory_order_relaxed) - 1,
