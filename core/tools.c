@@ -2,7 +2,7 @@
  * and to internal listeners (kernel timer, trace writer), the tools' lifecycle, and the
  * px_profile_* calls other than sections. Loading libraries is in core/tools_load.c, profile
  * sections in core/tools_sections.c, our declarations of the Kokkos Tools C ABI in
- * core/tools_impl.h.
+ * core/tools_load.h.
  *
  * Several libraries. Kokkos itself loads one library and chains more through kp_chained; we
  * chain directly: begin events go to libraries in list order, then to internal listeners; end
@@ -41,7 +41,8 @@
 #include "core/log.h"
 #include "core/registry.h"
 #include "core/settings.h"
-#include "core/tools_impl.h"
+#include "core/tools_load.h"
+#include "core/tools_sections.h"
 #include "parex/profiling.h"
 
 /* Written only by pxi_tools_initialize/finalize/add_listener on the initializing thread, before

@@ -15,7 +15,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "core/registry.h"
-#include "core/tools_impl.h"
+#include "core/tools_load.h"
 #include "parex/core.h"
 
 static const char *const kp_names[KP_COUNT] = {
@@ -190,9 +190,9 @@ void pxi_tools_start_libs(kp_fence_action_fn fence)
     pxi_tool_lib_enter();
     for (int i = 0; i < pxi_tool_n_libs; ++i) {
         tool_lib *lib = &pxi_tool_libs[i];
-        kp_init_fn init = LIB_FN(lib, KP_INIT, kp_init_fn);
-        if (init)
-            init(i, KP_INTERFACE_VERSION, n_info, n_info ? info : NULL);
+        kp_init_fn init_library = LIB_FN(lib, KP_INIT, kp_init_fn);
+        if (init_library)
+            init_library(i, KP_INTERFACE_VERSION, n_info, n_info ? info : NULL);
         /* Kokkos presets requires_global_fencing = true: a tool that does not answer gets
          * fenced kernels, which is what a timer written before the setting expects. */
         kp_tool_settings settings;

@@ -6,7 +6,8 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
-#include "core/tools_impl.h"
+#include "core/tools_load.h"
+#include "core/tools_sections.h"
 #include "parex/profiling.h"
 
 /* Section ids index this table; a destroyed slot is reused. Owned by section_lock. The

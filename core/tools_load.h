@@ -1,6 +1,7 @@
-/* core/tools_impl.h - what the Kokkos Tools files share (core/tools.c: event dispatch and the
- * px_profile_* calls; core/tools_load.c: loading libraries; core/tools_sections.c: profile
- * sections): our declarations of the Kokkos Tools C ABI and the table of loaded libraries.
+/* core/tools_load.h - the bottom layer of the Kokkos Tools support: our declarations of the
+ * Kokkos Tools C ABI and the table of loaded libraries that core/tools_load.c defines and fills.
+ * Above it: core/tools_sections.c (profile sections) and core/tools.c (event dispatch and the
+ * px_profile_* calls), which read the table; nothing here calls up into them.
  * Not for use outside these files: everything else goes through core/tools.h.
  *
  * ABI. The declarations below are our own, written against the published C interface of Kokkos
@@ -12,8 +13,8 @@
  *   - ToolProgrammingInterface is { fence(uint32_t); 31 padding function pointers } passed BY
  *     VALUE (older Kokkos passed a pointer; 20240906 passes the 256-byte struct);
  *   - const qualifiers on by-value parameters do not change the ABI. */
-#ifndef PXI_TOOLS_IMPL_H
-#define PXI_TOOLS_IMPL_H
+#ifndef PXI_TOOLS_LOAD_H
+#define PXI_TOOLS_LOAD_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -139,13 +140,10 @@ void pxi_tools_finalize_libs(void);
 /* Forget every loaded library (they stay mapped: see core/tools_load.c). */
 void pxi_tools_libs_reset(void);
 
-/* core/tools.c: nonzero between the end of pxi_tools_initialize and pxi_tools_finalize
- * (acquire: the caller then sees the tables). */
+/* Nonzero between the end of pxi_tools_initialize and pxi_tools_finalize (acquire: the caller
+ * then sees the tables). Defined here (core/tools_load.c) so that sections need not call up. */
 int pxi_tools_ready(void);
-/* The flag behind pxi_tools_ready (core/tools_load.c), written by core/tools.c. */
+/* The flag behind pxi_tools_ready, written by core/tools.c's initialize and finalize. */
 extern atomic_int pxi_tools_ready_flag;
-
-/* core/tools_sections.c: free the section table (pxi_tools_finalize). */
-void pxi_tools_sections_free(void);
 
 #endif
