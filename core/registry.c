@@ -58,9 +58,8 @@ px_space *pxi_registry_device_space(void)
 /* The backends' share of the configuration. */
 static pxi_space_config space_config(const pxi_config *c)
 {
-    pxi_space_config sc = {.num_threads = c->num_threads,
-                           .device_id = c->device_id,
-                           .debug_check = c->debug_check};
+    pxi_space_config sc = {
+        .num_threads = c->num_threads, .device_id = c->device_id, .debug_check = c->debug_check};
     snprintf(sc.bind, sizeof sc.bind, "%s", c->bind);
     return sc;
 }

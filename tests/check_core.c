@@ -164,7 +164,7 @@ START_TEST(test_strerror_names_every_code)
 {
     const int codes[] = {PX_OK,     PX_EINVAL,    PX_ENOMEM,   PX_ENOSYS, PX_EDEADLK,
                          PX_ENODEV, PX_ENOTINIT,  PX_EALREADY, PX_EBUSY,  PX_ECUDA,
-                         PX_EIO,    PX_ECANCELED, PX_EFAULT, PX_EMPI};
+                         PX_EIO,    PX_ECANCELED, PX_EFAULT,   PX_EMPI};
     for (size_t i = 0; i < sizeof codes / sizeof *codes; ++i) {
         const char *s = px_strerror(codes[i]);
         ck_assert_ptr_nonnull(s);
@@ -638,8 +638,9 @@ END_TEST
 START_TEST(test_kernel_without_host_entry_is_einval)
 {
     px_test_log_capture();
-    px_kernel k = {PX_KERNEL_MAGIC, PX_KERNEL_FOR, NULL, 0, 0, NULL, NULL, NULL, NULL,
-                   PX_VALUE_CUSTOM, 0, {NULL, NULL}, {NULL, NULL}};
+    px_kernel k = {
+        PX_KERNEL_MAGIC, PX_KERNEL_FOR, NULL, 0, 0, NULL, NULL, NULL, NULL, PX_VALUE_CUSTOM, 0,
+        {NULL, NULL},    {NULL, NULL}};
     ck_assert_int_eq(
         px_parallel_for(px_space_by_name("serial"), "nohost", px_range(0, 4), &k, NULL, 0),
         PX_EINVAL);

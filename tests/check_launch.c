@@ -959,7 +959,9 @@ static const md_case md_cases[] = {
 
 static px_mdrange_policy md_policy(md_policy_sel sel)
 {
-    int64_t lo[PX_MAX_RANK] = {0}, hi[PX_MAX_RANK] = {MD0, MD1, 2, 2, 2, 2, };
+    int64_t lo[PX_MAX_RANK] = {0}, hi[PX_MAX_RANK] = {
+                                       MD0, MD1, 2, 2, 2, 2,
+                                   };
     int64_t tile[2] = {3, 4};
     px_mdrange_policy p = px_mdrange_tiled(2, lo, hi, tile);
     switch (sel) {
@@ -1018,7 +1020,10 @@ static const px_kernel *md_kernel(const md_case *c)
 /* Run row @c through the direct call (e == NULL) or an engine push writing @v. */
 static int md_launch(const md_case *c, launch_input *in, px_engine *e, px_var *v)
 {
-    launch_case lc = {.space = c->space, .kernel = K_GOOD, .args = A_GOOD, .reducer = c->reducer,
+    launch_case lc = {.space = c->space,
+                      .kernel = K_GOOD,
+                      .args = A_GOOD,
+                      .reducer = c->reducer,
                       .kind = c->kind};
     if (!build(&lc, in))
         return -1;
@@ -1034,8 +1039,8 @@ static int md_launch(const md_case *c, launch_input *in, px_engine *e, px_var *v
             return for_ ? px_parallel_for_md_fn(in->space, c->name, p, ff, in->out)
                         : px_parallel_reduce_md_fn(in->space, c->name, p, rf, in->out, in->reducer,
                                                    res);
-        return for_ ? px_engine_push_parallel_for_md_fn(e, in->space, c->name, p, ff, in->out,
-                                                        NULL, 0, w, 1)
+        return for_ ? px_engine_push_parallel_for_md_fn(e, in->space, c->name, p, ff, in->out, NULL,
+                                                        0, w, 1)
                     : px_engine_push_parallel_reduce_md_fn(e, in->space, c->name, p, rf, in->out,
                                                            in->reducer, res, NULL, 0, w, 1);
     }
@@ -1045,9 +1050,8 @@ static int md_launch(const md_case *c, launch_input *in, px_engine *e, px_var *v
                                             in->reducer, res);
     return for_ ? px_engine_push_parallel_for_md(e, in->space, c->name, p, k, in->args,
                                                  in->args_size, NULL, 0, w, 1)
-                 : px_engine_push_parallel_reduce_md(e, in->space, c->name, p, k, in->args,
-                                                     in->args_size, in->reducer, res, NULL, 0, w,
-                                                     1);
+                : px_engine_push_parallel_reduce_md(e, in->space, c->name, p, k, in->args,
+                                                    in->args_size, in->reducer, res, NULL, 0, w, 1);
 }
 
 static void md_check_result(const md_case *c, const launch_input *in, const char *path)
@@ -1101,7 +1105,6 @@ START_TEST(test_every_md_launch_status_is_the_same_from_a_direct_launch_and_an_e
     ck_assert_int_eq(px_var_delete(e, v), PX_OK);
 }
 END_TEST
-
 
 static void setup(void)
 {

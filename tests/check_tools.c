@@ -147,7 +147,8 @@ START_TEST(test_mdrange_launches_report_begin_and_end_events)
         ck_assert_int_eq(px_parallel_for_md_fn(s, "md-for", p, kt_md_for, NULL), PX_OK);
         double d = 0;
         ck_assert_int_eq(
-            px_parallel_reduce_md_fn(s, "md-reduce", p, kt_md_reduce, NULL, &px_sum_f64, &d), PX_OK);
+            px_parallel_reduce_md_fn(s, "md-reduce", p, kt_md_reduce, NULL, &px_sum_f64, &d),
+            PX_OK);
         ck_assert_double_eq(d, 63.0);
         ++n;
     }

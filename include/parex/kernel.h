@@ -126,15 +126,15 @@ typedef struct px_kernel_device px_kernel_device;
 
 /** A single-source kernel. Made by the macros; treat the fields as read-only. */
 typedef struct px_kernel {
-    uint32_t magic;                 /**< PX_KERNEL_MAGIC. */
-    px_kernel_kind kind;            /**< Which launch it belongs to. */
-    const char *name;               /**< The macro's NAME; default label for tools. */
-    size_t args_size;               /**< sizeof(ARGS); launches must pass exactly this. */
-    size_t value_size;              /**< sizeof(VALUE) for reduce/scan, 0 for for. */
-    px_host_for_entry host_for;     /**< Set for PX_KERNEL_FOR. */
+    uint32_t magic;                   /**< PX_KERNEL_MAGIC. */
+    px_kernel_kind kind;              /**< Which launch it belongs to. */
+    const char *name;                 /**< The macro's NAME; default label for tools. */
+    size_t args_size;                 /**< sizeof(ARGS); launches must pass exactly this. */
+    size_t value_size;                /**< sizeof(VALUE) for reduce/scan, 0 for for. */
+    px_host_for_entry host_for;       /**< Set for PX_KERNEL_FOR. */
     px_host_reduce_entry host_reduce; /**< Set for PX_KERNEL_REDUCE. */
-    px_host_scan_entry host_scan;   /**< Set for PX_KERNEL_SCAN. */
-    const px_kernel_device *device; /**< NULL unless the file was compiled by nvcc. */
+    px_host_scan_entry host_scan;     /**< Set for PX_KERNEL_SCAN. */
+    const px_kernel_device *device;   /**< NULL unless the file was compiled by nvcc. */
     /** VALUE's type for reduce/scan (PX_VALUE_F64 for double, ..., PX_VALUE_CUSTOM for any
      *  other type, and for PX_FOR): a launch rejects a builtin reducer of another builtin
      *  type (PX_EINVAL), since equal sizes do not make a double and an int64_t compatible.
@@ -197,8 +197,8 @@ PX_API int px_parallel_for_fn(px_space *s, const char *label, px_range_policy p,
  *         PX_EINVAL   s cannot run host functions (cuda).
  * Thread-safe as px_parallel_for_fn.
  */
-PX_API int px_parallel_reduce_fn(px_space *s, const char *label, px_range_policy p,
-                                 px_reduce_fn fn, void *ctx, const px_reducer *r, void *result);
+PX_API int px_parallel_reduce_fn(px_space *s, const char *label, px_range_policy p, px_reduce_fn fn,
+                                 void *ctx, const px_reducer *r, void *result);
 
 /**
  * Prefix scan (Kokkos::parallel_scan): @p fn is called per chunk with *partial holding the
@@ -263,9 +263,9 @@ PX_API int px_parallel_for(px_space *s, const char *label, px_range_policy p, co
  *                     px_parallel_for.
  * Thread-safe as px_parallel_for_fn.
  */
-PX_API int px_parallel_reduce(px_space *s, const char *label, px_range_policy p,
-                              const px_kernel *k, const void *args, size_t args_size,
-                              const px_reducer *r, void *result);
+PX_API int px_parallel_reduce(px_space *s, const char *label, px_range_policy p, const px_kernel *k,
+                              const void *args, size_t args_size, const px_reducer *r,
+                              void *result);
 
 /**
  * Launch a PX_SCAN kernel with reducer @p r (Kokkos::parallel_scan with a lambda). Semantics
@@ -368,22 +368,32 @@ PXI_VALUE_TYPE_OF_(px_valloc_f64, PX_VALUE_VALLOC_F64)
  * vectorize the loop.
  */
 #define PX_FOR(name, Args, i, a)                                                                   \
-    PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a);                           \
-    static void name##_pxhost(int64_t pxb_, int64_t pxe_, void *pxargs_)                     \
+    PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a);                            \
+    static void name##_pxhost(int64_t pxb_, int64_t pxe_, void *pxargs_)                           \
     {                                                                                              \
         const Args pxa_ = *(const Args *)pxargs_;                                                  \
         for (int64_t pxk_ = pxb_; pxk_ < pxe_; ++pxk_)                                             \
             name##_pxbody(pxk_, &pxa_);                                                            \
     }                                                                                              \
     PXI_DEVICE_FOR(name, Args)                                                                     \
-    PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC, PX_KERNEL_FOR, #name, sizeof(Args), 0,   \
-                                         name##_pxhost, NULL, NULL, PXI_DEVICE_FOR_PTR(name),     \
-                                         PX_VALUE_CUSTOM, 0, {NULL, NULL}, {NULL, NULL}};          \
+    PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC,                                          \
+                                         PX_KERNEL_FOR,                                            \
+                                         #name,                                                    \
+                                         sizeof(Args),                                             \
+                                         0,                                                        \
+                                         name##_pxhost,                                            \
+                                         NULL,                                                     \
+                                         NULL,                                                     \
+                                         PXI_DEVICE_FOR_PTR(name),                                 \
+                                         PX_VALUE_CUSTOM,                                          \
+                                         0,                                                        \
+                                         {NULL, NULL},                                             \
+                                         {NULL, NULL}};                                            \
     PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a)
 
 #define PX_REDUCE(name, Args, Value, i, a, acc)                                                    \
-    PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a, Value *PXI_RESTRICT acc);  \
-    static void name##_pxhost(int64_t pxb_, int64_t pxe_, void *pxargs_, void *pxacc_)       \
+    PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a, Value *PXI_RESTRICT acc);   \
+    static void name##_pxhost(int64_t pxb_, int64_t pxe_, void *pxargs_, void *pxacc_)             \
     {                                                                                              \
         const Args pxa_ = *(const Args *)pxargs_;                                                  \
         Value pxv_ = *(Value *)pxacc_;                                                             \
@@ -392,16 +402,25 @@ PXI_VALUE_TYPE_OF_(px_valloc_f64, PX_VALUE_VALLOC_F64)
         *(Value *)pxacc_ = pxv_;                                                                   \
     }                                                                                              \
     PXI_DEVICE_REDUCE(name, Args, Value)                                                           \
-    PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC,   PX_KERNEL_REDUCE, #name,              \
-                                         sizeof(Args),      sizeof(Value),    NULL,               \
-                                         name##_pxhost,     NULL,             PXI_DEVICE_REDUCE_PTR(name), \
-                                         PXI_VALUE_TYPE(Value), 0, {NULL, NULL}, {NULL, NULL}};    \
+    PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC,                                          \
+                                         PX_KERNEL_REDUCE,                                         \
+                                         #name,                                                    \
+                                         sizeof(Args),                                             \
+                                         sizeof(Value),                                            \
+                                         NULL,                                                     \
+                                         name##_pxhost,                                            \
+                                         NULL,                                                     \
+                                         PXI_DEVICE_REDUCE_PTR(name),                              \
+                                         PXI_VALUE_TYPE(Value),                                    \
+                                         0,                                                        \
+                                         {NULL, NULL},                                             \
+                                         {NULL, NULL}};                                            \
     PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a, Value *PXI_RESTRICT acc)
 
 #define PX_SCAN(name, Args, Value, i, a, partial, final_pass)                                      \
     PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a,                             \
                                 Value *PXI_RESTRICT partial, int final_pass);                      \
-    static void name##_pxhost(int64_t pxb_, int64_t pxe_, void *pxargs_, void *pxpart_,      \
+    static void name##_pxhost(int64_t pxb_, int64_t pxe_, void *pxargs_, void *pxpart_,            \
                               int pxfinal_)                                                        \
     {                                                                                              \
         const Args pxa_ = *(const Args *)pxargs_;                                                  \
@@ -411,10 +430,19 @@ PXI_VALUE_TYPE_OF_(px_valloc_f64, PX_VALUE_VALLOC_F64)
         *(Value *)pxpart_ = pxv_;                                                                  \
     }                                                                                              \
     PXI_DEVICE_SCAN(name, Args, Value)                                                             \
-    PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC, PX_KERNEL_SCAN, #name,   sizeof(Args),   \
-                                         sizeof(Value),   NULL,           NULL,    name##_pxhost,  \
-                                         PXI_DEVICE_SCAN_PTR(name), PXI_VALUE_TYPE(Value), 0,      \
-                                         {NULL, NULL}, {NULL, NULL}};                              \
+    PXI_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC,                                          \
+                                         PX_KERNEL_SCAN,                                           \
+                                         #name,                                                    \
+                                         sizeof(Args),                                             \
+                                         sizeof(Value),                                            \
+                                         NULL,                                                     \
+                                         NULL,                                                     \
+                                         name##_pxhost,                                            \
+                                         PXI_DEVICE_SCAN_PTR(name),                                \
+                                         PXI_VALUE_TYPE(Value),                                    \
+                                         0,                                                        \
+                                         {NULL, NULL},                                             \
+                                         {NULL, NULL}};                                            \
     PXI_BODY void name##_pxbody(int64_t i, const Args *PXI_RESTRICT a,                             \
                                 Value *PXI_RESTRICT partial, int final_pass)
 

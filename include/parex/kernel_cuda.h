@@ -79,10 +79,10 @@ typedef enum {
 } pxi_cuda_phase;
 
 /* An MDRange launch as the device sees it (filled by the cuda space from the mdrange policy's
- * tiling and its CUDA block map; passed to the kernels by value). Tiles are numbered in the tile order
- * of the iterate direction; the block's threads are laid out as block[0] x block[1] x block[2]
- * over the dimensions dim[0] (fastest, threadIdx.x order), dim[1], dim[2], on a 1-D block of
- * `threads` threads (the product rounded up to whole warps; the extra threads idle). */
+ * tiling and its CUDA block map; passed to the kernels by value). Tiles are numbered in the tile
+ * order of the iterate direction; the block's threads are laid out as block[0] x block[1] x
+ * block[2] over the dimensions dim[0] (fastest, threadIdx.x order), dim[1], dim[2], on a 1-D block
+ * of `threads` threads (the product rounded up to whole warps; the extra threads idle). */
 typedef struct pxi_cuda_md {
     int rank;
     int iterate; /* px_iterate */

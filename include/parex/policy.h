@@ -110,11 +110,11 @@ typedef enum {
 
 /** A multi-dimensional range policy: the box [lower, upper) cut into tiles. */
 typedef struct {
-    int rank;                    /**< Number of dimensions, 2..PX_MAX_RANK. */
-    int64_t lower[PX_MAX_RANK];  /**< First index per dimension (may be negative). */
-    int64_t upper[PX_MAX_RANK];  /**< One past the last index; upper[d] >= lower[d]. */
-    int64_t tile[PX_MAX_RANK];   /**< Tile extent per dimension, >= 0; 0: automatic. */
-    px_iterate iterate;          /**< Order inside and across tiles. */
+    int rank;                   /**< Number of dimensions, 2..PX_MAX_RANK. */
+    int64_t lower[PX_MAX_RANK]; /**< First index per dimension (may be negative). */
+    int64_t upper[PX_MAX_RANK]; /**< One past the last index; upper[d] >= lower[d]. */
+    int64_t tile[PX_MAX_RANK];  /**< Tile extent per dimension, >= 0; 0: automatic. */
+    px_iterate iterate;         /**< Order inside and across tiles. */
     /** How the Threads space deals tiles to its ranks (a parex addition after DESIGN.md's
      * fields; set it with px_mdrange_set_schedule): PX_SCHEDULE_STATIC (0, the default of
      * px_mdrange) gives each rank one contiguous block of tiles in tile order;

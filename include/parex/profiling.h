@@ -27,11 +27,12 @@
  * kokkosp_deallocate_data reports the block's allocated size. The fence action handed to tools
  * fences every space (skipping one whose kernel is running on the calling thread), with fence
  * events labelled "px_tool_invoked_fence". Not called: kokkosp_parse_args/print_help (parex has
- * no tool-argument setting), the DualView and tuning callbacks (parex has neither). Kernel labels are never empty (the kernel's name, else
- * "px_parallel_for_fn" and friends). Device ids follow Kokkos' encoding
- * (device_type << 24) | (device_id << 17) | instance, with Serial 0, Cuda 2, Threads 6 and
- * instance 1 for a space's default instance (0 is Kokkos' "all instances"); an execution-space
- * instance from px_space_partition (parex/instance.h) has its own, 2 and up, in creation order.
+ * no tool-argument setting), the DualView and tuning callbacks (parex has neither). Kernel labels
+ * are never empty (the kernel's name, else "px_parallel_for_fn" and friends). Device ids follow
+ * Kokkos' encoding (device_type << 24) | (device_id << 17) | instance, with Serial 0, Cuda 2,
+ * Threads 6 and instance 1 for a space's default instance (0 is Kokkos' "all instances"); an
+ * execution-space instance from px_space_partition (parex/instance.h) has its own, 2 and up, in
+ * creation order.
  *
  * PX_KERNEL_TIMER=1 turns on a built-in kernel timer fed by the same events: at px_finalize it
  * prints to stdout a table of kernels, fences and regions by total time with calls, mean and
