@@ -11,7 +11,9 @@
  *             on the pusher without an in-flight slot (work-first inlining, cost.c).
  *   finish:   mark write Vars failed on error (failure.c) -> release each Var (var_queue.c),
  *             which returns the ops it made ready -> return the block to its pool -> dispatch
- *             the ready ops, outside every Var lock, one after the other.
+ *             the ready ops, outside every Var lock, one after the other. A CPU worker's
+ *             write release may instead claim the single-Var writes queued behind it as a run
+ *             (var_queue.h, pxi_var_run), which it runs next, back to back, with one release.
  * Below this file: the Var queue (var_queue.c), in-flight accounting (inflight.c), failures
  * (failure.c), operator references (operator_ref.c), lanes. Above it, calling it: the public
  * push and wait calls (calls.c), Vars (var.c), reusable operators (operator.c), kernel ops,
