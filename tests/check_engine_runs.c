@@ -2,12 +2,14 @@
  * pxi_var_run): a worker that finishes a write takes the single-Var writes queued behind it as
  * one run and runs them back to back. Everything a run changes must look like the same ops
  * granted one by one: write order, reads and multi-Var ops queued between them, ops of other
- * lanes and kinds (priority, async, another CPU device), failures, waits, backpressure.
+ * lanes and kinds (priority, async, another CPU device), failures, waits, deletes, claims
+ * racing two pushers' appends, backpressure.
  *
  * Ops queue behind a gate op, so when the gate opens its worker
  * finds long queues to claim. The naive engine has no workers: it runs the same workloads
  * without the gate (nothing to claim, same results). PX_TEST_ENGINE_OPS scales the
  * randomized workload down for sanitizer runs. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -278,6 +280,75 @@ START_TEST(test_wait_for_var_returns_after_every_op_queued_before_it)
 }
 END_TEST
 
+/* ---- claims racing appends ------------------------------------------------------------- */
+
+#define RACE_PUSHERS 2
+
+typedef struct race_arg {
+    px_engine *e;
+    px_var *x;
+    int id, n;
+    int bad_push;
+} race_arg;
+
+/* Under x's write access: the last sequence number each pusher's ops saw, and how often one
+ * ran out of its pusher's order. */
+static int race_last[RACE_PUSHERS];
+static atomic_int race_errors;
+
+static int race_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    intptr_t v = (intptr_t)arg;
+    int id = (int)(v % RACE_PUSHERS), seq = (int)(v / RACE_PUSHERS);
+    if (race_last[id] != seq - 1)
+        atomic_fetch_add(&race_errors, 1);
+    race_last[id] = seq;
+    return PX_OK;
+}
+
+static void *race_pusher(void *p)
+{
+    race_arg *a = p;
+    for (int k = 0; k < a->n; ++k)
+        a->bad_push +=
+            px_engine_push_sync(a->e, race_fn, (void *)(intptr_t)(k * RACE_PUSHERS + a->id), CPU,
+                                NULL, 0, &a->x, 1, PX_FN_NORMAL, 0, "race") != PX_OK;
+    return NULL;
+}
+
+START_TEST(test_runs_claimed_while_two_pushers_append_keep_each_pushers_order)
+{
+    int n = px_test_env_int("PX_TEST_ENGINE_OPS", 10000) * 2;
+    static const int workers[] = {1, 2, 3};
+    for (int w = 0; w < 3; ++w) {
+        px_engine *e = px_engine_create(kind_under_test(), workers[w]);
+        ck_assert_ptr_nonnull(e);
+        px_var *x = px_var_new(e);
+        ck_assert_ptr_nonnull(x);
+        atomic_store(&race_errors, 0);
+        for (int i = 0; i < RACE_PUSHERS; ++i)
+            race_last[i] = -1;
+        race_arg args[RACE_PUSHERS];
+        pthread_t t[RACE_PUSHERS];
+        for (int i = 0; i < RACE_PUSHERS; ++i) {
+            args[i] = (race_arg){e, x, i, n, 0};
+            ck_assert_int_eq(pthread_create(&t[i], NULL, race_pusher, &args[i]), 0);
+        }
+        for (int i = 0; i < RACE_PUSHERS; ++i) {
+            pthread_join(t[i], NULL);
+            ck_assert_int_eq(args[i].bad_push, 0);
+        }
+        ck_assert_int_eq(px_engine_wait_for_var(e, x), PX_OK);
+        ck_assert_int_eq(atomic_load(&race_errors), 0);
+        for (int i = 0; i < RACE_PUSHERS; ++i)
+            ck_assert_int_eq(race_last[i], n - 1);
+        ck_assert_int_eq(px_var_delete(e, x), PX_OK);
+        ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    }
+}
+END_TEST
+
 /* ---- backpressure -------------------------------------------------------------------------- */
 
 static atomic_int bp_order_errors, bp_next;
@@ -325,6 +396,7 @@ static Suite *engine_runs_suite(void)
     tcase_add_test(tc, test_released_runs_equal_serial_order_with_reads_and_other_ops_between);
     tcase_add_test(tc, test_failure_inside_a_released_run_skips_later_ops_and_reaches_the_wait);
     tcase_add_test(tc, test_wait_for_var_returns_after_every_op_queued_before_it);
+    tcase_add_test(tc, test_runs_claimed_while_two_pushers_append_keep_each_pushers_order);
     suite_add_tcase(s, tc);
     TCase *life = tcase_create("lifecycle");
     tcase_set_timeout(life, 60);
