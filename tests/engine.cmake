@@ -14,6 +14,11 @@ foreach(suite queue failure operators lanes)
 endforeach()
 # The wait primitive every runtime wait uses (core/wait.c).
 px_add_check_test(check_wait SOURCES check_wait.c LABELS core concurrency)
+# Runs of the worker hand-off (core/engine/var_queue.h, pxi_var_run): claimed writes equal the
+# same ops granted one by one.
+px_add_check_test(check_engine_runs SOURCES check_engine_runs.c check_engine_common.c
+                  ENGINES naive pooled per_device THREADS 1 3 LABELS concurrency
+                  ENV ${PX_ENGINE_TEST_ENV} TIMEOUT 300)
 pkg_check_modules(JANSSON IMPORTED_TARGET jansson)
 if(NOT JANSSON_FOUND)
   message(STATUS "parex: jansson not found, check_engine_trace is not built")

@@ -139,8 +139,10 @@ typedef struct pxi_var {
      * (epoch << 32) | (uint32_t)status, 0 when clean; a failure of an older epoch counts as
      * clean (px_engine_wait_for_all advances the epoch: failure.h, pxi_var_failure). Written by
      * the completing writer (exclusive) or exchanged by a wait; relaxed: the Var lock orders
-     * it for the next op. */
-    _Atomic(uint64_t) failure;
+     * it for the next op. On its own line: every op reads it before it runs (push.c,
+     * skip_if_input_failed), and on the lock's line that read took the line from the pusher,
+     * which appends under the lock, once per op of a chain. */
+    alignas(PXI_CACHE_LINE) _Atomic(uint64_t) failure;
 } pxi_var;
 
 typedef enum {

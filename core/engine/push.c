@@ -11,7 +11,9 @@
  *             on the pusher without an in-flight slot (work-first inlining, cost.c).
  *   finish:   mark write Vars failed on error (failure.c) -> release each Var (var_queue.c),
  *             which returns the ops it made ready -> return the block to its pool -> dispatch
- *             the ready ops, outside every Var lock, one after the other.
+ *             the ready ops, outside every Var lock, one after the other. A CPU worker's
+ *             write release may instead claim the single-Var writes queued behind it as a run
+ *             (var_queue.h, pxi_var_run), which it runs next, back to back, with one release.
  * Below this file: the Var queue (var_queue.c), in-flight accounting (inflight.c), failures
  * (failure.c), operator references (operator_ref.c), lanes. Above it, calling it: the public
  * push and wait calls (calls.c), Vars (var.c), reusable operators (operator.c), kernel ops,
@@ -53,6 +55,11 @@ const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES] = {4, 20, 64, 256};
 static PXI_ENGINE_TLS pxi_worker *tl_worker;
 static PXI_ENGINE_TLS int tl_in_op;
 static PXI_ENGINE_TLS pxi_opr *tl_local;
+/* A CPU worker's claimed run (var_queue.h, pxi_var_run): ops granted together at one write
+ * release, run next on this worker in queue order; and the run op now running whose Var was
+ * already passed on (every op of a run but its last), whose finish must not release it. */
+static PXI_ENGINE_TLS pxi_opr_fifo tl_run;
+static PXI_ENGINE_TLS pxi_opr *tl_deferred;
 /* Depth of pxi_engine_push calls on this thread: an op run while it is positive, off a worker,
  * runs inside its pusher's call (Kokkos Tools regions, see execute). */
 static PXI_ENGINE_TLS int tl_pushing;
@@ -69,11 +76,43 @@ int pxi_engine_on_worker(void)
     return tl_worker != NULL;
 }
 
+/* The op this worker runs next without a lane: its continuation slot, else the next op of its
+ * run (the run's last op, the Var's granted head, releases the Var as usual). */
 static pxi_opr *take_local(void)
 {
     pxi_opr *o = tl_local;
-    tl_local = NULL;
+    if (o) {
+        tl_local = NULL;
+        return o;
+    }
+    o = pxi_opr_fifo_pop(&tl_run);
+    tl_deferred = o && tl_run.head ? o : NULL;
     return o;
+}
+
+/* A chain of 200,000 empty ops on one Var with inlining off spent 29 % of its time in the
+ * worker's release, on the Var lock line and the next op's lines, which the pusher appending at
+ * the tail wrote (bench_engine --only chain, PX_ENGINE_INLINE_NS=0): a worker that finishes a
+ * write takes the single-Var writes queued behind it as one run (var_queue.h, pxi_var_run) of
+ * at most this many ops, so it locks the Var once per run. The bound caps the walk done under
+ * the Var lock, which the pusher waits for. */
+#define PXI_RUN_MAX_OPS 8
+
+/* Release @o's Vars, keeping a run for this worker when it may run one next. */
+static pxi_opr *release_vars(pxi_opr *o)
+{
+    if (o == tl_deferred) { /* a run op: its Var went on with the run */
+        tl_deferred = NULL;
+        return NULL;
+    }
+    const pxi_worker *w = tl_worker;
+    if (!w || w->lane->kind != PXI_LANE_CPU || w->lane->e != o->e || tl_in_op != 0 || tl_run.head)
+        return pxi_var_queue_release(o, NULL);
+    pxi_var_run run = {
+        {NULL, NULL}, o->e->kind == PX_ENGINE_POOLED ? -1 : w->lane->device_id, PXI_RUN_MAX_OPS};
+    pxi_opr *ready = pxi_var_queue_release(o, &run);
+    tl_run = run.ops;
+    return ready;
 }
 
 int pxi_engine_in_op(void)
@@ -130,7 +169,7 @@ static void finish(pxi_opr *o, int status)
         pxi_engine_op_failed(o, status);
     if (o->cleanup)
         o->cleanup(o->arg);
-    pxi_opr *ready = pxi_var_queue_release(o);
+    pxi_opr *ready = release_vars(o);
     if (o->kind == PXI_OP_DELETE) {
         /* The delete was the last dep the Var could ever get (its generation is 0): the slot
          * can go back to the table. */

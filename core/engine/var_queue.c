@@ -52,7 +52,62 @@ static void complete_read(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
         grant(ready, trig, 1);
 }
 
-static void complete_write(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
+/* Under @v's lock: whether @d, a queued write, may join a run (pxi_var_run): the only Var of
+ * a sync op for the claimer's CPU lane whose pusher has dropped its own count (wait == 1, so
+ * nothing but this grant is left and no other thread touches the counter). */
+static int run_eligible(const pxi_dep *d, const pxi_var_run *run)
+{
+    const pxi_opr *o = d->opr;
+    if (!d->write || o->n_deps != 1 || o->kind != PXI_OP_SYNC || o->prop != PX_FN_NORMAL ||
+        o->ctx.type != PX_DEV_CPU || (run->device_id >= 0 && o->ctx.device_id != run->device_id))
+        return 0;
+    /* Acquire: pairs with the pusher's acq_rel drop, after which it no longer touches @o. */
+    return atomic_load_explicit(&o->wait, memory_order_acquire) == 1;
+}
+
+/* Hint the block of the op whose only dep is @d into this cache: its counter and fields (line
+ * 0 and 1) are read next, and the dep's own line is being loaded anyway. A block whose dep is
+ * not deps[0] gets a useless prefetch, never a fault. */
+static inline void prefetch_opr(const pxi_dep *d)
+{
+#if defined(__GNUC__)
+    uintptr_t base = (uintptr_t)d - offsetof(pxi_opr, deps);
+    __builtin_prefetch((const void *)base, 1);
+    __builtin_prefetch((const void *)(base + PXI_CACHE_LINE), 0);
+#else
+    (void)d;
+#endif
+}
+
+/* Under @v's lock, its head write just finished and @n, the next dep, is a write: claim @n and
+ * the eligible writes after it as one run (pxi_var_run). Returns the new granted head (the
+ * run's last dep), or NULL when @n is not eligible (nothing claimed). */
+static pxi_dep *claim_run(pxi_var_run *run, pxi_dep *n)
+{
+    if (!run_eligible(n, run))
+        return NULL;
+    int k = 0;
+    for (;;) {
+        pxi_opr *o = n->opr;
+        /* Relaxed: no other thread holds a count (run_eligible); the Var lock's release
+         * publishes the store to whoever locks the Var next. */
+        atomic_store_explicit(&o->wait, 0, memory_order_relaxed);
+        pxi_opr_fifo_push(&run->ops, o);
+        pxi_dep *nn = n->next;
+        if (!nn)
+            return n;
+        /* The next op's lines are wanted either way: by this walk, or by the release of the
+         * run's last op, which then finds them here. */
+        prefetch_opr(nn);
+        if (++k >= run->max_ops)
+            return n;
+        if (!run_eligible(nn, run))
+            return n;
+        n = nn;
+    }
+}
+
+static void complete_write(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e, pxi_var *v)
 {
     pxi_spin_lock(&v->lock);
     pxi_dep *w = v->head;
@@ -71,7 +126,14 @@ static void complete_write(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
     pxi_opr *trig = NULL;
     if (n && n_reads == 0) {
         v->running_reads = PXI_HEAD_WRITE_GRANTED;
-        trig = n->opr;
+        pxi_dep *last = run && run->max_ops > 0 ? claim_run(run, n) : NULL;
+        if (last) {
+            /* The run's ops before @last count as finished here: the queue resumes at it. */
+            v->head = last;
+            PX_ASSERT(last->next || v->tail == last);
+        } else {
+            trig = n->opr;
+        }
     }
     VAR_CHECK(e, v);
     pxi_spin_unlock(&v->lock);
@@ -87,14 +149,18 @@ static void complete_write(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
         grant(ready, trig, 1);
 }
 
-pxi_opr *pxi_var_queue_release(pxi_opr *o)
+pxi_opr *pxi_var_queue_release(pxi_opr *o, pxi_var_run *run)
 {
     pxi_opr_fifo ready = {NULL, NULL};
     for (uint32_t i = 0; i < o->n_deps; ++i) {
-        if (o->deps[i].write)
-            complete_write(&ready, o->e, o->deps[i].var);
-        else
-            complete_read(&ready, o->e, o->deps[i].var);
+        if (o->deps[i].write) {
+            complete_write(&ready, run, o->e, o->deps[i].var);
+            /* One run per release: its ops run back to back on the caller. */
+            if (run && run->ops.head)
+                run = NULL;
+            continue;
+        }
+        complete_read(&ready, o->e, o->deps[i].var);
     }
     return ready.head;
 }

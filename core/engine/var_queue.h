@@ -16,10 +16,28 @@ void pxi_var_queue_check(const pxi_var *v);
             pxi_var_queue_check(v);                                                                \
     } while (0)
 
+/* A run a releasing worker may claim (var_queue.c, claim_run): when a write release finds
+ * writes queued next that are each the only Var of a sync op for the releaser's CPU lane, it
+ * grants up to max_ops of them at once and hands them back in queue order, to run back to back
+ * on the releasing thread. The Var's granted head is then the last op of the run: the ops
+ * before it count as finished for the Var, so their own finish must not release it (push.c
+ * runs them with their release deferred). Run in order on one thread, they cannot be told
+ * from the same ops granted one by one: each still starts after its predecessor finished and
+ * sees its failure (skip_if_input_failed), and nothing queued behind the run starts before the
+ * last op's release. The releasing worker then takes the Var's lock once per run instead of
+ * once per op, and the pusher appending at the tail finds the lock's line in its own cache. */
+typedef struct pxi_var_run {
+    pxi_opr_fifo ops; /* out: the claimed ops, in queue order, wait counters at zero */
+    int device_id;    /* in: ctx.device_id the ops must have, -1 for any (pooled engine) */
+    int max_ops;      /* in: at most this many; 0 claims nothing */
+} pxi_var_run;
+
 /* When @o finishes: release each Var, granting the next deps. Returns the ops whose wait
  * counter this took to zero, in grant order, linked through pxi_opr.next (NULL-terminated):
- * the caller owns them and dispatches them, outside every Var lock (push.c, finish). */
-PX_NODISCARD pxi_opr *pxi_var_queue_release(pxi_opr *o);
+ * the caller owns them and dispatches them, outside every Var lock (push.c, finish). @run,
+ * when not NULL, may receive one run claimed at a write release (pxi_var_run), which the
+ * caller owns too and must run in order on this thread. */
+PX_NODISCARD pxi_opr *pxi_var_queue_release(pxi_opr *o, pxi_var_run *run);
 
 /* The calls below take an op whose deps are sorted by Var address, n_deps set. */
 
