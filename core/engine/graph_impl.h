@@ -100,6 +100,11 @@ struct grun {
     int *st;           /* per op: PX_OK or its failure (written before its successors run) */
     unsigned char *blocks;
     size_t stride;
+    /* The launch op's block (PXI_OPR_OWNED, pxi_push.block), its deps resolved once from the
+     * graph's handles: a launch neither allocates a block nor looks a Var up (a wavefront
+     * launch holds one Var per op). NULL when the handles did not resolve to distinct live
+     * Vars at run_create: launches then push the handles (and fail there). */
+    pxi_opr *lop;
 };
 
 /* graph.c */

@@ -30,12 +30,47 @@
 
 /* ---- launching ---------------------------------------------------------------------------- */
 
+/* Header and block in whole cache lines: two ops never share a line. A constant, so finding
+ * a block is a shift and an add. */
+#define GRAPH_STRIDE                                                                               \
+    ((GRAPH_HDR_BYTES + sizeof(pxi_opr) + PXI_CACHE_LINE - 1) / PXI_CACHE_LINE * PXI_CACHE_LINE)
+
 static pxi_opr *run_block(const grun *run, uint32_t i)
 {
-    return (pxi_opr *)(void *)(run->blocks + (size_t)i * run->stride + GRAPH_HDR_BYTES);
+    return (pxi_opr *)(void *)(run->blocks + (size_t)i * GRAPH_STRIDE + GRAPH_HDR_BYTES);
 }
 
 static void node_finish(pxi_opr *o, int status);
+static void launch_finished(pxi_opr *o, int status);
+
+/* The launch op's block for @g, its deps resolved from the graph's handles (lock order), or
+ * NULL (out of memory, two handles naming one Var slot, a Var no longer live): the launch
+ * then goes through the ordinary push, which reports the problem. */
+static pxi_opr *launch_block_create(px_graph *g)
+{
+    size_t n = g->n_reads + g->n_writes;
+    if (!g->handle_write || n > UINT32_MAX || n > (SIZE_MAX - sizeof(pxi_opr)) / sizeof(pxi_dep))
+        return NULL;
+    pxi_opr *o = pxi_malloc(sizeof(pxi_opr) + n * sizeof(pxi_dep));
+    if (!o)
+        return NULL;
+    memset(o, 0, sizeof *o);
+    for (size_t i = 0; i < n; ++i) {
+        uint32_t gen = 0;
+        pxi_var *v = pxi_handle_table_lookup(&g->e->vars, g->handles[i], &gen);
+        if (!v) {
+            pxi_free(o);
+            return NULL;
+        }
+        o->deps[i] =
+            (pxi_dep){.next = NULL, .opr = o, .var = v, .gen = gen, .write = g->handle_write[i]};
+    }
+    o->size_class = PXI_OPR_OWNED;
+    o->finish_hook = launch_finished;
+    o->cap_deps = (uint32_t)n;
+    o->n_deps = (uint32_t)n;
+    return o;
+}
 
 static grun *run_create(px_graph *g)
 {
@@ -44,15 +79,15 @@ static grun *run_create(px_graph *g)
         return NULL;
     run->g = g;
     size_t n = g->n_nodes;
-    /* Header and block in whole cache lines: two ops never share a line. */
-    run->stride =
-        (GRAPH_HDR_BYTES + sizeof(pxi_opr) + PXI_CACHE_LINE - 1) / PXI_CACHE_LINE * PXI_CACHE_LINE;
+    run->stride = GRAPH_STRIDE;
     run->st = pxi_malloc(n * sizeof *run->st);
+    run->lop = launch_block_create(g);
     run->blocks =
         n <= SIZE_MAX / run->stride ? pxi_malloc_aligned(n * run->stride, PXI_CACHE_LINE) : NULL;
     if (!run->st || !run->blocks) {
         pxi_free(run->st);
         pxi_free_aligned(run->blocks);
+        pxi_free(run->lop);
         pxi_free(run);
         return NULL;
     }
@@ -125,7 +160,9 @@ static void run_complete(grun *run)
 {
     px_graph *g = run->g;
     pxi_engine *e = g->e;
-    for (size_t j = 0; j < g->n_vars; ++j) {
+    /* Relaxed: every op's failure store happens before the countdown that completes us. */
+    size_t n_scan = atomic_load_explicit(&run->any_failed, memory_order_relaxed) ? g->n_vars : 0;
+    for (size_t j = 0; j < n_scan; ++j) {
         const gvar *gv = &g->vars[j];
         if (!gv->write || gv->last_writer < 0)
             continue;
@@ -174,6 +211,11 @@ static int graph_worker_flush(void)
 /* Op @i of @run is finished: count it (locally on a worker thread). */
 static void run_op_done(grun *run)
 {
+    if (tl_run == run) { /* a worker counting this run already (tl_run is NULL elsewhere) */
+        if (++tl_run_done >= GRAPH_DONE_BATCH)
+            (void)graph_worker_flush();
+        return;
+    }
     if (!pxi_engine_on_worker()) {
         run_count_down(run, 1);
         return;
@@ -305,6 +347,13 @@ static void run_release(void *arg)
         pxi_graph_free(g);
 }
 
+/* The launch op's block (run->lop) is done with: finish released its Vars. */
+static void launch_finished(pxi_opr *o, int status)
+{
+    (void)status;
+    run_release(o->arg);
+}
+
 int px_graph_launch(px_graph *g)
 {
     static const char caller[] = "px_graph_launch";
@@ -337,7 +386,7 @@ int px_graph_launch(px_graph *g)
     pxi_push p = {.kind = PXI_OP_ASYNC,
                   .afn = run_start,
                   .arg = run,
-                  .cleanup = run_release,
+                  .cleanup = run->lop ? NULL : run_release,
                   .ctx = {PX_DEV_CPU, 0},
                   .n_reads = g->n_reads,
                   .n_writes = g->n_writes,
@@ -347,7 +396,8 @@ int px_graph_launch(px_graph *g)
                   .prop = PX_FN_ASYNC,
                   .name = "px_graph_launch",
                   .caller = caller,
-                  .no_inline = 1};
+                  .no_inline = 1,
+                  .block = run->lop};
     rc = pxi_engine_push(g->e, &p);
     if (rc != PX_OK) {
         pxi_spin_lock(&g->pool_lock);
