@@ -94,11 +94,14 @@ static grun *run_create(px_graph *g)
     for (uint32_t i = 0; i < (uint32_t)n; ++i) {
         unsigned char *b = run->blocks + (size_t)i * run->stride;
         ghdr *h = (ghdr *)(void *)b;
+        const gnode *gn = &g->nodes[i];
         h->run = run;
         h->node = i;
+        h->n_pred = gn->n_pred;
+        h->succ_begin = gn->succ_begin;
+        h->n_succ = gn->n_succ;
         pxi_opr *o = run_block(run, i);
         memset(o, 0, sizeof *o);
-        const gnode *gn = &g->nodes[i];
         atomic_init(&o->wait, (int)gn->n_pred);
         o->kind = gn->kind;
         o->sfn = gn->sfn;
@@ -236,20 +239,21 @@ static void run_op_done(grun *run)
  * launch (the in-flight op) completed as soon as the last op finished. A successor with one
  * predecessor needs no atomic countdown. Skipped successors are finished here in a loop (no
  * recursion along a chain of skips). */
-static void node_done(grun *run, uint32_t i, int status)
+static void node_done(const ghdr *h, int status)
 {
-    const px_graph *g = run->g;
+    grun *run = h->run;
+    const uint32_t *succ_all = run->g->succ;
     pxi_opr *skipped = NULL;
     for (;;) {
-        const gnode *gn = &g->nodes[i];
+        uint32_t i = h->node;
         if (status != PX_OK)
             atomic_store_explicit(&run->any_failed, 1, memory_order_relaxed);
         run->st[i] = status;
         /* Ready for the next launch of this run: nothing else touches the counter now. */
-        if (gn->n_pred > 1)
-            atomic_store_explicit(&run_block(run, i)->wait, (int)gn->n_pred, memory_order_relaxed);
-        const uint32_t *succ = g->succ + gn->succ_begin;
-        for (uint32_t k = 0; k < gn->n_succ; ++k) {
+        if (h->n_pred > 1)
+            atomic_store_explicit(&run_block(run, i)->wait, (int)h->n_pred, memory_order_relaxed);
+        const uint32_t *succ = succ_all + h->succ_begin;
+        for (uint32_t k = 0, n = h->n_succ; k < n; ++k) {
             uint32_t s = succ[k] & GRAPH_SUCC_INDEX;
             /* acq_rel: our st[] store (and the op's effects) happen before the successor; a
              * single predecessor (flagged in the edge, so its node is not read) hands over
@@ -258,26 +262,20 @@ static void node_done(grun *run, uint32_t i, int status)
                 atomic_fetch_sub_explicit(&run_block(run, s)->wait, 1, memory_order_acq_rel) == 1)
                 make_ready(run, s, &skipped);
         }
+        run_op_done(run); /* op i; a skipped op below keeps the run alive */
         pxi_opr *o = skipped;
-        if (o) {
-            skipped = o->next;
-            const ghdr *h =
-                (const ghdr *)(const void *)((const unsigned char *)o - GRAPH_HDR_BYTES);
-            run_op_done(run); /* op i; the skipped op keeps the run alive */
-            i = h->node;
-            status = run->st[i];
-            continue;
-        }
-        run_op_done(run);
-        return;
+        if (!o)
+            return;
+        skipped = o->next;
+        h = (const ghdr *)(const void *)((const unsigned char *)o - GRAPH_HDR_BYTES);
+        status = run->st[h->node];
     }
 }
 
 /* The finish_hook of every op block of a run (push.c's finish calls it). */
 static void node_finish(pxi_opr *o, int status)
 {
-    const ghdr *h = (const ghdr *)(const void *)((const unsigned char *)o - GRAPH_HDR_BYTES);
-    node_done(h->run, h->node, status);
+    node_done((const ghdr *)(const void *)((const unsigned char *)o - GRAPH_HDR_BYTES), status);
 }
 
 /* The launch op: every Var of the graph granted it access. */

@@ -480,15 +480,11 @@ static int push_op(pxi_engine *e, const pxi_push *p)
         PXI_ERROR("%s: too many Vars (%zu reads, %zu writes)", p->caller, p->n_reads, p->n_writes);
         return PX_EINVAL;
     }
-    pxi_opr *o = p->block;
-    if (o) {
-        /* Prepared by its owner; a dep's queue link is stale from its last push. */
-        for (uint32_t i = 0; i < o->n_deps; ++i)
-            o->deps[i].next = NULL;
-    } else if (!(o = opr_alloc(e, n))) {
+    pxi_opr *o = p->block; /* prepared by its owner (queue links: pxi_var_queue_lock_live) */
+    if (!o && !(o = opr_alloc(e, n))) {
         PXI_ERROR("%s: out of memory for an op with %zu Vars", p->caller, n);
         return PX_ENOMEM;
-    } else {
+    } else if (!p->block) {
         int rc = deps_prepare(e, o, p, n);
         if (rc != PX_OK) {
             opr_free(e, o);
@@ -502,8 +498,7 @@ static int push_op(pxi_engine *e, const pxi_push *p)
     if (o->counted)
         pxi_inflight_reserve(e, tl_in_op == 0);
     for (;;) {
-        pxi_var_queue_lock(o);
-        if (!pxi_var_queue_live(o)) {
+        if (!pxi_var_queue_lock_live(o)) {
             pxi_var_queue_unlock(o);
             PXI_ERROR("%s: a Var was deleted (before or while being pushed)", p->caller);
             if (o->counted)
@@ -520,8 +515,7 @@ static int push_op(pxi_engine *e, const pxi_push *p)
         o->counted = 1;
         pxi_inflight_reserve(e, 1);
     }
-    uint32_t granted = pxi_var_queue_append(o);
-    pxi_var_queue_unlock(o);
+    uint32_t granted = pxi_var_queue_append_unlock(o);
     if (!o->counted) {
         /* Every dep was granted at append (checked above under the locks): no other thread
          * holds a reference to the counter, so it needs no atomic read-modify-write. */

@@ -64,36 +64,73 @@ static inline int pxi_var_queue_all_granted(const pxi_opr *o)
 
 /* Under the locks: append one dep per Var (a PXI_OP_DELETE also retires its Var's handle);
  * returns how many were granted at once (the caller drops them from the wait counter). */
+/* Under its Var's lock: append dep @d; 1 when it was granted at once. */
+static inline uint32_t pxi_var_queue_append_dep(pxi_dep *d)
+{
+    pxi_var *v = d->var;
+    if (!v->head) {
+        /* An empty queue grants a read at once, and a write when no read runs (the write
+         * then heads the queue until it finishes). */
+        if (!d->write) {
+            v->running_reads++;
+            return 1;
+        }
+        v->head = v->tail = d;
+        if (v->running_reads == 0) {
+            v->running_reads = PXI_HEAD_WRITE_GRANTED;
+            return 1;
+        }
+        return 0;
+    }
+    v->tail->next = d;
+    v->tail = d;
+    return 0;
+}
+
 static inline uint32_t pxi_var_queue_append(pxi_opr *o)
 {
     uint32_t granted = 0;
-    for (uint32_t i = 0; i < o->n_deps; ++i) {
-        pxi_dep *d = &o->deps[i];
-        pxi_var *v = d->var;
-        if (!v->head) {
-            /* An empty queue grants a read at once, and a write when no read runs (the write
-             * then heads the queue until it finishes). */
-            if (!d->write) {
-                v->running_reads++;
-                ++granted;
-                continue;
-            }
-            v->head = v->tail = d;
-            if (v->running_reads == 0) {
-                v->running_reads = PXI_HEAD_WRITE_GRANTED;
-                ++granted;
-            }
-            continue;
-        }
-        v->tail->next = d;
-        v->tail = d;
-    }
+    for (uint32_t i = 0; i < o->n_deps; ++i)
+        granted += pxi_var_queue_append_dep(&o->deps[i]);
     if (o->kind == PXI_OP_DELETE) {
         /* No push can name the Var from here on. */
         atomic_store_explicit(&o->deps[0].var->hdr.gen, 0, memory_order_relaxed);
     }
     for (uint32_t i = 0; i < o->n_deps; ++i)
         VAR_CHECK(o->e, o->deps[i].var);
+    return granted;
+}
+
+/* Fused passes for ops with many Vars (a graph launch holds every Var of its graph: a
+ * million for a 1,000 x 1,000 wavefront, whose Var lines do not stay in cache from one pass
+ * to the next). pxi_var_queue_lock_live is pxi_var_queue_lock + pxi_var_queue_live (and
+ * clears each dep's queue link, stale in a block pushed again: pxi_push.block) in one pass;
+ * on 0 the caller unlocks with pxi_var_queue_unlock. */
+static inline int pxi_var_queue_lock_live(pxi_opr *o)
+{
+    int live = 1;
+    for (uint32_t i = 0; i < o->n_deps; ++i) {
+        pxi_dep *d = &o->deps[i];
+        d->next = NULL;
+        pxi_spin_lock(&d->var->lock);
+        live &= atomic_load_explicit(&d->var->hdr.gen, memory_order_relaxed) == d->gen;
+    }
+    return live;
+}
+
+/* pxi_var_queue_append + pxi_var_queue_unlock in one pass, once every Var is locked (the
+ * shrinking phase of the two-phase locking: each Var is unlocked right after its append). */
+static inline uint32_t pxi_var_queue_append_unlock(pxi_opr *o)
+{
+    uint32_t granted = 0;
+    for (uint32_t i = 0; i < o->n_deps; ++i) {
+        pxi_dep *d = &o->deps[i];
+        granted += pxi_var_queue_append_dep(d);
+        if (i == 0 && o->kind == PXI_OP_DELETE) /* no push can name the Var from here on */
+            atomic_store_explicit(&d->var->hdr.gen, 0, memory_order_relaxed);
+        VAR_CHECK(o->e, d->var);
+        pxi_spin_unlock(&d->var->lock);
+    }
     return granted;
 }
 
