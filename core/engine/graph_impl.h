@@ -88,9 +88,15 @@ typedef struct ghdr {
     grun *run;
     uint32_t node;
     uint32_t n_pred; /* predecessors: the block's counter is reset to this */
-    uint32_t succ_begin, n_succ;
+    uint32_t n_succ;
+    /* Up to GRAPH_SUCC_INLINE successor edges sit here (a wavefront op has two, a chain's
+     * and a tree's one); more start at px_graph.succ[succ_begin]. Both hold GRAPH_SUCC_*
+     * edges. */
+    uint32_t succ_begin;
+    uint32_t succ_inline[2];
 } ghdr;
-#define GRAPH_HDR_BYTES ((size_t)32)
+#define GRAPH_SUCC_INLINE 2u
+#define GRAPH_HDR_BYTES   ((size_t)32)
 _Static_assert(sizeof(ghdr) <= GRAPH_HDR_BYTES, "graph block header too large");
 
 struct grun {
@@ -102,7 +108,10 @@ struct grun {
      * no op needs to look for failed inputs. */
     atomic_int any_failed;
     uint64_t seq_base; /* prioritized ops: push order of this launch */
-    int *st;           /* per op: PX_OK or its failure (written before its successors run) */
+    /* Per op: its failure (written before its successors run), PX_OK for the ops that ran
+     * fine: a launch writes only failures, and the next launch of the run clears the array
+     * when one was written (any_failed), so a clean launch never touches it. */
+    int *st;
     unsigned char *blocks;
     size_t stride;
     /* The launch op's block (PXI_OPR_OWNED, pxi_push.block), its deps resolved once from the

@@ -80,7 +80,7 @@ static grun *run_create(px_graph *g)
     run->g = g;
     size_t n = g->n_nodes;
     run->stride = GRAPH_STRIDE;
-    run->st = pxi_malloc(n * sizeof *run->st);
+    run->st = pxi_calloc(n ? n : 1, sizeof *run->st); /* all PX_OK */
     run->lop = launch_block_create(g);
     run->blocks =
         n <= SIZE_MAX / run->stride ? pxi_malloc_aligned(n * run->stride, PXI_CACHE_LINE) : NULL;
@@ -100,6 +100,8 @@ static grun *run_create(px_graph *g)
         h->n_pred = gn->n_pred;
         h->succ_begin = gn->succ_begin;
         h->n_succ = gn->n_succ;
+        for (uint32_t k = 0; k < GRAPH_SUCC_INLINE && k < gn->n_succ; ++k)
+            h->succ_inline[k] = g->succ[gn->succ_begin + k];
         pxi_opr *o = run_block(run, i);
         memset(o, 0, sizeof *o);
         atomic_init(&o->wait, (int)gn->n_pred);
@@ -246,13 +248,15 @@ static void node_done(const ghdr *h, int status)
     pxi_opr *skipped = NULL;
     for (;;) {
         uint32_t i = h->node;
-        if (status != PX_OK)
+        if (status != PX_OK) {
             atomic_store_explicit(&run->any_failed, 1, memory_order_relaxed);
-        run->st[i] = status;
+            run->st[i] = status;
+        }
         /* Ready for the next launch of this run: nothing else touches the counter now. */
         if (h->n_pred > 1)
             atomic_store_explicit(&run_block(run, i)->wait, (int)h->n_pred, memory_order_relaxed);
-        const uint32_t *succ = succ_all + h->succ_begin;
+        const uint32_t *succ =
+            h->n_succ <= GRAPH_SUCC_INLINE ? h->succ_inline : succ_all + h->succ_begin;
         for (uint32_t k = 0, n = h->n_succ; k < n; ++k) {
             uint32_t s = succ[k] & GRAPH_SUCC_INDEX;
             /* acq_rel: our st[] store (and the op's effects) happen before the successor; a
@@ -287,7 +291,11 @@ static void run_start(const px_run_context *rc, px_on_complete *done, void *arg)
     run->done = done;
     /* The + 1 keeps the launch alive until the roots are dispatched. */
     atomic_store_explicit(&run->remaining, (int)g->n_nodes + 1, memory_order_relaxed);
-    atomic_store_explicit(&run->any_failed, 0, memory_order_relaxed);
+    /* The last launch of this run wrote failures: back to all PX_OK (node_done). */
+    if (atomic_load_explicit(&run->any_failed, memory_order_relaxed)) {
+        memset(run->st, 0, g->n_nodes * sizeof *run->st);
+        atomic_store_explicit(&run->any_failed, 0, memory_order_relaxed);
+    }
     run->seq_base = atomic_fetch_add_explicit(&g->e->push_seq, g->n_nodes, memory_order_relaxed);
     /* Roots have no input inside the launch, so none is skipped. On the threaded engines
      * they go to their lanes in batches (one lock round and wake-up decision per run of roots
