@@ -10,11 +10,18 @@
  * inline runs on the naive engine), with no Var lock. The last inner op completes the launch
  * op, whose finish releases the Var queues.
  *
- * Per-launch state (a run: one op block per recorded op, its counters and statuses) comes
- * from a free list on the graph and goes back when the launch op finishes, so queued launches
- * never share counters and a steady stream of launches allocates nothing. Each block's
+ * Per-launch state (a run: one op block per recorded op, its counters and statuses, and the
+ * launch op's own block) comes from a free list on the graph and goes back when the launch
+ * op finishes, so queued launches never share counters and a steady stream of launches
+ * allocates nothing. The launch op's block (PXI_OPR_OWNED, pushed through pxi_push.block)
+ * keeps its Vars resolved and sorted from run_create on: a re-launch neither allocates nor
+ * looks a Var up, and push re-checks each Var's generation under its lock (a deleted Var
+ * fails the launch with PX_EINVAL). Each op block's header carries what its completion needs
+ * (predecessor count, up to two successor edges inline, else the range in the graph's CSR
+ * array), so a completion reads only the block it ran and the successors it counts down; the
  * counter is reset to its predecessor count by the block's own completion, so a launch
- * touches only the blocks it runs.
+ * touches only the blocks it runs. Statuses are written only for failures (and cleared by
+ * the run's next launch when there were any).
  *
  * Failures: an inner op is skipped when a Var it uses was marked failed earlier in the launch
  * (its last earlier writer failed or was skipped), passing the status on; at the end, every
