@@ -50,6 +50,12 @@ static pxi_opr *run_block(const grun *run, uint32_t i)
 static void node_finish(pxi_opr *o, int status);
 static void launch_finished(pxi_opr *o, int status);
 
+/* The op block behind header @h. */
+static pxi_opr *hdr_block(const ghdr *h)
+{
+    return (pxi_opr *)(void *)((unsigned char *)(uintptr_t)h + GRAPH_HDR_BYTES);
+}
+
 /* The launch op's block for @g, its deps resolved from the graph's handles (lock order), or
  * NULL (out of memory, two handles naming one Var slot, a Var no longer live): the launch
  * then goes through the ordinary push, which reports the problem. */
@@ -147,22 +153,30 @@ static int input_status(const grun *run, const px_graph *g, uint32_t i)
     return PX_OK;
 }
 
-/* Op @i's counter reached zero: dispatch it, or, when an input failed, queue it on @skipped
- * (linked through pxi_opr.next) with its status. */
-static void make_ready(grun *run, uint32_t i, pxi_opr **skipped)
+/* Op @i (block @o) has an input that failed in this launch: record its status and queue it
+ * on @skipped (linked through pxi_opr.next); nonzero when it was. Out of line: a clean launch
+ * never calls it, and its registers would otherwise weigh on every completion. */
+static __attribute__((noinline)) int skip_if_failed_input(grun *run, uint32_t i, pxi_opr *o,
+                                                          pxi_opr **skipped)
 {
-    const px_graph *g = run->g;
-    pxi_opr *o = run_block(run, i);
+    int s = input_status(run, run->g, i);
+    if (s == PX_OK)
+        return 0;
+    run->st[i] = s;
+    o->next = *skipped;
+    *skipped = o;
+    return 1;
+}
+
+/* Op @i's counter reached zero: dispatch its block @o, or, when an input failed, queue it on
+ * @skipped with its status. */
+static void make_ready(grun *run, uint32_t i, pxi_opr *o, pxi_opr **skipped)
+{
     /* Relaxed: a failure that could skip op i was stored before a release that happens
      * before this call (through i's predecessors). */
-    int s = atomic_load_explicit(&run->any_failed, memory_order_relaxed) ? input_status(run, g, i)
-                                                                         : PX_OK;
-    if (s != PX_OK) {
-        run->st[i] = s;
-        o->next = *skipped;
-        *skipped = o;
+    if (PXI_UNLIKELY(atomic_load_explicit(&run->any_failed, memory_order_relaxed)) &&
+        skip_if_failed_input(run, i, o, skipped))
         return;
-    }
     if (o->prop == PX_FN_CPU_PRIORITIZED)
         o->seq = run->seq_base + i;
     pxi_engine_dispatch(o, 0);
@@ -261,17 +275,18 @@ static void node_done(const ghdr *h, int status)
         }
         /* Ready for the next launch of this run: nothing else touches the counter now. */
         if (h->n_pred > 1)
-            atomic_store_explicit(&run_block(run, i)->wait, (int)h->n_pred, memory_order_relaxed);
+            atomic_store_explicit(&hdr_block(h)->wait, (int)h->n_pred, memory_order_relaxed);
         const uint32_t *succ =
             h->n_succ <= GRAPH_SUCC_INLINE ? h->succ_inline : succ_all + h->succ_begin;
         for (uint32_t k = 0, n = h->n_succ; k < n; ++k) {
             uint32_t s = succ[k] & GRAPH_SUCC_INDEX;
+            pxi_opr *so = run_block(run, s);
             /* acq_rel: our st[] store (and the op's effects) happen before the successor; a
              * single predecessor (flagged in the edge, so its node is not read) hands over
              * through the lane's lock or this thread. */
             if ((succ[k] & GRAPH_SUCC_ONLY_PRED) ||
-                atomic_fetch_sub_explicit(&run_block(run, s)->wait, 1, memory_order_acq_rel) == 1)
-                make_ready(run, s, &skipped);
+                atomic_fetch_sub_explicit(&so->wait, 1, memory_order_acq_rel) == 1)
+                make_ready(run, s, so, &skipped);
         }
         run_op_done(run); /* op i; a skipped op below keeps the run alive */
         pxi_opr *o = skipped;
