@@ -448,6 +448,38 @@ START_TEST(test_misuse_gives_clear_statuses)
     ck_assert_int_eq(px_graph_launch(g2), PX_EINVAL);
     ck_assert_int_eq(px_graph_destroy(g2), PX_OK);
 
+    /* Deleted after launches that kept the launch state (with its Vars resolved): the next
+     * launch still sees the deletion, also once the Var's slot went to a new Var, and the
+     * graph's other Var is left as it was. */
+    px_var *t1 = px_var_new(e), *t2 = px_var_new(e);
+    atomic_store(&ran_count, 0);
+    ck_assert_int_eq(px_graph_begin(e), PX_OK);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, &t1, 1, &t2, 1, PX_FN_NORMAL, 0, "t1-t2"),
+        PX_OK);
+    ck_assert_int_eq(px_graph_end(e, &g2), PX_OK);
+    for (int k = 0; k < 3; ++k)
+        ck_assert_int_eq(px_graph_launch(g2), PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), 3);
+    ck_assert_int_eq(px_var_delete(e, t1), PX_OK);
+    ck_assert_int_eq(px_graph_launch(g2), PX_EINVAL);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    px_var *fresh[8];
+    for (int k = 0; k < 8; ++k) /* one of them likely takes t1's slot */
+        fresh[k] = px_var_new(e);
+    ck_assert_int_eq(px_graph_launch(g2), PX_EINVAL);
+    ck_assert_int_eq(atomic_load(&ran_count), 3);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, NULL, 0, &t2, 1, PX_FN_NORMAL, 0, "on-t2"),
+        PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, t2), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), 4);
+    ck_assert_int_eq(px_graph_destroy(g2), PX_OK);
+    for (int k = 0; k < 8; ++k)
+        ck_assert_int_eq(px_var_delete(e, fresh[k]), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, t2), PX_OK);
+
     ck_assert_int_eq(px_graph_destroy(g), PX_OK);
     ck_assert_int_eq(px_engine_destroy(e2), PX_OK);
     ck_assert_int_eq(px_engine_destroy(e), PX_OK);
