@@ -329,6 +329,47 @@ START_TEST(test_failure_inside_graph_skips_dependents_and_marks_vars)
 }
 END_TEST
 
+static int flag_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    return *(const int *)arg;
+}
+
+/* A launch state is reused by the next launch: the failures one launch recorded must not leak
+ * into the next (a launch keeps only failures and clears them before the next). A and B write
+ * a and b and fail in turn, C reads both: each launch must mark exactly the failing one's Var
+ * and skip C with its status; a last launch with neither failing runs C. */
+START_TEST(test_launch_failures_do_not_leak_into_next_launch)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *a = px_var_new(e), *b = px_var_new(e), *c = px_var_new(e);
+    int sa = PX_OK, sb = PX_OK;
+    atomic_store(&ran_count, 0);
+    ck_assert_int_eq(px_graph_begin(e), PX_OK);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, flag_fn, &sa, CPU, NULL, 0, &a, 1, PX_FN_NORMAL, 0, "A"), PX_OK);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, flag_fn, &sb, CPU, NULL, 0, &b, 1, PX_FN_NORMAL, 0, "B"), PX_OK);
+    px_var *ab[2] = {a, b};
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, ab, 2, &c, 1, PX_FN_NORMAL, 0, "C"), PX_OK);
+    px_graph *g = NULL;
+    ck_assert_int_eq(px_graph_end(e, &g), PX_OK);
+    for (int k = 0; k < 7; ++k) {
+        sa = k == 6 || k % 2 ? PX_OK : PX_EUSER;
+        sb = k == 6 || !(k % 2) ? PX_OK : PX_EUSER - 1;
+        ck_assert_int_eq(px_graph_launch(g), PX_OK);
+        ck_assert_int_eq(px_engine_wait_for_var(e, a), sa);
+        ck_assert_int_eq(px_engine_wait_for_var(e, b), sb);
+        ck_assert_int_eq(px_engine_wait_for_var(e, c), sa != PX_OK ? sa : sb);
+        ck_assert_int_eq(atomic_load(&ran_count), k == 6 ? 1 : 0);
+        ck_assert_int_eq(px_engine_wait_for_all(e), sa != PX_OK ? sa : sb);
+    }
+    ck_assert_int_eq(px_graph_destroy(g), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
 /* ---- misuse ------------------------------------------------------------------------------- */
 
 typedef struct begin_arg {
@@ -406,6 +447,38 @@ START_TEST(test_misuse_gives_clear_statuses)
     ck_assert_int_eq(px_var_delete(e, t), PX_OK);
     ck_assert_int_eq(px_graph_launch(g2), PX_EINVAL);
     ck_assert_int_eq(px_graph_destroy(g2), PX_OK);
+
+    /* Deleted after launches that kept the launch state (with its Vars resolved): the next
+     * launch still sees the deletion, also once the Var's slot went to a new Var, and the
+     * graph's other Var is left as it was. */
+    px_var *t1 = px_var_new(e), *t2 = px_var_new(e);
+    atomic_store(&ran_count, 0);
+    ck_assert_int_eq(px_graph_begin(e), PX_OK);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, &t1, 1, &t2, 1, PX_FN_NORMAL, 0, "t1-t2"),
+        PX_OK);
+    ck_assert_int_eq(px_graph_end(e, &g2), PX_OK);
+    for (int k = 0; k < 3; ++k)
+        ck_assert_int_eq(px_graph_launch(g2), PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), 3);
+    ck_assert_int_eq(px_var_delete(e, t1), PX_OK);
+    ck_assert_int_eq(px_graph_launch(g2), PX_EINVAL);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    px_var *fresh[8];
+    for (int k = 0; k < 8; ++k) /* one of them likely takes t1's slot */
+        fresh[k] = px_var_new(e);
+    ck_assert_int_eq(px_graph_launch(g2), PX_EINVAL);
+    ck_assert_int_eq(atomic_load(&ran_count), 3);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, NULL, 0, &t2, 1, PX_FN_NORMAL, 0, "on-t2"),
+        PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, t2), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), 4);
+    ck_assert_int_eq(px_graph_destroy(g2), PX_OK);
+    for (int k = 0; k < 8; ++k)
+        ck_assert_int_eq(px_var_delete(e, fresh[k]), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, t2), PX_OK);
 
     ck_assert_int_eq(px_graph_destroy(g), PX_OK);
     ck_assert_int_eq(px_engine_destroy(e2), PX_OK);
@@ -587,6 +660,7 @@ static Suite *graph_suite(void)
     tcase_add_test(tc, test_launches_interleave_with_pushes_in_order);
     tcase_add_test(tc, test_kernel_op_recorded_runs_each_launch);
     tcase_add_test(tc, test_failure_inside_graph_skips_dependents_and_marks_vars);
+    tcase_add_test(tc, test_launch_failures_do_not_leak_into_next_launch);
     tcase_add_test(tc, test_misuse_gives_clear_statuses);
     tcase_add_test(tc, test_destroy_with_queued_launches_defers_free);
     tcase_add_test(tc, test_launch_from_several_threads);

@@ -186,7 +186,7 @@ typedef struct pxi_opr {
     struct px_on_complete done;
     int run_status;     /* GPU sync ops: fn's status until the stream callback */
     pxi_worker *worker; /* GPU sync ops: the worker whose stream runs it */
-    int size_class;     /* pool index, -1 for a direct pxi_malloc, PXI_OPR_EXTERNAL */
+    int size_class;     /* pool index, -1 for a direct pxi_malloc, PXI_OPR_EXTERNAL/_OWNED */
     /* PXI_OPR_EXTERNAL blocks only (graph launches): finish hands the op to this instead of
      * releasing Vars and freeing the block; set by the layer that owns the block. */
     void (*finish_hook)(struct pxi_opr *o, int status);
@@ -408,6 +408,11 @@ typedef struct pxi_push {
      * duplicates, and sorted_writes[i] tells whether handle i is a write (n_reads counts them
      * all); push skips its sort (graph launches: sorted once at px_graph_end). */
     const uint8_t *sorted_writes;
+    /* Non-NULL: a PXI_OPR_OWNED block whose deps its owner resolved and sorted (var, gen,
+     * write, opr = block; n_deps set): push uses it instead of allocating one and resolving
+     * the handles, and re-checks each dep's generation under the Var lock (graph launches:
+     * one block per launch state, kept across launches). */
+    struct pxi_opr *block;
 } pxi_push;
 
 /* Fill every field of a public push's descriptor one by one: a designated initializer zeroes
@@ -437,6 +442,7 @@ static inline void pxi_push_describe(pxi_push *p, pxi_op_kind kind, void *arg, p
     p->caller = caller;
     p->no_inline = 0;
     p->sorted_writes = NULL;
+    p->block = NULL;
 }
 
 PX_NODISCARD int pxi_engine_push(pxi_engine *e, const pxi_push *p);
@@ -512,6 +518,10 @@ PX_NODISCARD int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_propert
 
 /* Op blocks owned by a layer above push (graph launches): finish calls o->finish_hook. */
 #define PXI_OPR_EXTERNAL (-2)
+/* Op blocks pushed through pxi_push.block: finish releases their Vars like any op's, then,
+ * instead of freeing the block, calls o->finish_hook(o, status), after which the owner may
+ * push it again; a push that fails leaves the block to its caller. */
+#define PXI_OPR_OWNED (-3)
 
 /* runtime.c */
 void pxi_engine_list_add(pxi_engine *e);

@@ -24,6 +24,7 @@ void pxi_graph_run_free(grun *run)
 {
     pxi_free(run->st);
     pxi_free_aligned(run->blocks);
+    pxi_free(run->lop);
     pxi_free(run);
 }
 

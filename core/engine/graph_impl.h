@@ -80,12 +80,23 @@ struct px_graph {
     grun *free_runs; /* under pool_lock */
 };
 
-/* The header in front of every op block of a run: the block's run and node. */
+/* The header in front of every op block of a run: the block's run and node, and the node's
+ * share of the DAG a completion needs (copied from its gnode at run_create), so that a
+ * completion reads only the block it just ran and its successors' edges, never the gnode
+ * array (on a 1,000 x 1,000 wavefront a gnode read was a sixth of node_finish's time). */
 typedef struct ghdr {
     grun *run;
     uint32_t node;
+    uint32_t n_pred; /* predecessors: the block's counter is reset to this */
+    uint32_t n_succ;
+    /* Up to GRAPH_SUCC_INLINE successor edges sit here (a wavefront op has two, a chain's
+     * and a tree's one); more start at px_graph.succ[succ_begin]. Both hold GRAPH_SUCC_*
+     * edges. */
+    uint32_t succ_begin;
+    uint32_t succ_inline[2];
 } ghdr;
-#define GRAPH_HDR_BYTES ((size_t)16)
+#define GRAPH_SUCC_INLINE 2u
+#define GRAPH_HDR_BYTES   ((size_t)32)
 _Static_assert(sizeof(ghdr) <= GRAPH_HDR_BYTES, "graph block header too large");
 
 struct grun {
@@ -97,9 +108,17 @@ struct grun {
      * no op needs to look for failed inputs. */
     atomic_int any_failed;
     uint64_t seq_base; /* prioritized ops: push order of this launch */
-    int *st;           /* per op: PX_OK or its failure (written before its successors run) */
+    /* Per op: its failure (written before its successors run), PX_OK for the ops that ran
+     * fine: a launch writes only failures, and the next launch of the run clears the array
+     * when one was written (any_failed), so a clean launch never touches it. */
+    int *st;
     unsigned char *blocks;
     size_t stride;
+    /* The launch op's block (PXI_OPR_OWNED, pxi_push.block), its deps resolved once from the
+     * graph's handles: a launch neither allocates a block nor looks a Var up (a wavefront
+     * launch holds one Var per op). NULL when the handles did not resolve to distinct live
+     * Vars at run_create: launches then push the handles (and fail there). */
+    pxi_opr *lop;
 };
 
 /* graph.c */

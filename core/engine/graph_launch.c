@@ -10,11 +10,18 @@
  * inline runs on the naive engine), with no Var lock. The last inner op completes the launch
  * op, whose finish releases the Var queues.
  *
- * Per-launch state (a run: one op block per recorded op, its counters and statuses) comes
- * from a free list on the graph and goes back when the launch op finishes, so queued launches
- * never share counters and a steady stream of launches allocates nothing. Each block's
+ * Per-launch state (a run: one op block per recorded op, its counters and statuses, and the
+ * launch op's own block) comes from a free list on the graph and goes back when the launch
+ * op finishes, so queued launches never share counters and a steady stream of launches
+ * allocates nothing. The launch op's block (PXI_OPR_OWNED, pushed through pxi_push.block)
+ * keeps its Vars resolved and sorted from run_create on: a re-launch neither allocates nor
+ * looks a Var up, and push re-checks each Var's generation under its lock (a deleted Var
+ * fails the launch with PX_EINVAL). Each op block's header carries what its completion needs
+ * (predecessor count, up to two successor edges inline, else the range in the graph's CSR
+ * array), so a completion reads only the block it ran and the successors it counts down; the
  * counter is reset to its predecessor count by the block's own completion, so a launch
- * touches only the blocks it runs.
+ * touches only the blocks it runs. Statuses are written only for failures (and cleared by
+ * the run's next launch when there were any).
  *
  * Failures: an inner op is skipped when a Var it uses was marked failed earlier in the launch
  * (its last earlier writer failed or was skipped), passing the status on; at the end, every
@@ -30,12 +37,53 @@
 
 /* ---- launching ---------------------------------------------------------------------------- */
 
+/* Header and block in whole cache lines: two ops never share a line. A constant, so finding
+ * a block is a shift and an add. */
+#define GRAPH_STRIDE                                                                               \
+    ((GRAPH_HDR_BYTES + sizeof(pxi_opr) + PXI_CACHE_LINE - 1) / PXI_CACHE_LINE * PXI_CACHE_LINE)
+
 static pxi_opr *run_block(const grun *run, uint32_t i)
 {
-    return (pxi_opr *)(void *)(run->blocks + (size_t)i * run->stride + GRAPH_HDR_BYTES);
+    return (pxi_opr *)(void *)(run->blocks + (size_t)i * GRAPH_STRIDE + GRAPH_HDR_BYTES);
 }
 
 static void node_finish(pxi_opr *o, int status);
+static void launch_finished(pxi_opr *o, int status);
+
+/* The op block behind header @h. */
+static pxi_opr *hdr_block(const ghdr *h)
+{
+    return (pxi_opr *)(void *)((unsigned char *)(uintptr_t)h + GRAPH_HDR_BYTES);
+}
+
+/* The launch op's block for @g, its deps resolved from the graph's handles (lock order), or
+ * NULL (out of memory, two handles naming one Var slot, a Var no longer live): the launch
+ * then goes through the ordinary push, which reports the problem. */
+static pxi_opr *launch_block_create(px_graph *g)
+{
+    size_t n = g->n_reads + g->n_writes;
+    if (!g->handle_write || n > UINT32_MAX || n > (SIZE_MAX - sizeof(pxi_opr)) / sizeof(pxi_dep))
+        return NULL;
+    pxi_opr *o = pxi_malloc(sizeof(pxi_opr) + n * sizeof(pxi_dep));
+    if (!o)
+        return NULL;
+    memset(o, 0, sizeof *o);
+    for (size_t i = 0; i < n; ++i) {
+        uint32_t gen = 0;
+        pxi_var *v = pxi_handle_table_lookup(&g->e->vars, g->handles[i], &gen);
+        if (!v) {
+            pxi_free(o);
+            return NULL;
+        }
+        o->deps[i] =
+            (pxi_dep){.next = NULL, .opr = o, .var = v, .gen = gen, .write = g->handle_write[i]};
+    }
+    o->size_class = PXI_OPR_OWNED;
+    o->finish_hook = launch_finished;
+    o->cap_deps = (uint32_t)n;
+    o->n_deps = (uint32_t)n;
+    return o;
+}
 
 static grun *run_create(px_graph *g)
 {
@@ -44,26 +92,31 @@ static grun *run_create(px_graph *g)
         return NULL;
     run->g = g;
     size_t n = g->n_nodes;
-    /* Header and block in whole cache lines: two ops never share a line. */
-    run->stride =
-        (GRAPH_HDR_BYTES + sizeof(pxi_opr) + PXI_CACHE_LINE - 1) / PXI_CACHE_LINE * PXI_CACHE_LINE;
-    run->st = pxi_malloc(n * sizeof *run->st);
+    run->stride = GRAPH_STRIDE;
+    run->st = pxi_calloc(n ? n : 1, sizeof *run->st); /* all PX_OK */
+    run->lop = launch_block_create(g);
     run->blocks =
         n <= SIZE_MAX / run->stride ? pxi_malloc_aligned(n * run->stride, PXI_CACHE_LINE) : NULL;
     if (!run->st || !run->blocks) {
         pxi_free(run->st);
         pxi_free_aligned(run->blocks);
+        pxi_free(run->lop);
         pxi_free(run);
         return NULL;
     }
     for (uint32_t i = 0; i < (uint32_t)n; ++i) {
         unsigned char *b = run->blocks + (size_t)i * run->stride;
         ghdr *h = (ghdr *)(void *)b;
+        const gnode *gn = &g->nodes[i];
         h->run = run;
         h->node = i;
+        h->n_pred = gn->n_pred;
+        h->succ_begin = gn->succ_begin;
+        h->n_succ = gn->n_succ;
+        for (uint32_t k = 0; k < GRAPH_SUCC_INLINE && k < gn->n_succ; ++k)
+            h->succ_inline[k] = g->succ[gn->succ_begin + k];
         pxi_opr *o = run_block(run, i);
         memset(o, 0, sizeof *o);
-        const gnode *gn = &g->nodes[i];
         atomic_init(&o->wait, (int)gn->n_pred);
         o->kind = gn->kind;
         o->sfn = gn->sfn;
@@ -100,22 +153,30 @@ static int input_status(const grun *run, const px_graph *g, uint32_t i)
     return PX_OK;
 }
 
-/* Op @i's counter reached zero: dispatch it, or, when an input failed, queue it on @skipped
- * (linked through pxi_opr.next) with its status. */
-static void make_ready(grun *run, uint32_t i, pxi_opr **skipped)
+/* Op @i (block @o) has an input that failed in this launch: record its status and queue it
+ * on @skipped (linked through pxi_opr.next); nonzero when it was. Out of line: a clean launch
+ * never calls it, and its registers would otherwise weigh on every completion. */
+static __attribute__((noinline)) int skip_if_failed_input(grun *run, uint32_t i, pxi_opr *o,
+                                                          pxi_opr **skipped)
 {
-    const px_graph *g = run->g;
-    pxi_opr *o = run_block(run, i);
+    int s = input_status(run, run->g, i);
+    if (s == PX_OK)
+        return 0;
+    run->st[i] = s;
+    o->next = *skipped;
+    *skipped = o;
+    return 1;
+}
+
+/* Op @i's counter reached zero: dispatch its block @o, or, when an input failed, queue it on
+ * @skipped with its status. */
+static void make_ready(grun *run, uint32_t i, pxi_opr *o, pxi_opr **skipped)
+{
     /* Relaxed: a failure that could skip op i was stored before a release that happens
      * before this call (through i's predecessors). */
-    int s = atomic_load_explicit(&run->any_failed, memory_order_relaxed) ? input_status(run, g, i)
-                                                                         : PX_OK;
-    if (s != PX_OK) {
-        run->st[i] = s;
-        o->next = *skipped;
-        *skipped = o;
+    if (PXI_UNLIKELY(atomic_load_explicit(&run->any_failed, memory_order_relaxed)) &&
+        skip_if_failed_input(run, i, o, skipped))
         return;
-    }
     if (o->prop == PX_FN_CPU_PRIORITIZED)
         o->seq = run->seq_base + i;
     pxi_engine_dispatch(o, 0);
@@ -125,7 +186,9 @@ static void run_complete(grun *run)
 {
     px_graph *g = run->g;
     pxi_engine *e = g->e;
-    for (size_t j = 0; j < g->n_vars; ++j) {
+    /* Relaxed: every op's failure store happens before the countdown that completes us. */
+    size_t n_scan = atomic_load_explicit(&run->any_failed, memory_order_relaxed) ? g->n_vars : 0;
+    for (size_t j = 0; j < n_scan; ++j) {
         const gvar *gv = &g->vars[j];
         if (!gv->write || gv->last_writer < 0)
             continue;
@@ -174,6 +237,11 @@ static int graph_worker_flush(void)
 /* Op @i of @run is finished: count it (locally on a worker thread). */
 static void run_op_done(grun *run)
 {
+    if (tl_run == run) { /* a worker counting this run already (tl_run is NULL elsewhere) */
+        if (++tl_run_done >= GRAPH_DONE_BATCH)
+            (void)graph_worker_flush();
+        return;
+    }
     if (!pxi_engine_on_worker()) {
         run_count_down(run, 1);
         return;
@@ -194,48 +262,46 @@ static void run_op_done(grun *run)
  * launch (the in-flight op) completed as soon as the last op finished. A successor with one
  * predecessor needs no atomic countdown. Skipped successors are finished here in a loop (no
  * recursion along a chain of skips). */
-static void node_done(grun *run, uint32_t i, int status)
+static void node_done(const ghdr *h, int status)
 {
-    const px_graph *g = run->g;
+    grun *run = h->run;
+    const uint32_t *succ_all = run->g->succ;
     pxi_opr *skipped = NULL;
     for (;;) {
-        const gnode *gn = &g->nodes[i];
-        if (status != PX_OK)
+        uint32_t i = h->node;
+        if (status != PX_OK) {
             atomic_store_explicit(&run->any_failed, 1, memory_order_relaxed);
-        run->st[i] = status;
+            run->st[i] = status;
+        }
         /* Ready for the next launch of this run: nothing else touches the counter now. */
-        if (gn->n_pred > 1)
-            atomic_store_explicit(&run_block(run, i)->wait, (int)gn->n_pred, memory_order_relaxed);
-        const uint32_t *succ = g->succ + gn->succ_begin;
-        for (uint32_t k = 0; k < gn->n_succ; ++k) {
+        if (h->n_pred > 1)
+            atomic_store_explicit(&hdr_block(h)->wait, (int)h->n_pred, memory_order_relaxed);
+        const uint32_t *succ =
+            h->n_succ <= GRAPH_SUCC_INLINE ? h->succ_inline : succ_all + h->succ_begin;
+        for (uint32_t k = 0, n = h->n_succ; k < n; ++k) {
             uint32_t s = succ[k] & GRAPH_SUCC_INDEX;
+            pxi_opr *so = run_block(run, s);
             /* acq_rel: our st[] store (and the op's effects) happen before the successor; a
              * single predecessor (flagged in the edge, so its node is not read) hands over
              * through the lane's lock or this thread. */
             if ((succ[k] & GRAPH_SUCC_ONLY_PRED) ||
-                atomic_fetch_sub_explicit(&run_block(run, s)->wait, 1, memory_order_acq_rel) == 1)
-                make_ready(run, s, &skipped);
+                atomic_fetch_sub_explicit(&so->wait, 1, memory_order_acq_rel) == 1)
+                make_ready(run, s, so, &skipped);
         }
+        run_op_done(run); /* op i; a skipped op below keeps the run alive */
         pxi_opr *o = skipped;
-        if (o) {
-            skipped = o->next;
-            const ghdr *h =
-                (const ghdr *)(const void *)((const unsigned char *)o - GRAPH_HDR_BYTES);
-            run_op_done(run); /* op i; the skipped op keeps the run alive */
-            i = h->node;
-            status = run->st[i];
-            continue;
-        }
-        run_op_done(run);
-        return;
+        if (!o)
+            return;
+        skipped = o->next;
+        h = (const ghdr *)(const void *)((const unsigned char *)o - GRAPH_HDR_BYTES);
+        status = run->st[h->node];
     }
 }
 
 /* The finish_hook of every op block of a run (push.c's finish calls it). */
 static void node_finish(pxi_opr *o, int status)
 {
-    const ghdr *h = (const ghdr *)(const void *)((const unsigned char *)o - GRAPH_HDR_BYTES);
-    node_done(h->run, h->node, status);
+    node_done((const ghdr *)(const void *)((const unsigned char *)o - GRAPH_HDR_BYTES), status);
 }
 
 /* The launch op: every Var of the graph granted it access. */
@@ -247,7 +313,11 @@ static void run_start(const px_run_context *rc, px_on_complete *done, void *arg)
     run->done = done;
     /* The + 1 keeps the launch alive until the roots are dispatched. */
     atomic_store_explicit(&run->remaining, (int)g->n_nodes + 1, memory_order_relaxed);
-    atomic_store_explicit(&run->any_failed, 0, memory_order_relaxed);
+    /* The last launch of this run wrote failures: back to all PX_OK (node_done). */
+    if (atomic_load_explicit(&run->any_failed, memory_order_relaxed)) {
+        memset(run->st, 0, g->n_nodes * sizeof *run->st);
+        atomic_store_explicit(&run->any_failed, 0, memory_order_relaxed);
+    }
     run->seq_base = atomic_fetch_add_explicit(&g->e->push_seq, g->n_nodes, memory_order_relaxed);
     /* Roots have no input inside the launch, so none is skipped. On the threaded engines
      * they go to their lanes in batches (one lock round and wake-up decision per run of roots
@@ -305,6 +375,13 @@ static void run_release(void *arg)
         pxi_graph_free(g);
 }
 
+/* The launch op's block (run->lop) is done with: finish released its Vars. */
+static void launch_finished(pxi_opr *o, int status)
+{
+    (void)status;
+    run_release(o->arg);
+}
+
 int px_graph_launch(px_graph *g)
 {
     static const char caller[] = "px_graph_launch";
@@ -337,7 +414,7 @@ int px_graph_launch(px_graph *g)
     pxi_push p = {.kind = PXI_OP_ASYNC,
                   .afn = run_start,
                   .arg = run,
-                  .cleanup = run_release,
+                  .cleanup = run->lop ? NULL : run_release,
                   .ctx = {PX_DEV_CPU, 0},
                   .n_reads = g->n_reads,
                   .n_writes = g->n_writes,
@@ -347,7 +424,8 @@ int px_graph_launch(px_graph *g)
                   .prop = PX_FN_ASYNC,
                   .name = "px_graph_launch",
                   .caller = caller,
-                  .no_inline = 1};
+                  .no_inline = 1,
+                  .block = run->lop};
     rc = pxi_engine_push(g->e, &p);
     if (rc != PX_OK) {
         pxi_spin_lock(&g->pool_lock);

@@ -62,7 +62,11 @@ typedef struct msg {
     uint32_t section; /* tools section, when has_section */
     int has_section;
     int64_t cancel_ns; /* progress thread: when the cancel was issued, 0: not cancelled */
-    struct msg *next;  /* incoming list link, under g.lock */
+    /* A recorded message (graph_record.c) is a template: each post (each launch of its
+     * graph) copies it into a message of its own (per_post), which complete_msg frees, so a
+     * request belongs to one launch and queued launches never share one. */
+    int is_template, per_post;
+    struct msg *next; /* incoming list link, under g.lock */
     char name[64];
 } msg;
 
@@ -278,7 +282,10 @@ static void complete_msg(msg *m, int status)
         (void)px_profile_stop_section(m->section);
         (void)px_profile_destroy_section(m->section);
     }
-    px_on_complete_call(m->done, status);
+    px_on_complete *done = m->done;
+    if (m->per_post) /* a graph launch's copy (post_msg): nothing else refers to it */
+        pxi_free(m);
+    px_on_complete_call(done, status);
 }
 
 /* Status of a completed request: PX_OK, PX_ECANCELED or PX_EMPI (logged). @err is the
@@ -544,6 +551,21 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
 {
     (void)rc;
     msg *m = arg;
+    if (m->is_template) {
+        /* A graph op: this launch's own message (the template stays the graph's). */
+        msg *c = pxi_malloc(sizeof *c);
+        if (!c) {
+            PXI_ERROR("%s: out of memory posting a recorded message", m->name);
+            px_on_complete_call(done, PX_ENOMEM);
+            return;
+        }
+        *c = *m;
+        c->is_template = 0;
+        c->per_post = 1;
+        c->req = MPI_REQUEST_NULL;
+        c->cancel_ns = 0;
+        m = c;
+    }
     m->done = done;
     m->t0_ns = pxi_trace_active() ? pxi_trace_now_ns() : 0;
     m->has_section = 0;
@@ -586,14 +608,6 @@ static int check_common(px_engine *e, const void *buf, int count, MPI_Datatype t
     int rc = pxi_engine_validate(e, caller);
     if (rc != PX_OK)
         return rc;
-    if (pxi_engine_tl_recorder != NULL) {
-        /* A message's state (its request) is per post; queued launches of one graph could post
-         * it twice at once. */
-        PXI_ERROR("%s: MPI ops cannot be recorded in a graph (px_graph_begin is active on this "
-                  "thread); push them outside the recording",
-                  caller);
-        return PX_EINVAL;
-    }
     if (count < 0) {
         PXI_ERROR("%s: count = %d is negative", caller, count);
         return PX_EINVAL;
@@ -670,6 +684,8 @@ static int push_msg(px_engine *e, msg *m, px_var *reads, px_var *writes, const c
                       op_names[m->kind], caller);
     p.afn = post_msg;
     p.cleanup = free_msg;
+    /* Recorded (graph_record.c): the message is the graph's template, freed with the graph. */
+    m->is_template = pxi_engine_tl_recorder != NULL;
     int rc = pxi_engine_push(e, &p);
     if (rc != PX_OK)
         pxi_free(m);

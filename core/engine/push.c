@@ -152,6 +152,8 @@ static pxi_opr *opr_alloc(pxi_engine *e, size_t n_deps)
 
 static void opr_free(pxi_engine *e, pxi_opr *o)
 {
+    if (o->size_class == PXI_OPR_OWNED) /* its owner's (pxi_push.block) */
+        return;
     if (o->size_class >= 0)
         pxi_pool_put(&e->opr_pool[o->size_class], o);
     else
@@ -180,7 +182,10 @@ static void finish(pxi_opr *o, int status)
     if (o->oper)
         pxi_operator_release(e, o->oper);
     int counted = o->counted;
-    opr_free(e, o);
+    if (o->size_class == PXI_OPR_OWNED)
+        o->finish_hook(o, status); /* the block goes back to its owner */
+    else
+        opr_free(e, o);
     /* The ops the release made ready, in grant order: read each link before dispatching, as
      * a dispatch relinks the op (lane queue, ready list). A dispatch that runs an op inline
      * only queues it while this thread already runs one (run_inline): no recursion. */
@@ -480,8 +485,9 @@ static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p)
     o->worker = NULL;
     o->skipped = 0;
     atomic_init(&o->done.called, 0);
-    for (uint32_t i = 0; i < o->n_deps; ++i)
-        o->deps[i].opr = o;
+    if (!p->block)
+        for (uint32_t i = 0; i < o->n_deps; ++i)
+            o->deps[i].opr = o;
     /* Push order matters only to the priority heap. */
     o->seq = p->prop == PX_FN_CPU_PRIORITIZED
                  ? atomic_fetch_add_explicit(&e->push_seq, 1, memory_order_relaxed)
@@ -513,15 +519,16 @@ static int push_op(pxi_engine *e, const pxi_push *p)
         PXI_ERROR("%s: too many Vars (%zu reads, %zu writes)", p->caller, p->n_reads, p->n_writes);
         return PX_EINVAL;
     }
-    pxi_opr *o = opr_alloc(e, n);
-    if (!o) {
+    pxi_opr *o = p->block; /* prepared by its owner (queue links: pxi_var_queue_lock_live) */
+    if (!o && !(o = opr_alloc(e, n))) {
         PXI_ERROR("%s: out of memory for an op with %zu Vars", p->caller, n);
         return PX_ENOMEM;
-    }
-    int rc = deps_prepare(e, o, p, n);
-    if (rc != PX_OK) {
-        opr_free(e, o);
-        return rc;
+    } else if (!p->block) {
+        int rc = deps_prepare(e, o, p, n);
+        if (rc != PX_OK) {
+            opr_free(e, o);
+            return rc;
+        }
     }
     opr_fill(e, o, p);
     /* A candidate for running here and now (work-first inlining, cost.c) takes no in-flight
@@ -530,10 +537,9 @@ static int push_op(pxi_engine *e, const pxi_push *p)
     if (o->counted)
         pxi_inflight_reserve(e, tl_in_op == 0);
     for (;;) {
-        pxi_var_queue_lock(o);
-        if (!pxi_var_queue_live(o)) {
+        if (!pxi_var_queue_lock_live(o)) {
             pxi_var_queue_unlock(o);
-            PXI_ERROR("%s: a Var was deleted while being pushed", p->caller);
+            PXI_ERROR("%s: a Var was deleted (before or while being pushed)", p->caller);
             if (o->counted)
                 pxi_inflight_sub(e, 1);
             opr_free(e, o);
@@ -548,8 +554,7 @@ static int push_op(pxi_engine *e, const pxi_push *p)
         o->counted = 1;
         pxi_inflight_reserve(e, 1);
     }
-    uint32_t granted = pxi_var_queue_append(o);
-    pxi_var_queue_unlock(o);
+    uint32_t granted = pxi_var_queue_append_unlock(o);
     if (!o->counted) {
         /* Every dep was granted at append (checked above under the locks): no other thread
          * holds a reference to the counter, so it needs no atomic read-modify-write. */

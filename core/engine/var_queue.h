@@ -41,14 +41,24 @@ PX_NODISCARD pxi_opr *pxi_var_queue_release(pxi_opr *o, pxi_var_run *run);
 
 /* The calls below take an op whose deps are sorted by Var address, n_deps set. */
 
-/* Lock every Var of @o in address order (two-phase locking). */
-static inline void pxi_var_queue_lock(pxi_opr *o)
+/* Lock every Var of @o in address order (two-phase locking); nonzero when no Var of @o was
+ * deleted since its handle was resolved (checked under each lock). Also clears each dep's
+ * queue link (stale in a block pushed again: pxi_push.block). One pass over the Vars: a graph
+ * launch holds every Var of its graph, a million for a 1,000 x 1,000 wavefront, whose lines
+ * do not stay in cache from one pass to the next. On 0 the caller unlocks. */
+static inline int pxi_var_queue_lock_live(pxi_opr *o)
 {
     /* Two-phase locking in address order: the appends of one push are atomic with respect
      * to every other push sharing a Var, so pushes are serializable and no two ops can each
      * wait for the other (MXNet's A,B / B,A pusher deadlock). */
-    for (uint32_t i = 0; i < o->n_deps; ++i)
-        pxi_spin_lock(&o->deps[i].var->lock);
+    int live = 1;
+    for (uint32_t i = 0; i < o->n_deps; ++i) {
+        pxi_dep *d = &o->deps[i];
+        d->next = NULL;
+        pxi_spin_lock(&d->var->lock);
+        live &= atomic_load_explicit(&d->var->hdr.gen, memory_order_relaxed) == d->gen;
+    }
+    return live;
 }
 
 /* Unlock every Var of @o. */
@@ -56,15 +66,6 @@ static inline void pxi_var_queue_unlock(pxi_opr *o)
 {
     for (uint32_t i = 0; i < o->n_deps; ++i)
         pxi_spin_unlock(&o->deps[i].var->lock);
-}
-
-/* Under the locks: nonzero when no Var of @o was deleted since its handle was resolved. */
-static inline int pxi_var_queue_live(const pxi_opr *o)
-{
-    for (uint32_t i = 0; i < o->n_deps; ++i)
-        if (atomic_load_explicit(&o->deps[i].var->hdr.gen, memory_order_relaxed) != o->deps[i].gen)
-            return 0;
-    return 1;
 }
 
 /* Under the locks: nonzero when appending @o now would grant every dep at once. */
@@ -80,38 +81,44 @@ static inline int pxi_var_queue_all_granted(const pxi_opr *o)
     return 1;
 }
 
-/* Under the locks: append one dep per Var (a PXI_OP_DELETE also retires its Var's handle);
- * returns how many were granted at once (the caller drops them from the wait counter). */
-static inline uint32_t pxi_var_queue_append(pxi_opr *o)
+/* Under its Var's lock: append dep @d; 1 when it was granted at once. */
+static inline uint32_t pxi_var_queue_append_dep(pxi_dep *d)
+{
+    pxi_var *v = d->var;
+    if (!v->head) {
+        /* An empty queue grants a read at once, and a write when no read runs (the write
+         * then heads the queue until it finishes). */
+        if (!d->write) {
+            v->running_reads++;
+            return 1;
+        }
+        v->head = v->tail = d;
+        if (v->running_reads == 0) {
+            v->running_reads = PXI_HEAD_WRITE_GRANTED;
+            return 1;
+        }
+        return 0;
+    }
+    v->tail->next = d;
+    v->tail = d;
+    return 0;
+}
+
+/* Under the locks: append one dep per Var (a PXI_OP_DELETE also retires its Var's handle),
+ * unlocking each Var right after its append (the shrinking phase of the two-phase locking,
+ * in the same pass); returns how many were granted at once (the caller drops them from the
+ * wait counter). */
+static inline uint32_t pxi_var_queue_append_unlock(pxi_opr *o)
 {
     uint32_t granted = 0;
     for (uint32_t i = 0; i < o->n_deps; ++i) {
         pxi_dep *d = &o->deps[i];
-        pxi_var *v = d->var;
-        if (!v->head) {
-            /* An empty queue grants a read at once, and a write when no read runs (the write
-             * then heads the queue until it finishes). */
-            if (!d->write) {
-                v->running_reads++;
-                ++granted;
-                continue;
-            }
-            v->head = v->tail = d;
-            if (v->running_reads == 0) {
-                v->running_reads = PXI_HEAD_WRITE_GRANTED;
-                ++granted;
-            }
-            continue;
-        }
-        v->tail->next = d;
-        v->tail = d;
+        granted += pxi_var_queue_append_dep(d);
+        if (i == 0 && o->kind == PXI_OP_DELETE) /* no push can name the Var from here on */
+            atomic_store_explicit(&d->var->hdr.gen, 0, memory_order_relaxed);
+        VAR_CHECK(o->e, d->var);
+        pxi_spin_unlock(&d->var->lock);
     }
-    if (o->kind == PXI_OP_DELETE) {
-        /* No push can name the Var from here on. */
-        atomic_store_explicit(&o->deps[0].var->hdr.gen, 0, memory_order_relaxed);
-    }
-    for (uint32_t i = 0; i < o->n_deps; ++i)
-        VAR_CHECK(o->e, o->deps[i].var);
     return granted;
 }
 

@@ -130,11 +130,15 @@ PX_API int px_mpi_set_drain_timeout_ms(int64_t ms);
  * @param reads   the Var that guards @p buf, or NULL for no ordering.
  * @return PX_OK (the op is queued; its own failure shows on px_engine_wait_for_all);
  *         PX_EFAULT   e NULL, or buf NULL with count > 0;
- *         PX_EINVAL   while this thread records a graph (px_graph_begin: a message cannot be
- *                     replayed), count < 0, type MPI_DATATYPE_NULL, comm MPI_COMM_NULL, dest or tag out of
- *                     range, a stale Var or engine;
+ *         PX_EINVAL   count < 0, type MPI_DATATYPE_NULL, comm MPI_COMM_NULL, dest or tag out
+ *                     of range, a stale Var or engine, a push to another engine while this
+ *                     thread records a graph;
  *         PX_EMPI     MPI not initialized, already finalized, or below MPI_THREAD_MULTIPLE;
  *         PX_ENOMEM.
+ * Recording (parex/graph.h): between px_graph_begin and px_graph_end the message is recorded
+ * with its arguments (checked now) and posted afresh by every launch of the graph, with a
+ * request of that launch's own (CUDA graphs' re-armed nodes); it completes, or fails its op
+ * and its Vars, as the pushed op would. @p buf must stay valid while the graph may launch.
  * Thread-safe; blocks under backpressure like px_engine_push_sync.
  */
 PX_API int px_engine_push_mpi_isend(px_engine *e, const void *buf, int count, MPI_Datatype type,
