@@ -22,7 +22,7 @@ static int push_checked(px_engine *e, const pxi_push *p, int fn_set)
     if ((rc = pxi_engine_check_lists(p->caller, p->reads, p->n_reads, p->writes, p->n_writes)) !=
             PX_OK ||
         (rc = pxi_engine_check_prop(p->prop, p->caller)) != PX_OK ||
-        (rc = pxi_lane_check_ctx(e, p->ctx, p->prop, p->caller)) != PX_OK)
+        (rc = pxi_engine_check_ctx(e, p->ctx, p->prop, p->caller)) != PX_OK)
         return rc;
     return pxi_engine_push(e, p);
 }

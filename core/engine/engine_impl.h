@@ -40,6 +40,19 @@
 #define PXI_ENGINE_TLS _Thread_local
 #endif
 
+/* The push and run of an op that its pusher runs at once (work-first inlining, cost.c) cost
+ * about 600 instructions; a rare case tested there (a bad handle, a failed input, a graph
+ * being recorded) goes to a function of its own kept out of line and out of the hot code's
+ * cache lines (PXI_ENGINE_COLD), and the few helpers that the hot path and the other paths
+ * share are forced inline where the compiler would leave a call (PXI_ENGINE_INLINE). */
+#if defined(__GNUC__)
+#define PXI_ENGINE_COLD   __attribute__((cold, noinline))
+#define PXI_ENGINE_INLINE inline __attribute__((always_inline))
+#else
+#define PXI_ENGINE_COLD
+#define PXI_ENGINE_INLINE inline
+#endif
+
 /* ---- spin lock: core/engine/spin_lock.h ---------------------------------------------------- */
 
 /* ---- fixed-size object pool (object_pool.c) ----------------------------------------------- */
@@ -184,7 +197,7 @@ typedef struct pxi_opr {
     struct px_on_complete done;
     int run_status;     /* GPU sync ops: fn's status until the stream callback */
     pxi_worker *worker; /* GPU sync ops: the worker whose stream runs it */
-    int size_class;     /* pool index, -1 for a direct pxi_malloc, PXI_OPR_EXTERNAL */
+    int size_class;     /* pool index, -1 for a direct pxi_malloc, PXI_OPR_EXTERNAL/ON_STACK */
     /* PXI_OPR_EXTERNAL blocks only (graph launches): finish hands the op to this instead of
      * releasing Vars and freeing the block; set by the layer that owns the block. */
     void (*finish_hook)(struct pxi_opr *o, int status);
@@ -510,6 +523,8 @@ PX_NODISCARD int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_propert
 
 /* Op blocks owned by a layer above push (graph launches): finish calls o->finish_hook. */
 #define PXI_OPR_EXTERNAL (-2)
+/* An op block on its pusher's stack (push.c, pxi_engine_push): finish frees nothing. */
+#define PXI_OPR_ON_STACK (-3)
 
 /* runtime.c */
 void pxi_engine_list_add(pxi_engine *e);
