@@ -211,6 +211,10 @@ typedef struct pxi_opr {
     /* Set by the thread that runs the op when it skips it (a Var it uses failed): finish then
      * passes the failure on without reporting the op as failed itself. */
     uint8_t skipped;
+    /* Written by the pusher before the op is published, then read-only: finish has a rare
+     * step to take besides a failure (a cleanup, a Var's delete, an operator's push), so the
+     * common finish tests one byte (push.c, finish_op). */
+    uint8_t rare;
     uint32_t n_deps;
     uint32_t cap_deps;
     pxi_dep deps[];

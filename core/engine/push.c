@@ -122,18 +122,18 @@ static void opr_free(pxi_engine *e, pxi_opr *o)
         pxi_free(o);
 }
 
-static void finish(pxi_opr *o, int status)
+/* finish's rare first steps, for an op that failed or has a cleanup (pxi_opr.rare). */
+static PXI_ENGINE_COLD void finish_rare_before(pxi_opr *o, int status)
 {
-    if (o->size_class == PXI_OPR_EXTERNAL) { /* an op of a graph launch (its hook) */
-        o->finish_hook(o, status);
-        return;
-    }
-    pxi_engine *e = o->e;
     if (status != PX_OK && (o->kind == PXI_OP_SYNC || o->kind == PXI_OP_ASYNC))
         pxi_engine_op_failed(o, status);
     if (o->cleanup)
         o->cleanup(o->arg);
-    pxi_opr *ready = pxi_var_queue_release(o);
+}
+
+/* finish's rare steps after the release, for a Var's delete or an operator's push. */
+static PXI_ENGINE_COLD void finish_rare_after(pxi_engine *e, pxi_opr *o)
+{
     if (o->kind == PXI_OP_DELETE) {
         /* The delete was the last dep the Var could ever get (its generation is 0): the slot
          * can go back to the table. */
@@ -143,6 +143,24 @@ static void finish(pxi_opr *o, int status)
     }
     if (o->oper)
         pxi_operator_release(e, o->oper);
+}
+
+/* The end of every op: its failure, its cleanup, the release of its Vars, its block back to
+ * its pool, then the ops the release made ready. Forced inline into run_op (every op of a
+ * function runs through it); finish is the same out of line for the other callers. */
+static PXI_ENGINE_INLINE void finish_op(pxi_opr *o, int status)
+{
+    if (PXI_UNLIKELY(o->size_class == PXI_OPR_EXTERNAL)) { /* an op of a graph launch */
+        o->finish_hook(o, status);
+        return;
+    }
+    pxi_engine *e = o->e;
+    int rare = o->rare;
+    if (PXI_UNLIKELY(rare || status != PX_OK))
+        finish_rare_before(o, status);
+    pxi_opr *ready = pxi_var_queue_release(o);
+    if (PXI_UNLIKELY(rare))
+        finish_rare_after(e, o);
     int counted = o->counted;
     opr_free(e, o);
     /* The ops the release made ready, in grant order: read each link before dispatching, as
@@ -155,6 +173,11 @@ static void finish(pxi_opr *o, int status)
     }
     if (counted)
         pxi_inflight_done(e, tl_worker);
+}
+
+static void finish(pxi_opr *o, int status)
+{
+    finish_op(o, status);
 }
 
 void pxi_engine_gpu_done(void *arg, int status)
@@ -254,7 +277,7 @@ static PXI_ENGINE_INLINE void run_op(pxi_opr *o, pxi_worker *w, int at_push)
                 finish(o, st != PX_OK ? st : rs);
             return;
         }
-        finish(o, st);
+        finish_op(o, st);
     } else {
         atomic_init(&o->done.called, 0);
         o->afn(&rc, &o->done, o->arg);
@@ -392,23 +415,43 @@ static PXI_ENGINE_COLD int report_dead_handle(const pxi_push *p, size_t i, uintp
     return PX_EINVAL;
 }
 
-/* Resolve @p's n handles into @o's deps, sort them by Var address (the global lock order)
- * and merge duplicates: a Var read twice is one read; read and written, or written twice, is
- * one write. Sets o->n_deps; PX_EINVAL (logged) for a handle that is not a live Var. */
+/* Resolve handle @h into dep @i of @o (a write when @write): 0 when @h is not a live Var. */
+static PXI_ENGINE_INLINE int dep_resolve(pxi_engine *e, pxi_opr *o, size_t i, uintptr_t h,
+                                         int write)
+{
+    uint32_t gen = 0;
+    pxi_var *v = pxi_handle_table_lookup(&e->vars, h, &gen);
+    if (PXI_UNLIKELY(!v))
+        return 0;
+    pxi_dep *d = &o->deps[i];
+    d->opr = o;
+    d->var = v;
+    d->gen = gen;
+    d->write = write;
+    d->next = NULL;
+    return 1;
+}
+
+/* Resolve @p's n handles into @o's deps (each pointing back at @o), sort them by Var address
+ * (the global lock order) and merge duplicates: a Var read twice is one read; read and
+ * written, or written twice, is one write. Sets o->n_deps; PX_EINVAL (logged) for a handle
+ * that is not a live Var. */
 static int deps_prepare(pxi_engine *e, pxi_opr *o, const pxi_push *p, size_t n)
 {
     const uint8_t *sorted_writes = p->sorted_writes;
-    for (size_t i = 0; i < n; ++i) {
-        uintptr_t h = pxi_push_handle(p, i);
-        uint32_t gen = 0;
-        pxi_var *v = pxi_handle_table_lookup(&e->vars, h, &gen);
-        if (PXI_UNLIKELY(!v))
-            return report_dead_handle(p, i, h);
-        pxi_dep *d = &o->deps[i];
-        d->var = v;
-        d->gen = gen;
-        d->write = sorted_writes ? sorted_writes[i] : i >= p->n_reads;
-        d->next = NULL;
+    if (PXI_LIKELY(!p->handles && !sorted_writes)) { /* the public pushes: Var lists */
+        for (size_t i = 0; i < p->n_reads; ++i)
+            if (!dep_resolve(e, o, i, (uintptr_t)p->reads[i], 0))
+                return report_dead_handle(p, i, (uintptr_t)p->reads[i]);
+        for (size_t i = 0, k = p->n_reads; i < p->n_writes; ++i, ++k)
+            if (!dep_resolve(e, o, k, (uintptr_t)p->writes[i], 1))
+                return report_dead_handle(p, k, (uintptr_t)p->writes[i]);
+    } else {
+        for (size_t i = 0; i < n; ++i) {
+            uintptr_t h = pxi_push_handle(p, i);
+            if (!dep_resolve(e, o, i, h, sorted_writes ? sorted_writes[i] : i >= p->n_reads))
+                return report_dead_handle(p, i, h);
+        }
     }
     /* Graph launches give their handles in lock order and unique already; one Var needs
      * neither sort nor merge. */
@@ -454,14 +497,13 @@ static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p, int inline_ok
     o->worker = NULL;
     o->skipped = 0;
     atomic_init(&o->done.called, 0);
-    for (uint32_t i = 0; i < o->n_deps; ++i)
-        o->deps[i].opr = o;
     /* Push order matters only to the priority heap. */
     o->seq = p->prop == PX_FN_CPU_PRIORITIZED
                  ? atomic_fetch_add_explicit(&e->push_seq, 1, memory_order_relaxed)
                  : 0;
     atomic_store_explicit(&o->wait, (int)o->n_deps + 1, memory_order_relaxed);
     o->inline_ok = (uint8_t)inline_ok;
+    o->rare = p->cleanup || p->oper || p->kind == PXI_OP_DELETE;
 }
 
 /* Whether the cost rule applies to @p's op (pxi_opr.inline_ok, cost.c): a SYNC op of the
