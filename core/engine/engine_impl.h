@@ -40,16 +40,20 @@
 #define PXI_ENGINE_TLS _Thread_local
 #endif
 
-/* The push and run of an op that its pusher runs at once (work-first inlining, cost.c) cost
- * about 600 instructions; a rare case tested there (a bad handle, a failed input, a graph
- * being recorded) goes to a function of its own kept out of line and out of the hot code's
- * cache lines (PXI_ENGINE_COLD), and the few helpers that the hot path and the other paths
- * share are forced inline where the compiler would leave a call (PXI_ENGINE_INLINE). */
+/* The push and run of an empty op that its pusher runs at once (work-first inlining, cost.c)
+ * take about 520 instructions. An error case tested there (a bad handle) goes to a function
+ * of its own kept out of line and out of the hot code's cache lines (PXI_ENGINE_COLD); steps
+ * that only some ops take (a candidate that must wait after all, a cleanup, an operator's
+ * count) stay out of line (PXI_ENGINE_NOINLINE); the few helpers that the hot path and the
+ * other paths share are forced inline where the compiler would leave a call
+ * (PXI_ENGINE_INLINE). */
 #if defined(__GNUC__)
-#define PXI_ENGINE_COLD   __attribute__((cold, noinline))
-#define PXI_ENGINE_INLINE inline __attribute__((always_inline))
+#define PXI_ENGINE_COLD     __attribute__((cold, noinline))
+#define PXI_ENGINE_NOINLINE __attribute__((noinline))
+#define PXI_ENGINE_INLINE   inline __attribute__((always_inline))
 #else
 #define PXI_ENGINE_COLD
+#define PXI_ENGINE_NOINLINE
 #define PXI_ENGINE_INLINE inline
 #endif
 
@@ -211,10 +215,11 @@ typedef struct pxi_opr {
     /* Set by the thread that runs the op when it skips it (a Var it uses failed): finish then
      * passes the failure on without reporting the op as failed itself. */
     uint8_t skipped;
-    /* Written by the pusher before the op is published, then read-only: finish has a rare
-     * step to take besides a failure (a cleanup, a Var's delete, an operator's push), so the
-     * common finish tests one byte (push.c, finish_op). */
-    uint8_t rare;
+    /* Written by the pusher before the op is published, then read-only: finish has a step to
+     * take besides the release (a cleanup: kernel, MPI and graph ops; a Var's delete; an
+     * operator's push), so the finish of a plain function op tests one byte (push.c,
+     * finish_op). */
+    uint8_t finish_extra;
     uint32_t n_deps;
     uint32_t cap_deps;
     pxi_dep deps[];

@@ -122,8 +122,9 @@ static void opr_free(pxi_engine *e, pxi_opr *o)
         pxi_free(o);
 }
 
-/* finish's rare first steps, for an op that failed or has a cleanup (pxi_opr.rare). */
-static PXI_ENGINE_COLD void finish_rare_before(pxi_opr *o, int status)
+/* finish's first extra steps, for an op that failed or has a cleanup (pxi_opr.finish_extra):
+ * out of line, as most ops of a function have neither. */
+static PXI_ENGINE_NOINLINE void finish_extra_before(pxi_opr *o, int status)
 {
     if (status != PX_OK && (o->kind == PXI_OP_SYNC || o->kind == PXI_OP_ASYNC))
         pxi_engine_op_failed(o, status);
@@ -131,8 +132,8 @@ static PXI_ENGINE_COLD void finish_rare_before(pxi_opr *o, int status)
         o->cleanup(o->arg);
 }
 
-/* finish's rare steps after the release, for a Var's delete or an operator's push. */
-static PXI_ENGINE_COLD void finish_rare_after(pxi_engine *e, pxi_opr *o)
+/* finish's extra steps after the release, for a Var's delete or an operator's push. */
+static PXI_ENGINE_NOINLINE void finish_extra_after(pxi_engine *e, pxi_opr *o)
 {
     if (o->kind == PXI_OP_DELETE) {
         /* The delete was the last dep the Var could ever get (its generation is 0): the slot
@@ -155,12 +156,12 @@ static PXI_ENGINE_INLINE void finish_op(pxi_opr *o, int status)
         return;
     }
     pxi_engine *e = o->e;
-    int rare = o->rare;
-    if (PXI_UNLIKELY(rare || status != PX_OK))
-        finish_rare_before(o, status);
+    int extra = o->finish_extra;
+    if (PXI_UNLIKELY(extra || status != PX_OK))
+        finish_extra_before(o, status);
     pxi_opr *ready = pxi_var_queue_release(o);
-    if (PXI_UNLIKELY(rare))
-        finish_rare_after(e, o);
+    if (PXI_UNLIKELY(extra))
+        finish_extra_after(e, o);
     int counted = o->counted;
     opr_free(e, o);
     /* The ops the release made ready, in grant order: read each link before dispatching, as
@@ -503,7 +504,7 @@ static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p, int inline_ok
                  : 0;
     atomic_store_explicit(&o->wait, (int)o->n_deps + 1, memory_order_relaxed);
     o->inline_ok = (uint8_t)inline_ok;
-    o->rare = p->cleanup || p->oper || p->kind == PXI_OP_DELETE;
+    o->finish_extra = p->cleanup || p->oper || p->kind == PXI_OP_DELETE;
 }
 
 /* Whether the cost rule applies to @p's op (pxi_opr.inline_ok, cost.c): a SYNC op of the
@@ -528,8 +529,8 @@ typedef union stack_opr {
 
 /* A pool block holding a copy of stack block @s (filled, not yet appended to any Var), or NULL
  * (logged with @caller) when none can be had. */
-static PXI_ENGINE_COLD pxi_opr *opr_move_to_pool(pxi_engine *e, const pxi_opr *s,
-                                                 const char *caller)
+static PXI_ENGINE_NOINLINE pxi_opr *opr_move_to_pool(pxi_engine *e, const pxi_opr *s,
+                                                     const char *caller)
 {
     pxi_opr *o = opr_alloc(e, s->n_deps);
     if (!o) {
@@ -590,7 +591,7 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
             opr_free(e, o);
             return PX_EINVAL;
         }
-        if (o->counted || pxi_var_queue_all_granted(o))
+        if (PXI_LIKELY(o->counted || pxi_var_queue_all_granted(o)))
             break;
         /* The candidate will wait, so it is an ordinary op: it needs a pool block and its
          * slot before any Var shows it (a completion must never precede the increment), and
