@@ -46,15 +46,4 @@ PX_NODISCARD static inline int pxi_engine_check_prop(px_fn_property prop, const 
     return pxi_engine_report_prop(prop, caller);
 }
 
-/* PX_OK for a context the engine can run (pxi_lane_check_ctx, lanes.c, which logs with @caller
- * and returns PX_EINVAL or PX_ENODEV otherwise), with its common case inline: a CPU context of
- * a device id in range. */
-PX_NODISCARD static inline int pxi_engine_check_ctx(pxi_engine *e, px_context ctx,
-                                                    px_fn_property prop, const char *caller)
-{
-    if (PXI_LIKELY(ctx.type == PX_DEV_CPU && (unsigned)ctx.device_id < PXI_MAX_CPU_DEVS))
-        return PX_OK;
-    return pxi_lane_check_ctx(e, ctx, prop, caller);
-}
-
 #endif
