@@ -527,6 +527,23 @@ typedef union stack_opr {
     unsigned char bytes[sizeof(pxi_opr) + PXI_STACK_DEPS * sizeof(pxi_dep)];
 } stack_opr;
 
+/* Set when this thread's last candidate in a stack block could not run at push (it moved to a
+ * pool block), cleared when a candidate runs at push: while set, candidates start in pool
+ * blocks, so a pusher whose cheap ops queue behind a running op pays no copy per op. */
+static PXI_ENGINE_TLS int tl_stack_missed;
+
+/* The block for a push of @n Vars: @s when the op is a candidate that fits (and the last one
+ * on this thread did not have to wait), else a pool block (NULL when none can be had). */
+static PXI_ENGINE_INLINE pxi_opr *push_block(pxi_engine *e, size_t n, int candidate, stack_opr *s)
+{
+    if (candidate && n <= PXI_STACK_DEPS && !tl_stack_missed) {
+        s->o.size_class = PXI_OPR_ON_STACK;
+        s->o.cap_deps = PXI_STACK_DEPS;
+        return &s->o;
+    }
+    return opr_alloc(e, n);
+}
+
 /* A pool block holding a copy of stack block @s (filled, not yet appended to any Var), or NULL
  * (logged with @caller) when none can be had. */
 static PXI_ENGINE_NOINLINE pxi_opr *opr_move_to_pool(pxi_engine *e, const pxi_opr *s,
@@ -537,6 +554,7 @@ static PXI_ENGINE_NOINLINE pxi_opr *opr_move_to_pool(pxi_engine *e, const pxi_op
         PXI_ERROR("%s: out of memory for an op with %u Vars", caller, (unsigned)s->n_deps);
         return NULL;
     }
+    tl_stack_missed = 1;
     int size_class = o->size_class;
     uint32_t cap = o->cap_deps;
     memcpy(o, s, sizeof(pxi_opr) + s->n_deps * sizeof(pxi_dep));
@@ -564,11 +582,7 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
     int candidate = inline_ok && tl_in_op == 0 && pxi_cost_below(e, p->sfn, e->inline_ns);
     stack_opr on_stack;
     pxi_opr *o;
-    if (candidate && n <= PXI_STACK_DEPS) {
-        o = &on_stack.o;
-        o->size_class = PXI_OPR_ON_STACK;
-        o->cap_deps = PXI_STACK_DEPS;
-    } else if (!(o = opr_alloc(e, n))) {
+    if (!(o = push_block(e, n, candidate, &on_stack))) {
         PXI_ERROR("%s: out of memory for an op with %zu Vars", p->caller, n);
         return PX_ENOMEM;
     }
@@ -612,6 +626,7 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
         atomic_store_explicit(&o->wait, 0, memory_order_relaxed);
         /* pxi_engine_execute for what a candidate can be (a SYNC op), with run_op inline. */
         PX_ASSERT(o->kind == PXI_OP_SYNC);
+        tl_stack_missed = 0;
         if (!skip_if_input_failed(o))
             run_op(o, NULL, 1);
         return PX_OK;
