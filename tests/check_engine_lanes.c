@@ -280,6 +280,52 @@ START_TEST(test_cheap_op_not_ready_at_push_is_counted_and_waits)
 }
 END_TEST
 
+START_TEST(test_cheap_ops_with_several_vars_run_at_push_or_wait_their_turn)
+{
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return; /* a gate op on the naive engine would block its own pusher */
+    atomic_store(&inl_slow_us, 0);
+    px_engine *e = inl_engine("20000");
+    px_var *v[64];
+    inl_vars(e, v);
+    static inl_arg args[INL_OPS + 65];
+    inl_push(e, v, args, 0, INL_OPS);
+    ck_assert_int_gt(inl_on_pusher(INL_OPS / 2, INL_OPS), 0);
+    /* More Vars than a pusher's stack block holds (push.c, stack_opr): a ready cheap op still
+     * runs at push, from a pool block. */
+    for (int k = INL_OPS; k < INL_OPS + 64; ++k) {
+        args[k].index = k;
+        inl_worker[k] = -2;
+        ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[k], CPU, &v[8], 3, &v[3], 5,
+                                             PX_FN_NORMAL, 0, "inl-8-vars"),
+                         PX_OK);
+    }
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_gt(inl_on_pusher(INL_OPS, INL_OPS + 64), 0);
+    /* Four handles, one read twice, one held by the gate: the candidate is not ready, so it
+     * leaves its stack block for a pool block and waits for the gate like any op. */
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_started, 0);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, &v[0], 1, PX_FN_NORMAL, 0, "gate"),
+        PX_OK);
+    const int last = INL_OPS + 64;
+    args[last].index = last;
+    inl_worker[last] = -2;
+    px_var *reads[2] = {v[1], v[1]};
+    px_var *writes[2] = {v[2], v[0]};
+    ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[last], CPU, reads, 2, writes, 2,
+                                         PX_FN_NORMAL, 0, "inl-after-gate"),
+                     PX_OK);
+    sleep_ms(20);
+    ck_assert_int_eq(inl_worker[last], -2); /* still waiting for the gate */
+    atomic_store(&gate_open, 1);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_ge(inl_worker[last], 0); /* run by the worker that released v[0] */
+    inl_done(e, v);
+}
+END_TEST
+
 START_TEST(test_cheap_failing_op_at_push_reports_its_failure)
 {
     px_engine *e = inl_engine("20000");
@@ -436,6 +482,7 @@ static Suite *engine_lanes_suite(void)
     tcase_add_test(life, test_inline_ns_zero_keeps_cheap_ops_on_workers);
     tcase_add_test(life, test_op_that_becomes_expensive_goes_back_to_workers);
     tcase_add_test(life, test_cheap_op_not_ready_at_push_is_counted_and_waits);
+    tcase_add_test(life, test_cheap_ops_with_several_vars_run_at_push_or_wait_their_turn);
     tcase_add_test(life, test_cheap_failing_op_at_push_reports_its_failure);
     tcase_add_test(life, test_reused_cheap_operator_runs_at_push_and_deletes_deferred);
     tcase_add_test(life, test_alternating_functions_are_each_sampled);

@@ -8,6 +8,16 @@
 #include "core/trace.h"
 #include "core/wait.h"
 
+/* pxi_lane_check_ctx (lanes.c, which logs with @caller and returns PX_EINVAL or PX_ENODEV) with
+ * its passing common case inline: a CPU context of a device id in range. */
+PX_NODISCARD static inline int check_ctx(pxi_engine *e, px_context ctx, px_fn_property prop,
+                                         const char *caller)
+{
+    if (PXI_LIKELY(ctx.type == PX_DEV_CPU && (unsigned)ctx.device_id < PXI_MAX_CPU_DEVS))
+        return PX_OK;
+    return pxi_lane_check_ctx(e, ctx, prop, caller);
+}
+
 /* The checks px_engine_push_sync and px_engine_push_async share, then the push itself.
  * @fn_set tells whether the caller's function pointer is non-NULL. */
 static int push_checked(px_engine *e, const pxi_push *p, int fn_set)
@@ -22,7 +32,7 @@ static int push_checked(px_engine *e, const pxi_push *p, int fn_set)
     if ((rc = pxi_engine_check_lists(p->caller, p->reads, p->n_reads, p->writes, p->n_writes)) !=
             PX_OK ||
         (rc = pxi_engine_check_prop(p->prop, p->caller)) != PX_OK ||
-        (rc = pxi_lane_check_ctx(e, p->ctx, p->prop, p->caller)) != PX_OK)
+        (rc = check_ctx(e, p->ctx, p->prop, p->caller)) != PX_OK)
         return rc;
     return pxi_engine_push(e, p);
 }

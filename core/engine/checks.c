@@ -1,7 +1,7 @@
 /* core/engine/checks.c - the argument checks at the engine's public boundary, shared by every
  * public call of core/engine (engine.h, graph.h, mpi.h): a live engine, non-NULL handles and
  * lists, a known function property. Lowest layer of the engine's calls: logs and nothing else.
- * The passing paths are inline in engine_impl.h; these are the failing halves and the handle check.
+ * The passing paths are inline in checks.h; these are the failing halves and the handle check.
  */
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"

@@ -40,6 +40,23 @@
 #define PXI_ENGINE_TLS _Thread_local
 #endif
 
+/* The push and run of an empty op that its pusher runs at once (work-first inlining, cost.c)
+ * take about 520 instructions. An error case tested there (a bad handle) goes to a function
+ * of its own kept out of line and out of the hot code's cache lines (PXI_ENGINE_COLD); steps
+ * that only some ops take (a candidate that must wait after all, a cleanup, an operator's
+ * count) stay out of line (PXI_ENGINE_NOINLINE); the few helpers that the hot path and the
+ * other paths share are forced inline where the compiler would leave a call
+ * (PXI_ENGINE_INLINE). */
+#if defined(__GNUC__)
+#define PXI_ENGINE_COLD     __attribute__((cold, noinline))
+#define PXI_ENGINE_NOINLINE __attribute__((noinline))
+#define PXI_ENGINE_INLINE   inline __attribute__((always_inline))
+#else
+#define PXI_ENGINE_COLD
+#define PXI_ENGINE_NOINLINE
+#define PXI_ENGINE_INLINE inline
+#endif
+
 /* ---- spin lock: core/engine/spin_lock.h ---------------------------------------------------- */
 
 /* ---- fixed-size object pool (object_pool.c) ----------------------------------------------- */
@@ -186,7 +203,7 @@ typedef struct pxi_opr {
     struct px_on_complete done;
     int run_status;     /* GPU sync ops: fn's status until the stream callback */
     pxi_worker *worker; /* GPU sync ops: the worker whose stream runs it */
-    int size_class;     /* pool index, -1 for a direct pxi_malloc, PXI_OPR_EXTERNAL/_OWNED */
+    int size_class; /* pool index, -1 for a direct pxi_malloc, PXI_OPR_EXTERNAL/_OWNED/_ON_STACK */
     /* PXI_OPR_EXTERNAL blocks only (graph launches): finish hands the op to this instead of
      * releasing Vars and freeing the block; set by the layer that owns the block. */
     void (*finish_hook)(struct pxi_opr *o, int status);
@@ -200,6 +217,11 @@ typedef struct pxi_opr {
     /* Set by the thread that runs the op when it skips it (a Var it uses failed): finish then
      * passes the failure on without reporting the op as failed itself. */
     uint8_t skipped;
+    /* Written by the pusher before the op is published, then read-only: finish has a step to
+     * take besides the release (a cleanup: kernel, MPI and graph ops; a Var's delete; an
+     * operator's push), so the finish of a plain function op tests one byte (push.c,
+     * finish_op). */
+    uint8_t finish_extra;
     uint32_t n_deps;
     uint32_t cap_deps;
     pxi_dep deps[];
@@ -522,6 +544,8 @@ PX_NODISCARD int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_propert
  * instead of freeing the block, calls o->finish_hook(o, status), after which the owner may
  * push it again; a push that fails leaves the block to its caller. */
 #define PXI_OPR_OWNED (-3)
+/* An op block on its pusher's stack (push.c, pxi_engine_push): finish frees nothing. */
+#define PXI_OPR_ON_STACK (-4)
 
 /* runtime.c */
 void pxi_engine_list_add(pxi_engine *e);

@@ -8,7 +8,8 @@
  *   dispatch: whoever takes the counter to zero hands the op to a lane (or runs it inline:
  *             naive engine, internal ops, PX_FN_ASYNC ops ready at push, the work-first
  *             throttle). An op measured cheaper than a hand-off that is ready at push runs
- *             on the pusher without an in-flight slot (work-first inlining, cost.c).
+ *             on the pusher without an in-flight slot (work-first inlining, cost.c), from
+ *             a block on the pusher's stack when it has few Vars (stack_opr).
  *   finish:   mark write Vars failed on error (failure.c) -> release each Var (var_queue.c),
  *             which returns the ops it made ready -> return the block to its pool -> dispatch
  *             the ready ops, outside every Var lock, one after the other. A CPU worker's
@@ -20,6 +21,7 @@
  * MPI ops and graphs.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/alloc.h"
 #include "core/engine/cost.h"
@@ -60,8 +62,9 @@ static PXI_ENGINE_TLS pxi_opr *tl_local;
  * already passed on (every op of a run but its last), whose finish must not release it. */
 static PXI_ENGINE_TLS pxi_opr_fifo tl_run;
 static PXI_ENGINE_TLS pxi_opr *tl_deferred;
-/* Depth of pxi_engine_push calls on this thread: an op run while it is positive, off a worker,
- * runs inside its pusher's call (Kokkos Tools regions, see execute). */
+/* Depth of pxi_engine_push dispatches on this thread: an op run while it is positive, off a
+ * worker, runs inside its pusher's call (Kokkos Tools regions, see run_op; an op the pusher
+ * runs at push says so itself). */
 static PXI_ENGINE_TLS int tl_pushing;
 PXI_ENGINE_TLS int (*pxi_engine_tl_idle_hook)(void);
 PXI_ENGINE_TLS pxi_recorder *pxi_engine_tl_recorder;
@@ -156,22 +159,23 @@ static void opr_free(pxi_engine *e, pxi_opr *o)
         return;
     if (o->size_class >= 0)
         pxi_pool_put(&e->opr_pool[o->size_class], o);
-    else
+    else if (o->size_class != PXI_OPR_ON_STACK)
         pxi_free(o);
 }
 
-static void finish(pxi_opr *o, int status)
+/* finish's first extra steps, for an op that failed or has a cleanup (pxi_opr.finish_extra):
+ * out of line, as most ops of a function have neither. */
+static PXI_ENGINE_NOINLINE void finish_extra_before(pxi_opr *o, int status)
 {
-    if (o->size_class == PXI_OPR_EXTERNAL) { /* an op of a graph launch (its hook) */
-        o->finish_hook(o, status);
-        return;
-    }
-    pxi_engine *e = o->e;
     if (status != PX_OK && (o->kind == PXI_OP_SYNC || o->kind == PXI_OP_ASYNC))
         pxi_engine_op_failed(o, status);
     if (o->cleanup)
         o->cleanup(o->arg);
-    pxi_opr *ready = release_vars(o);
+}
+
+/* finish's extra steps after the release, for a Var's delete or an operator's push. */
+static PXI_ENGINE_NOINLINE void finish_extra_after(pxi_engine *e, pxi_opr *o)
+{
     if (o->kind == PXI_OP_DELETE) {
         /* The delete was the last dep the Var could ever get (its generation is 0): the slot
          * can go back to the table. */
@@ -181,6 +185,24 @@ static void finish(pxi_opr *o, int status)
     }
     if (o->oper)
         pxi_operator_release(e, o->oper);
+}
+
+/* The end of every op: its failure, its cleanup, the release of its Vars, its block back to
+ * its pool, then the ops the release made ready. Forced inline into run_op (every op of a
+ * function runs through it); finish is the same out of line for the other callers. */
+static PXI_ENGINE_INLINE void finish_op(pxi_opr *o, int status)
+{
+    if (PXI_UNLIKELY(o->size_class == PXI_OPR_EXTERNAL)) { /* an op of a graph launch */
+        o->finish_hook(o, status);
+        return;
+    }
+    pxi_engine *e = o->e;
+    int extra = o->finish_extra;
+    if (PXI_UNLIKELY(extra || status != PX_OK))
+        finish_extra_before(o, status);
+    pxi_opr *ready = release_vars(o);
+    if (PXI_UNLIKELY(extra))
+        finish_extra_after(e, o);
     int counted = o->counted;
     if (o->size_class == PXI_OPR_OWNED)
         o->finish_hook(o, status); /* the block goes back to its owner */
@@ -196,6 +218,11 @@ static void finish(pxi_opr *o, int status)
     }
     if (counted)
         pxi_inflight_done(e, tl_worker);
+}
+
+static void finish(pxi_opr *o, int status)
+{
+    finish_op(o, status);
 }
 
 void pxi_engine_gpu_done(void *arg, int status)
@@ -251,14 +278,12 @@ static int skip_if_input_failed(pxi_opr *o)
     return 0;
 }
 
-void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
+/* Run SYNC or ASYNC op @o, whose inputs did not fail, on this thread (@w: its worker, or
+ * NULL); @at_push: its pusher runs it at push (work-first inlining). Forced inline: in
+ * pxi_engine_push's call (w NULL, at_push 1) the worker and device branches fold away, with
+ * the call itself. */
+static PXI_ENGINE_INLINE void run_op(pxi_opr *o, pxi_worker *w, int at_push)
 {
-    if (o->kind == PXI_OP_WAIT || o->kind == PXI_OP_DELETE) {
-        execute_internal(o);
-        return;
-    }
-    if (skip_if_input_failed(o))
-        return;
     px_run_context rc;
     rc.ctx = o->ctx;
     rc.worker = w ? w->index : -1;
@@ -270,7 +295,7 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
      * push, a profile section of its own when a worker (or any other thread) does, since tools
      * keep one region stack per process and ops on several workers overlap (core/tools.h). */
     int tools = pxi_tools_active();
-    int on_pusher = tools && tl_pushing > 0 && !tl_worker;
+    int on_pusher = tools && (at_push || tl_pushing > 0) && !tl_worker;
     uint32_t section = 0;
     if (tools)
         pxi_tools_begin_engine_op(name && name[0] ? name : "px_engine_op", on_pusher, &section);
@@ -297,7 +322,7 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
                 finish(o, st != PX_OK ? st : rs);
             return;
         }
-        finish(o, st);
+        finish_op(o, st);
     } else {
         atomic_init(&o->done.called, 0);
         o->afn(&rc, &o->done, o->arg);
@@ -307,6 +332,17 @@ void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
         if (traced)
             pxi_trace_span("op", name, t0, pxi_trace_now_ns());
     }
+}
+
+void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
+{
+    if (o->kind == PXI_OP_WAIT || o->kind == PXI_OP_DELETE) {
+        execute_internal(o);
+        return;
+    }
+    if (skip_if_input_failed(o))
+        return;
+    run_op(o, w, 0);
 }
 
 /* The worker found no work: the layer above counts down first (it may make ops ready),
@@ -414,37 +450,57 @@ static void sort_deps(pxi_dep *d, uint32_t n)
     }
 }
 
-static int resolve(pxi_engine *e, pxi_dep *d, uintptr_t h, int write, const char *caller,
-                   const char *which, size_t i)
+/* Log that handle @i of @p, @h, is not a live Var of this engine; PX_EINVAL. */
+static PXI_ENGINE_COLD int report_dead_handle(const pxi_push *p, size_t i, uintptr_t h)
+{
+    int write = p->sorted_writes ? p->sorted_writes[i] : i >= p->n_reads;
+    PXI_ERROR("%s: %s[%zu] = %p is not a live Var of this engine (deleted or foreign)", p->caller,
+              write ? "writes" : "reads", write && !p->sorted_writes ? i - p->n_reads : i,
+              (void *)h);
+    return PX_EINVAL;
+}
+
+/* Resolve handle @h into dep @i of @o (a write when @write): 0 when @h is not a live Var. */
+static PXI_ENGINE_INLINE int dep_resolve(pxi_engine *e, pxi_opr *o, size_t i, uintptr_t h,
+                                         int write)
 {
     uint32_t gen = 0;
     pxi_var *v = pxi_handle_table_lookup(&e->vars, h, &gen);
-    if (!v) {
-        PXI_ERROR("%s: %s[%zu] = %p is not a live Var of this engine (deleted or foreign)", caller,
-                  which, i, (void *)h);
-        return PX_EINVAL;
-    }
+    if (PXI_UNLIKELY(!v))
+        return 0;
+    pxi_dep *d = &o->deps[i];
+    d->opr = o;
     d->var = v;
     d->gen = gen;
     d->write = write;
     d->next = NULL;
-    return PX_OK;
+    return 1;
 }
 
-/* Resolve @p's n handles into @o's deps, sort them by Var address (the global lock order)
- * and merge duplicates: a Var read twice is one read; read and written, or written twice, is
- * one write. Sets o->n_deps; PX_EINVAL (logged) for a handle that is not a live Var. */
+/* Resolve @p's n handles into @o's deps (each pointing back at @o), sort them by Var address
+ * (the global lock order) and merge duplicates: a Var read twice is one read; read and
+ * written, or written twice, is one write. Sets o->n_deps; PX_EINVAL (logged) for a handle
+ * that is not a live Var. */
 static int deps_prepare(pxi_engine *e, pxi_opr *o, const pxi_push *p, size_t n)
 {
-    for (size_t i = 0; i < n; ++i) {
-        int write = p->sorted_writes ? p->sorted_writes[i] : i >= p->n_reads;
-        uintptr_t h = pxi_push_handle(p, i);
-        int rc = resolve(e, &o->deps[i], h, write, p->caller, write ? "writes" : "reads",
-                         write && !p->sorted_writes ? i - p->n_reads : i);
-        if (rc != PX_OK)
-            return rc;
+    const uint8_t *sorted_writes = p->sorted_writes;
+    if (PXI_LIKELY(!p->handles && !sorted_writes)) { /* the public pushes: Var lists */
+        for (size_t i = 0; i < p->n_reads; ++i)
+            if (!dep_resolve(e, o, i, (uintptr_t)p->reads[i], 0))
+                return report_dead_handle(p, i, (uintptr_t)p->reads[i]);
+        for (size_t i = 0, k = p->n_reads; i < p->n_writes; ++i, ++k)
+            if (!dep_resolve(e, o, k, (uintptr_t)p->writes[i], 1))
+                return report_dead_handle(p, k, (uintptr_t)p->writes[i]);
+    } else {
+        for (size_t i = 0; i < n; ++i) {
+            uintptr_t h = pxi_push_handle(p, i);
+            if (!dep_resolve(e, o, i, h, sorted_writes ? sorted_writes[i] : i >= p->n_reads))
+                return report_dead_handle(p, i, h);
+        }
     }
-    if (p->sorted_writes) { /* in lock order and unique already (graph launches) */
+    /* Graph launches give their handles in lock order and unique already; one Var needs
+     * neither sort nor merge. */
+    if (sorted_writes || n < 2) {
         o->n_deps = (uint32_t)n;
         return PX_OK;
     }
@@ -465,8 +521,9 @@ static int deps_prepare(pxi_engine *e, pxi_opr *o, const pxi_push *p, size_t n)
     return PX_OK;
 }
 
-/* Fill the block from the push description, before anything publishes it. */
-static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p)
+/* Fill the block from the push description, before anything publishes it; @inline_ok as
+ * push_inline_ok says. */
+static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p, int inline_ok)
 {
     o->kind = p->kind;
     o->sfn = p->sfn;
@@ -485,19 +542,72 @@ static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p)
     o->worker = NULL;
     o->skipped = 0;
     atomic_init(&o->done.called, 0);
-    if (!p->block)
-        for (uint32_t i = 0; i < o->n_deps; ++i)
-            o->deps[i].opr = o;
     /* Push order matters only to the priority heap. */
     o->seq = p->prop == PX_FN_CPU_PRIORITIZED
                  ? atomic_fetch_add_explicit(&e->push_seq, 1, memory_order_relaxed)
                  : 0;
     atomic_store_explicit(&o->wait, (int)o->n_deps + 1, memory_order_relaxed);
-    o->inline_ok = p->kind == PXI_OP_SYNC && p->prop == PX_FN_NORMAL && p->ctx.type == PX_DEV_CPU &&
-                   !p->no_inline && e->kind != PX_ENGINE_NAIVE && e->inline_ns > 0;
+    o->inline_ok = (uint8_t)inline_ok;
+    o->finish_extra = p->cleanup || p->oper || p->kind == PXI_OP_DELETE;
 }
 
-static int push_op(pxi_engine *e, const pxi_push *p);
+/* Whether the cost rule applies to @p's op (pxi_opr.inline_ok, cost.c): a SYNC op of the
+ * normal CPU lane that is not a kernel op, on a non-naive engine with inline_ns > 0. */
+static inline int push_inline_ok(const pxi_engine *e, const pxi_push *p)
+{
+    return p->kind == PXI_OP_SYNC && p->prop == PX_FN_NORMAL && p->ctx.type == PX_DEV_CPU &&
+           !p->no_inline && e->kind != PX_ENGINE_NAIVE && e->inline_ns > 0;
+}
+
+/* Storage for an op block on the pusher's stack (PXI_OPR_ON_STACK): a candidate for running
+ * at push (work-first inlining, cost.c) with at most PXI_STACK_DEPS Vars. One that is ready
+ * runs and finishes before its push returns, and nothing refers to it afterwards (its deps
+ * leave the Var queues in its finish), so it needs no pool block: the pool get and put took
+ * about 85 of such an empty op's 700 instructions (callgrind). One that is not ready moves to
+ * a pool block (opr_move_to_pool) before anything can see it. */
+#define PXI_STACK_DEPS 4
+typedef union stack_opr {
+    pxi_opr o;
+    unsigned char bytes[sizeof(pxi_opr) + PXI_STACK_DEPS * sizeof(pxi_dep)];
+} stack_opr;
+
+/* Set when this thread's last candidate in a stack block could not run at push (it moved to a
+ * pool block), cleared when a candidate runs at push: while set, candidates start in pool
+ * blocks, so a pusher whose cheap ops queue behind a running op pays no copy per op. */
+static PXI_ENGINE_TLS int tl_stack_missed;
+
+/* The block for a push of @n Vars: @s when the op is a candidate that fits (and the last one
+ * on this thread did not have to wait), else a pool block (NULL when none can be had). */
+static PXI_ENGINE_INLINE pxi_opr *push_block(pxi_engine *e, size_t n, int candidate, stack_opr *s)
+{
+    if (candidate && n <= PXI_STACK_DEPS && !tl_stack_missed) {
+        s->o.size_class = PXI_OPR_ON_STACK;
+        s->o.cap_deps = PXI_STACK_DEPS;
+        return &s->o;
+    }
+    return opr_alloc(e, n);
+}
+
+/* A pool block holding a copy of stack block @s (filled, not yet appended to any Var), or NULL
+ * (logged with @caller) when none can be had. */
+static PXI_ENGINE_NOINLINE pxi_opr *opr_move_to_pool(pxi_engine *e, const pxi_opr *s,
+                                                     const char *caller)
+{
+    pxi_opr *o = opr_alloc(e, s->n_deps);
+    if (!o) {
+        PXI_ERROR("%s: out of memory for an op with %u Vars", caller, (unsigned)s->n_deps);
+        return NULL;
+    }
+    tl_stack_missed = 1;
+    int size_class = o->size_class;
+    uint32_t cap = o->cap_deps;
+    memcpy(o, s, sizeof(pxi_opr) + s->n_deps * sizeof(pxi_dep));
+    o->size_class = size_class;
+    o->cap_deps = cap;
+    for (uint32_t i = 0; i < o->n_deps; ++i)
+        o->deps[i].opr = o;
+    return o;
+}
 
 int pxi_engine_push(pxi_engine *e, const pxi_push *p)
 {
@@ -505,22 +615,20 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
     pxi_recorder *r = pxi_engine_tl_recorder;
     if (PXI_UNLIKELY(r != NULL) && (p->kind == PXI_OP_SYNC || p->kind == PXI_OP_ASYNC))
         return r->record(r, e, p);
-    /* Ops this thread runs before the push returns are its pusher's (tools, execute). */
-    ++tl_pushing;
-    int rc = push_op(e, p);
-    --tl_pushing;
-    return rc;
-}
-
-static int push_op(pxi_engine *e, const pxi_push *p)
-{
     size_t n = p->n_reads + p->n_writes;
     if (n < p->n_reads || n > UINT32_MAX) {
         PXI_ERROR("%s: too many Vars (%zu reads, %zu writes)", p->caller, p->n_reads, p->n_writes);
         return PX_EINVAL;
     }
+    /* A candidate for running here and now (work-first inlining, cost.c) takes no in-flight
+     * slot unless it turns out not to be ready. A block its owner prepared (pxi_push.block: a
+     * graph launch's own op) is never one. */
+    int inline_ok = push_inline_ok(e, p);
+    int candidate =
+        !p->block && inline_ok && tl_in_op == 0 && pxi_cost_below(e, p->sfn, e->inline_ns);
+    stack_opr on_stack;
     pxi_opr *o = p->block; /* prepared by its owner (queue links: pxi_var_queue_lock_live) */
-    if (!o && !(o = opr_alloc(e, n))) {
+    if (!o && !(o = push_block(e, n, candidate, &on_stack))) {
         PXI_ERROR("%s: out of memory for an op with %zu Vars", p->caller, n);
         return PX_ENOMEM;
     } else if (!p->block) {
@@ -530,10 +638,8 @@ static int push_op(pxi_engine *e, const pxi_push *p)
             return rc;
         }
     }
-    opr_fill(e, o, p);
-    /* A candidate for running here and now (work-first inlining, cost.c) takes no in-flight
-     * slot unless it turns out not to be ready. */
-    o->counted = !(o->inline_ok && tl_in_op == 0 && pxi_cost_below(e, o->sfn, e->inline_ns));
+    opr_fill(e, o, p, inline_ok);
+    o->counted = !candidate;
     if (o->counted)
         pxi_inflight_reserve(e, tl_in_op == 0);
     for (;;) {
@@ -545,12 +651,15 @@ static int push_op(pxi_engine *e, const pxi_push *p)
             opr_free(e, o);
             return PX_EINVAL;
         }
-        if (o->counted || pxi_var_queue_all_granted(o))
+        if (PXI_LIKELY(o->counted || pxi_var_queue_all_granted(o)))
             break;
-        /* The candidate will wait, so it is an ordinary op: it needs its slot before any Var
-         * shows it (a completion must never precede the increment), and the reservation may
-         * block, which it must not do holding spin locks. Nothing was appended yet. */
+        /* The candidate will wait, so it is an ordinary op: it needs a pool block and its
+         * slot before any Var shows it (a completion must never precede the increment), and
+         * both may block, which they must not do holding spin locks. Nothing was appended
+         * yet. */
         pxi_var_queue_unlock(o);
+        if (o->size_class == PXI_OPR_ON_STACK && !(o = opr_move_to_pool(e, o, p->caller)))
+            return PX_ENOMEM;
         o->counted = 1;
         pxi_inflight_reserve(e, 1);
     }
@@ -560,12 +669,20 @@ static int push_op(pxi_engine *e, const pxi_push *p)
          * holds a reference to the counter, so it needs no atomic read-modify-write. */
         PX_ASSERT(granted == o->n_deps);
         atomic_store_explicit(&o->wait, 0, memory_order_relaxed);
-        pxi_engine_execute(o, NULL);
+        /* pxi_engine_execute for what a candidate can be (a SYNC op), with run_op inline. */
+        PX_ASSERT(o->kind == PXI_OP_SYNC);
+        tl_stack_missed = 0;
+        if (!skip_if_input_failed(o))
+            run_op(o, NULL, 1);
         return PX_OK;
     }
     int drop = (int)granted + 1;
-    if (atomic_fetch_sub_explicit(&o->wait, drop, memory_order_acq_rel) == drop)
+    if (atomic_fetch_sub_explicit(&o->wait, drop, memory_order_acq_rel) == drop) {
+        /* Ops this thread runs before the push returns are its pusher's (tools, run_op). */
+        ++tl_pushing;
         pxi_engine_dispatch(o, 1);
+        --tl_pushing;
+    }
     return PX_OK;
 }
 
