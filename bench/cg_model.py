@@ -62,28 +62,21 @@ PROJECT_RANKS = (64, 1024, 16384)
 # ---- geometry --------------------------------------------------------------------------------
 
 def hpcg_shape(p):
-    """HPCG's ComputeOptimalShapeXYZ for a prime power, least surface otherwise (as
-    bench_cg_bsp.c): 2 -> 2x1x1, 4 -> 2x2x1, 64 -> 4x4x4, 1024 -> 16x8x8, 16384 -> 32x32x16."""
-    q = 2
-    while q <= p and p % q:
-        q += 1
-    k, m = 0, p
-    while m > 1 and m % q == 0:
-        m //= q
-        k += 1
-    if p == 1 or m == 1:
-        return (q ** (k // 3 + (k % 3 >= 1)), q ** (k // 3 + (k % 3 >= 2)), q ** (k // 3))
+    """The process grid of examples/cg/partition.c's cgp_process_grid (parex-cg and
+    bench_cg_bsp use it): a >= b >= c with a b c = p and the least a - c, first found
+    (2 -> 2x1x1, 4 -> 2x2x1, 64 -> 4x4x4, 1024 -> 16x8x8, 16384 -> 32x32x16)."""
     best = None
     for a in range(1, p + 1):
         if p % a:
             continue
-        for b in range(1, p // a + 1):
+        for b in range(1, a + 1):
             if (p // a) % b:
                 continue
             c = p // a // b
-            area = a * b + b * c + a * c
-            if best is None or area < best[0]:
-                best = (area, (a, b, c))
+            if c > b:
+                continue
+            if best is None or a - c < best[0]:
+                best = (a - c, (a, b, c))
     return best[1]
 
 

@@ -17,9 +17,9 @@
 #   WEAK_GRID=32       weak scaling: N^3 points per rank (parex-cg --grid N, bench_cg_bsp --grid N,
 #                      HPCG's process grid)
 #   STRONG_GRID=32     strong scaling: the global G^3 problem, cut into contiguous row blocks
-#                      (z-slabs, procs 1x1xP; G must be divisible by every P): parex-cg --matrix
-#                      (a Matrix Market file of the HPCG G^3 matrix, written once) --partition
-#                      block, bench_cg_bsp --local G,G,G/P --procs 1,1,P
+#                      (z-slabs, procs 1x1xP; G must be divisible by every P): both programs
+#                      --matrix (a Matrix Market file of the HPCG G^3 matrix, written once)
+#                      --partition block (examples/cg/partition.c's cgp_from_csr in both)
 #   MATRICES=FILES     Matrix Market files run as fixed problems on every RANKS x THREADS, both
 #                      programs with --matrix FILE --partition PARTITION (default: bcsstk16 of
 #                      ../shared/data/matrices when present; empty: none); not in the model
@@ -183,8 +183,10 @@ measure() {
       args=("$parex_cg" --space threads --progress 0 --matrix "$box" $parex_stop --json)
       [ "$p" -gt 1 ] && args+=(--partition "$procs")
     fi
-  elif [ "$impl" = bsp ]; then
+  elif [ "$impl" = bsp ] && [ "$s" = weak ]; then
     args=("$bsp" --local "$box" --procs "$procs" $bsp_stop --json)
+  elif [ "$impl" = bsp ]; then
+    args=("$bsp" --matrix "$mtx" --partition block $bsp_stop --json)
   elif [ "$s" = weak ]; then
     args=("$parex_cg" --space threads --progress 0 --grid "${box%%,*}" $parex_stop --json)
   else
