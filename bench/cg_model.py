@@ -10,6 +10,7 @@ time per iteration and parallel efficiency of the HPCG weak-scaling problem to 6
   bench/cg_model.py --runs bench/dcg_data.txt --pingpong bench/dcg_pingpong.txt
                     [--latency-us 1.5 --bandwidth-gbs 12] [--project-grid N]
                     [--project-threads T] [--cores C] [--allreduces 2]
+                    [--engine bench/dcg_engine.txt | --op-ns X] [--ops-per-iter 8,12,2]
 
 The model, per CG iteration of the slowest rank (the one with the most neighbours):
 
@@ -30,8 +31,20 @@ The model, per CG iteration of the slowest rank (the one with the most neighbour
   SpMV part  f = (12 nnz/n + 24) / (12 nnz/n + 88) of t_c (the byte model of examples/cg/cg.c,
              nnz/n = 27 in the interior); the interior fraction g of the SpMV is the share of
              rows that touch no ghost.
+  engine     t_e = N_ops(P) * c_op (parex only): c_op is the engine's measured cost per op,
+             bench_engine's chain of empty ops with every op handed to a worker
+             (PX_ENGINE_INLINE_NS=0), T workers pinned to T cores as a bound rank of T threads
+             (run_dcg.sh writes it to bench/dcg_engine.txt; --op-ns X replaces it by hand);
+             N_ops(P) the engine ops parex-cg pushes per iteration: its JSON's
+             "engine_ops_per_iter" when it reports one, else --ops-per-iter A,B,C: A on one
+             rank, B + C * neighbours on more (default 8,12,2, counted in examples/cg/dcg.c at
+             c203d68 for plain CG on host vectors: per exchange a clock stamp, one receive and
+             one send per neighbour and the pack; interior SpMV, two clock stamps, boundary
+             SpMV; twice a clock stamp and an allreduce; the residual update; the x/p update;
+             on one rank no exchange and no SpMV stamps). parex's compute rate s is taken from
+             its single-rank run less that run's engine term, N_ops(1) c_op.
   no overlap (bulk-synchronous):  t = t_h + t_c + t_a
-  overlap    (parex):             t = max(g f t_c, t_h) + (1 - g) f t_c + (1 - f) t_c + t_a
+  overlap    (parex):             t = max(g f t_c, t_h) + (1 - g) f t_c + (1 - f) t_c + t_a + t_e
   parallel efficiency (weak scaling) = t(1 rank) / t(P ranks), t(1) = t_c alone.
 
 Assumptions, said again in the output: (1) compute per point does not depend on the rank count
@@ -46,7 +59,9 @@ whose network is as fast as memory copies; the assumed interconnect (e.g. 1.5 us
 an InfiniBand EDR/HDR-class NIC) is the realistic one; (4) no contention in the network, no
 topology (every neighbour one hop away), no OS noise, no load imbalance (all ranks own the
 same box); (5) the process grid is HPCG's (ComputeOptimalShapeXYZ) and the slowest rank has
-the most neighbours (26 once every dimension of the process grid is at least 3).
+the most neighbours (26 once every dimension of the process grid is at least 3); (6) an
+engine op costs what an empty op costs in a chain on the same cores: ops are not slowed by
+sharing their cores with the MPI progress lane or the pushing thread beyond that.
 """
 import argparse
 import collections
@@ -158,16 +173,67 @@ def load_pingpong(paths, stat):
     return curve, allreduce
 
 
+# ---- the engine term ------------------------------------------------------------------------
+
+class Engine:
+    """The engine's per-op cost c_op(T) (seconds) and the op count N_ops(P, neighbours)."""
+
+    def __init__(self, per_threads, source, ops_abc):
+        self.per_threads = per_threads  # {threads: seconds per op}
+        self.source = source
+        self.ops_abc = ops_abc
+
+    def op_s(self, threads):
+        if not self.per_threads:
+            return 0.0
+        if threads in self.per_threads:
+            return self.per_threads[threads]
+        near = min(self.per_threads, key=lambda t: (abs(t - threads), t))
+        return self.per_threads[near]
+
+    def ops(self, ranks, neighbours, reported=None):
+        if reported is not None:
+            return reported
+        a, b, c = self.ops_abc
+        return a if ranks == 1 else b + c * neighbours
+
+    def seconds(self, ranks, neighbours, threads, reported=None):
+        return self.ops(ranks, neighbours, reported) * self.op_s(threads)
+
+
+def load_engine(path):
+    """{threads: seconds per op} and the command that measured it, from run_dcg.sh's lines
+    {"engine_op": {"threads", "ns_per_op", "source"}}."""
+    per, src = {}, []
+    for line in open(path):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        rec = json.loads(line).get("engine_op")
+        if rec:
+            per[rec["threads"]] = rec["ns_per_op"] * 1e-9
+            src.append(rec.get("source", "?"))
+    return per, "; ".join(src)
+
+
+def reported_ops(res):
+    """parex-cg's own count of engine ops per iteration (median over runs), or None."""
+    v = [r["engine_ops_per_iter"] for r in res if r.get("engine_ops_per_iter") is not None]
+    return statistics.median(v) if v else None
+
+
 # ---- the model -------------------------------------------------------------------------------
 
 def spmv_fraction(nnz_per_row=27.0):
     return (12.0 * nnz_per_row + 24.0) / (12.0 * nnz_per_row + 88.0)
 
 
-def model(procs, local, rate_s, net, allreduces, oversub=1.0):
-    """Modelled seconds per iteration: dict with compute, halo, allreduce, no_overlap, overlap.
-    rate_s: seconds per iteration per local point; oversub: threads per core, at least 1
-    (time-slicing stretches the compute)."""
+def model(procs, local, rate_s, net, allreduces, oversub=1.0, engine=None, threads=1,
+          ops=None):
+    """Modelled seconds per iteration: dict with compute, halo, allreduce, engine, no_overlap,
+    overlap (overlap includes the engine term). rate_s: seconds per iteration per local point;
+    oversub: threads per core, at least 1 (time-slicing stretches the compute); engine: an
+    Engine or None; ops: parex-cg's reported op count, if any."""
     p = procs[0] * procs[1] * procs[2]
     n = local[0] * local[1] * local[2]
     t_c = n * rate_s * max(1.0, oversub)
@@ -175,10 +241,13 @@ def model(procs, local, rate_s, net, allreduces, oversub=1.0):
     t_h = sum(net.msg(b) for b in msgs)
     t_a = allreduces * math.ceil(math.log2(p)) * net.alpha if p > 1 else 0.0
     f = spmv_fraction()
+    t_e = engine.seconds(p, len(msgs), threads, ops) if engine else 0.0
+    n_ops = engine.ops(p, len(msgs), ops) if engine else 0
     no = t_h + t_c + t_a
-    ov = max(g * f * t_c, t_h) + (1.0 - g) * f * t_c + (1.0 - f) * t_c + t_a
-    return {"compute": t_c, "halo": t_h, "allreduce": t_a, "no_overlap": no, "overlap": ov,
-            "messages": len(msgs), "halo_bytes": sum(msgs), "interior": g}
+    ov = max(g * f * t_c, t_h) + (1.0 - g) * f * t_c + (1.0 - f) * t_c + t_a + t_e
+    return {"compute": t_c, "halo": t_h, "allreduce": t_a, "engine": t_e, "ops": n_ops,
+            "no_overlap": no, "overlap": ov, "messages": len(msgs), "halo_bytes": sum(msgs),
+            "interior": g}
 
 
 # ---- measured runs ---------------------------------------------------------------------------
@@ -219,15 +288,20 @@ def group_runs(runs):
     return groups
 
 
-def rates(groups):
+def rates(groups, engine=None):
     """Seconds per iteration per local point of each single-rank group: {(scaling, impl,
-    threads): s} and a fallback {(impl, threads): s} over every single-rank group."""
+    threads): s} and a fallback {(impl, threads): s} over every single-rank group. parex's
+    single-rank engine term (N_ops(1) c_op) is taken out of its rate: the model adds it back
+    per rank count."""
     by_series, by_impl = {}, collections.defaultdict(list)
     for (scaling, impl, ranks, threads, local, _procs, _o), res in groups.items():
         if ranks != 1:
             continue
         n = local[0] * local[1] * local[2]
-        s = statistics.median(r["seconds_per_iter"] for r in res) / n
+        t1 = statistics.median(r["seconds_per_iter"] for r in res)
+        if impl == "parex" and engine:
+            t1 -= engine.seconds(1, 0, threads, reported_ops(res))
+        s = t1 / n
         by_series[(scaling, impl, threads)] = s
         by_impl[(impl, threads)].append(s)
     return by_series, {k: statistics.median(v) for k, v in by_impl.items()}
@@ -261,51 +335,70 @@ imbalance; rows marked oversubscribed run more threads than cores (context switc
 modelled)."""
 
 
-def measured_table(groups, net, cores, allreduces, out):
-    by_series, by_impl = rates(groups)
-    out("\n### Measured vs model (time per iteration, ms; slowest rank)\n")
-    out("| scaling | impl | ranks x threads | local | procs | measured | model | variant |"
-        " error % | halo meas/model | allreduce meas/model | overlap meas/model |"
-        " oversubscribed |")
-    out("|---|---|---|---|---|---:|---:|---|---:|---|---|---|---|")
-    errs = {True: [], False: []}
-    for key in sorted(groups, key=lambda k: (k[0], k[2], k[3], k[1], k[4])):
-        scaling, impl, p, t, local, procs, over = key
-        res = groups[key]
-        meas = statistics.median(r["seconds_per_iter"] for r in res)
-        s, how = rate_for(by_series, by_impl, scaling, impl, t)
-        if s is None:
-            out("| %s | %s | %dx%d | %s | %s | %s | - | %s | - | - | - | - | %s |" % (
-                scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)),
-                fmt_ms(meas), how, "yes" if over else ""))
+def measured_row(key, res, by_series, by_impl, net, cores, allreduces, engine):
+    """(table line, error % or None) of one measured configuration."""
+    scaling, impl, p, t, local, procs, over = key
+    meas = statistics.median(r["seconds_per_iter"] for r in res)
+    head = "| %s | %s | %dx%d | %s | %s | %s |" % (
+        scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)), fmt_ms(meas))
+    s, how = rate_for(by_series, by_impl, scaling, impl, t)
+    if s is None:
+        return head + " - | %s | - | - | - | - | - |" % how, None
+    eng = engine if impl == "parex" else None
+    m = model(procs, local, s, net, allreduces, oversub=p * t / cores, engine=eng, threads=t,
+              ops=reported_ops(res) if eng else None)
+    variant = "overlap + engine" if eng else "overlap" if impl == "parex" else "no overlap"
+    if p == 1:
+        variant = "calibration: defines s"
+    mod = m["overlap"] if impl == "parex" else m["no_overlap"]
+    err = (mod - meas) / meas * 100.0
+    hm = [r.get("halo_seconds_per_iter") for r in res]
+    am = [r.get("allreduce_seconds_per_iter") for r in res]
+    hm = fmt_ms(statistics.median(hm)) if None not in hm else "-"
+    am = fmt_ms(statistics.median(am)) if None not in am else "-"
+    om = [r.get("overlap") for r in res]
+    om = "%.2f" % statistics.median(om) if None not in om else "-"
+    ov = "-"
+    if impl == "parex" and m["halo"] > 0:
+        hidden = min(m["halo"], m["interior"] * spmv_fraction() * m["compute"])
+        ov = "%s / %.2f" % (om, hidden / m["halo"])
+    et = "%d x %.3f us = %s" % (m["ops"], engine.op_s(t) * 1e6, fmt_ms(m["engine"])) \
+        if eng else "-"
+    line = head + " %s | %s%s | %+.1f | %s / %s | %s / %s | %s | %s |" % (
+        fmt_ms(mod), variant, " (s = %s)" % how if how else "", err, hm, fmt_ms(m["halo"]), am,
+        fmt_ms(m["allreduce"]), ov, et)
+    return line, err if p > 1 else None
+
+
+def measured_table(groups, net, cores, allreduces, engine, out):
+    """Measured against modelled time per iteration; rows with more threads than cores apart
+    (outside the model's assumptions, their error shown all the same)."""
+    by_series, by_impl = rates(groups, engine)
+    order = sorted(groups, key=lambda k: (k[0], k[2], k[3], k[1], k[4]))
+    for over, title in ((False, "ranks x threads <= cores: the model's domain"),
+                        (True, "oversubscribed (more threads than cores): outside the model's "
+                               "assumptions, listed apart")):
+        keys = [k for k in order if bool(k[6]) == over]
+        if not keys:
             continue
-        m = model(procs, local, s, net, allreduces, oversub=p * t / cores)
-        variant = "overlap" if impl == "parex" else "no overlap"
-        if p == 1:
-            variant = "calibration: defines s"
-        mod = m["overlap"] if impl == "parex" else m["no_overlap"]
-        err = (mod - meas) / meas * 100.0
-        if p > 1:
-            errs[bool(over)].append(abs(err))
-        hm = [r.get("halo_seconds_per_iter") for r in res]
-        am = [r.get("allreduce_seconds_per_iter") for r in res]
-        hm = fmt_ms(statistics.median(hm)) if None not in hm else "-"
-        am = fmt_ms(statistics.median(am)) if None not in am else "-"
-        om = [r.get("overlap") for r in res]
-        om = "%.2f" % statistics.median(om) if None not in om else "-"
-        ov = "-"
-        if impl == "parex" and m["halo"] > 0:
-            hidden = min(m["halo"], m["interior"] * spmv_fraction() * m["compute"])
-            ov = "%s / %.2f" % (om, hidden / m["halo"])
-        out("| %s | %s | %dx%d | %s | %s | %s | %s | %s%s | %+.1f | %s / %s | %s / %s | %s | %s |"
-            % (scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)),
-               fmt_ms(meas), fmt_ms(mod), variant, " (s = %s)" % how if how else "", err, hm,
-               fmt_ms(m["halo"]), am, fmt_ms(m["allreduce"]), ov, "yes" if over else ""))
-    for over, label in ((False, "not oversubscribed"), (True, "oversubscribed")):
-        if errs[over]:
-            out("\nModel error, %s rows of 2 or more ranks: max |error| %.1f%%, median %.1f%% "
-                "(%d rows; target 20%%)" % (label, max(errs[over]), statistics.median(errs[over]),
-                           len(errs[over])))
+        out("\n### Measured vs model, %s (time per iteration, ms; slowest rank)\n" % title)
+        out("| scaling | impl | ranks x threads | local | procs | measured | model | variant |"
+            " error % | halo meas/model | allreduce meas/model | overlap meas/model |"
+            " engine ops x c_op = ms |")
+        out("|---|---|---|---|---|---:|---:|---|---:|---|---|---|---|")
+        errs = collections.defaultdict(list)
+        for key in keys:
+            line, err = measured_row(key, groups[key], by_series, by_impl, net, cores,
+                                     allreduces, engine)
+            out(line)
+            if err is not None:
+                errs[key[1]].append(abs(err))
+        for impl in sorted(errs):
+            e = errs[impl]
+            out("\nModel error, %s, %s rows of 2 or more ranks: max |error| %.1f%%, median "
+                "%.1f%% (%d rows; target 20%%)" % (
+                    impl, "oversubscribed" if over else "not oversubscribed", max(e),
+                    statistics.median(e), len(e)))
 
 
 def allreduce_check(measured_ar, net, cores, out):
@@ -361,7 +454,23 @@ def parse_args(argv):
                     "(default: the most measured at 1 rank)")
     ap.add_argument("--project-impl", default="bsp", help="whose single-rank compute rate the "
                     "projection uses (default bsp; parex when bsp has none)")
+    ap.add_argument("--engine", help="engine per-op cost, run_dcg.sh's bench/dcg_engine.txt "
+                    "(lines {\"engine_op\": {\"threads\", \"ns_per_op\", \"source\"}})")
+    ap.add_argument("--op-ns", type=float, help="engine cost per op in ns, instead of --engine")
+    ap.add_argument("--ops-per-iter", default="8,12,2", help="A,B,C: engine ops per iteration "
+                    "of parex-cg, A on one rank, B + C x neighbours on more, when its JSON has "
+                    "no engine_ops_per_iter (default 8,12,2: examples/cg/dcg.c at c203d68)")
     a = ap.parse_args(argv)
+    try:
+        abc = [int(x) for x in a.ops_per_iter.split(",")]
+        if len(abc) != 3 or min(abc) < 0:
+            raise ValueError
+    except ValueError:
+        ap.error("--ops-per-iter must be three non-negative integers A,B,C")
+    if a.op_ns is not None and not a.op_ns >= 0:
+        ap.error("--op-ns must be >= 0")
+    if a.engine and not os.path.isfile(a.engine):
+        ap.error("--engine %s: no such file" % a.engine)
     if (a.latency_us is None) != (a.bandwidth_gbs is None):
         ap.error("--latency-us and --bandwidth-gbs go together")
     if a.latency_us is not None and not (a.latency_us > 0 and a.bandwidth_gbs > 0):
@@ -369,6 +478,18 @@ def parse_args(argv):
     if a.cores < 1 or a.allreduces < 0:
         ap.error("--cores must be >= 1 and --allreduces >= 0")
     return a
+
+
+def make_engine(a, groups):
+    """The Engine of --op-ns or --engine FILE, or None."""
+    abc = tuple(int(x) for x in a.ops_per_iter.split(","))
+    if a.op_ns is not None:
+        return Engine({1: a.op_ns * 1e-9}, "--op-ns %g given by hand" % a.op_ns, abc)
+    if a.engine:
+        per, src = load_engine(a.engine)
+        if per:
+            return Engine(per, "measured: " + src, abc)
+    return None
 
 
 def choose_projection(groups, a):
@@ -410,7 +531,19 @@ def main(argv):
     out(ASSUMPTIONS % a.allreduces)
     out("\nMeasured rows use %s: latency %.3f us, asymptotic bandwidth %.3f GB/s; %d cores."
         % (nets[0].label, nets[0].alpha * 1e6, nets[0].beta * 1e-9, a.cores))
-    measured_table(groups, nets[0], a.cores, a.allreduces, out)
+    engine = make_engine(a, groups)
+    if engine:
+        out("\nEngine term (parex rows): c_op = %s per op (%s); N_ops = %s." % (
+            ", ".join("%.3f us at %d thread(s)" % (v * 1e6, t)
+                      for t, v in sorted(engine.per_threads.items())),
+            engine.source, "parex-cg's engine_ops_per_iter" if any(
+                reported_ops(r) is not None for k, r in groups.items() if k[1] == "parex")
+            else "%d on one rank, %d + %d x neighbours on more (--ops-per-iter; counted in "
+                 "examples/cg/dcg.c at c203d68)" % engine.ops_abc))
+    else:
+        out("\nNo engine term: give --engine FILE (run_dcg.sh's bench/dcg_engine.txt) or "
+            "--op-ns X.")
+    measured_table(groups, nets[0], a.cores, a.allreduces, engine, out)
     allreduce_check(measured_ar, nets[0], a.cores, out)
     proj, why = choose_projection(groups, a)
     if proj is None:

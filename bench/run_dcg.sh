@@ -31,6 +31,11 @@
 #                      projection (empty: on-node parameters only)
 #   PROJECT_GRID=      N per rank of the model's projection (default: WEAK_GRID)
 #   DATA=bench/dcg_data.txt  PINGPONG=bench/dcg_pingpong.txt  OUT=bench/dcg_results.md
+#   ENGINE=bench/dcg_engine.txt  the engine's per-op cost for the model: bench_engine's chain of
+#                      empty ops (--only chain, PX_ENGINE_INLINE_NS=0 so that every op is handed
+#                      to a worker, T workers pinned to T cores with taskset, as a bound rank of
+#                      T threads), one JSON line per T of THREADS (skipped if bench_engine is not
+#                      built: the model then has no engine term)
 #   BENCH_PREFIX="nice -n -19"   prefix of every measured mpirun
 # Binding: where ranks x threads <= cores each rank gets its own THREADS cores (mpirun --map-by
 # slot:PE=T --bind-to core, threads bound close inside); otherwise mpirun --oversubscribe
@@ -56,11 +61,13 @@ net_lat=${NET_LATENCY_US-1.5}
 net_bw=${NET_BANDWIDTH_GBS-12}
 data=${DATA:-bench/dcg_data.txt}
 pp=${PINGPONG:-bench/dcg_pingpong.txt}
+engine_out=${ENGINE:-bench/dcg_engine.txt}
 out=${OUT:-bench/dcg_results.md}
 prefix=${BENCH_PREFIX:-}
 here=$(cd "$(dirname "$0")" && pwd)
 bsp=$build/bench/bench_cg_bsp
 pingpong=$build/bench/bench_pingpong
+bench_engine=$build/bench/bench_engine
 cores=$(nproc)
 for f in "$bsp" "$pingpong"; do
   [ -x "$f" ] || { echo "run_dcg.sh: $f not built (needs MPI and OpenMP; bench/dcg.cmake)" >&2; exit 1; }
@@ -229,6 +236,23 @@ for p in 3 4; do
   $prefix "${mpirun[@]}" $o -np "$p" "$pingpong" --allreduce-only --json | tee -a "$pp" >&2
 done
 
+# ---- the engine's per-op cost (the model's engine term) -------------------------------------------
+: >"$engine_out"
+if [ -x "$bench_engine" ]; then
+  echo "run_dcg.sh: engine per-op cost (bench_engine chain, T workers on T cores)" >&2
+  for t in $threads_list; do
+    ((t <= cores)) || continue
+    res=$(PX_ENGINE_INLINE_NS=0 $prefix taskset -c "0-$((t - 1))" "$bench_engine" --only chain \
+          --workers "$t" --ops 20000 --reps 5 --no-starpu --no-omp --no-graph 2>/dev/null \
+          | sed -n 's/^RESULT .*impl=parex_push .*ns_per_task=\([0-9.eE+-]*\).*/\1/p' | tail -1)
+    [ -n "$res" ] || { echo "run_dcg.sh: bench_engine gave no RESULT line for $t worker(s)" >&2; continue; }
+    printf '{"engine_op": {"threads": %d, "ns_per_op": %s, "source": "PX_ENGINE_INLINE_NS=0 taskset -c 0-%d bench_engine --only chain --workers %d --ops 20000 --reps 5"}}\n' \
+      "$t" "$res" "$((t - 1))" "$t" | tee -a "$engine_out" >&2
+  done
+else
+  echo "run_dcg.sh: $bench_engine not built: the model has no measured engine term" >&2
+fi
+
 # ---- the rounds -----------------------------------------------------------------------------------
 : >"$data"
 echo "run_dcg.sh: $rounds rounds, ${#configs[@]} configurations, $cores cores, parex-cg" \
@@ -311,6 +335,7 @@ for name in sorted({series(k) for k in rows}, key=lambda s: (s != "weak", s)):
 print("\n\\* oversubscribed (more threads than cores)\n")
 PY
   model_args=(--runs "$data" --pingpong "$pp" --cores "$cores")
+  [ -s "$engine_out" ] && model_args+=(--engine "$engine_out")
   [ -n "$net_lat" ] && [ -n "$net_bw" ] && model_args+=(--latency-us "$net_lat" --bandwidth-gbs "$net_bw")
   [ -n "${PROJECT_GRID:-}" ] && model_args+=(--project-grid "$PROJECT_GRID")
   python3 "$here/cg_model.py" "${model_args[@]}"
