@@ -31,7 +31,13 @@ The model, per CG iteration of the slowest rank (the one with the most neighbour
   SpMV part  f = (12 nnz/n + 24) / (12 nnz/n + 88) of t_c (the byte model of examples/cg/cg.c,
              nnz/n = 27 in the interior); the interior fraction g of the SpMV is the share of
              rows that touch no ghost.
-  engine     t_e = N_ops(P) * c_op (parex only): c_op is the engine's measured cost per op,
+  engine     (parex only) every MPI message, halo or allreduce, costs c_msg more: the engine's
+             extra half round trip of bench_engine_pingpong (8 B through
+             px_engine_push_mpi_isend/irecv minus plain MPI_Send/Recv in the same run, ranks
+             bound as the CG's, PX_ENGINE_INLINE_NS=0; run_dcg.sh writes it to
+             bench/dcg_engine.txt; --msg-us X replaces it by hand), hidden with the halo where
+             overlap hides it, never for the allreduces; and
+             t_e = N_ops(P) * c_op: c_op is the engine's measured cost per op,
              bench_engine's chain of empty ops with every op handed to a worker
              (PX_ENGINE_INLINE_NS=0), T workers pinned to T cores as a bound rank of T threads
              (run_dcg.sh writes it to bench/dcg_engine.txt; --op-ns X replaces it by hand);
@@ -176,12 +182,17 @@ def load_pingpong(paths, stat):
 # ---- the engine term ------------------------------------------------------------------------
 
 class Engine:
-    """The engine's per-op cost c_op(T) (seconds) and the op count N_ops(P, neighbours)."""
+    """The engine's per-op cost c_op(T) (seconds), its extra cost per MPI message c_msg
+    (seconds) and the op count N_ops(P, neighbours)."""
 
-    def __init__(self, per_threads, source, ops_abc):
+    def __init__(self, per_threads, source, ops_abc, msg_s=0.0, msg_source="none",
+                 roundtrip_s=None):
         self.per_threads = per_threads  # {threads: seconds per op}
         self.source = source
         self.ops_abc = ops_abc
+        self.msg_s = msg_s
+        self.msg_src = msg_source
+        self.roundtrip_s = roundtrip_s
 
     def op_s(self, threads):
         if not self.per_threads:
@@ -201,19 +212,34 @@ class Engine:
         return self.ops(ranks, neighbours, reported) * self.op_s(threads)
 
 
-def load_engine(path):
-    """{threads: seconds per op} and the command that measured it, from run_dcg.sh's lines
-    {"engine_op": {"threads", "ns_per_op", "source"}}."""
-    per, src = {}, []
+def load_engine(path, stat="median"):
+    """From run_dcg.sh's bench/dcg_engine.txt: {threads: seconds per op} and the command that
+    measured it (lines {"engine_op": {"threads", "ns_per_op", "source"}}), and the engine's
+    extra seconds per message and op round trip (bench_engine_pingpong --json lines, with
+    "source" added; medians over the lines; stat "min": the batch minima of both half round
+    trips), or None where absent."""
+    per, src, extra, rt, msrc = {}, [], [], [], []
     for line in open(path):
         line = line.strip()
         if not line.startswith("{"):
             continue
-        rec = json.loads(line).get("engine_op")
+        d = json.loads(line)
+        rec = d.get("engine_op")
         if rec:
             per[rec["threads"]] = rec["ns_per_op"] * 1e-9
             src.append(rec.get("source", "?"))
-    return per, "; ".join(src)
+        if "engine_extra_us" in d:
+            if stat == "min":
+                e = d["engine_half_rtt_us_min"] - d["mpi_half_rtt_us_min"]
+                rt.append(d.get("op_roundtrip_us_min", float("nan")) * 1e-6)
+            else:
+                e = d["engine_extra_us"]
+                rt.append(d.get("op_roundtrip_us", float("nan")) * 1e-6)
+            extra.append(max(0.0, e) * 1e-6)
+            msrc.append(d.get("source", "bench_engine_pingpong"))
+    msg = (statistics.median(extra), statistics.median(rt), "; ".join(sorted(set(msrc)))) \
+        if extra else None
+    return per, "; ".join(src), msg
 
 
 def reported_ops(res):
@@ -238,8 +264,9 @@ def model(procs, local, rate_s, net, allreduces, oversub=1.0, engine=None, threa
     n = local[0] * local[1] * local[2]
     t_c = n * rate_s * max(1.0, oversub)
     msgs, g = worst_rank_halo(procs, local) if p > 1 else ([], 1.0)
-    t_h = sum(net.msg(b) for b in msgs)
-    t_a = allreduces * math.ceil(math.log2(p)) * net.alpha if p > 1 else 0.0
+    c_msg = engine.msg_s if engine else 0.0
+    t_h = sum(net.msg(b) + c_msg for b in msgs)
+    t_a = allreduces * (math.ceil(math.log2(p)) * net.alpha + c_msg) if p > 1 else 0.0
     f = spmv_fraction()
     t_e = engine.seconds(p, len(msgs), threads, ops) if engine else 0.0
     n_ops = engine.ops(p, len(msgs), ops) if engine else 0
@@ -362,8 +389,12 @@ def measured_row(key, res, by_series, by_impl, net, cores, allreduces, engine):
     if impl == "parex" and m["halo"] > 0:
         hidden = min(m["halo"], m["interior"] * spmv_fraction() * m["compute"])
         ov = "%s / %.2f" % (om, hidden / m["halo"])
-    et = "%d x %.3f us = %s" % (m["ops"], engine.op_s(t) * 1e6, fmt_ms(m["engine"])) \
-        if eng else "-"
+    et = "-"
+    if eng:
+        n_msg = m["messages"] + (allreduces if p > 1 else 0)
+        et = "%d x %.3f us + %d x %.1f us = %s" % (
+            m["ops"], engine.op_s(t) * 1e6, n_msg, engine.msg_s * 1e6,
+            fmt_ms(m["engine"] + n_msg * engine.msg_s))
     line = head + " %s | %s%s | %+.1f | %s / %s | %s / %s | %s | %s |" % (
         fmt_ms(mod), variant, " (s = %s)" % how if how else "", err, hm, fmt_ms(m["halo"]), am,
         fmt_ms(m["allreduce"]), ov, et)
@@ -384,7 +415,7 @@ def measured_table(groups, net, cores, allreduces, engine, out):
         out("\n### Measured vs model, %s (time per iteration, ms; slowest rank)\n" % title)
         out("| scaling | impl | ranks x threads | local | procs | measured | model | variant |"
             " error % | halo meas/model | allreduce meas/model | overlap meas/model |"
-            " engine ops x c_op = ms |")
+            " engine: ops x c_op + messages x c_msg = ms |")
         out("|---|---|---|---|---|---:|---:|---|---:|---|---|---|---|")
         errs = collections.defaultdict(list)
         for key in keys:
@@ -442,7 +473,8 @@ def parse_args(argv):
     ap.add_argument("--pingpong", action="append", default=[],
                     help="bench_pingpong --json output (repeatable)")
     ap.add_argument("--pp-stat", choices=("median", "min"), default="median",
-                    help="ping-pong statistic the model uses (default median)")
+                    help="ping-pong statistic the model uses, for MPI and for the engine's "
+                    "per-message cost (default median)")
     ap.add_argument("--latency-us", type=float, help="assumed interconnect latency")
     ap.add_argument("--bandwidth-gbs", type=float, help="assumed interconnect GB/s (10^9 B/s)")
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 1,
@@ -457,6 +489,8 @@ def parse_args(argv):
     ap.add_argument("--engine", help="engine per-op cost, run_dcg.sh's bench/dcg_engine.txt "
                     "(lines {\"engine_op\": {\"threads\", \"ns_per_op\", \"source\"}})")
     ap.add_argument("--op-ns", type=float, help="engine cost per op in ns, instead of --engine")
+    ap.add_argument("--msg-us", type=float, help="engine's extra cost per MPI message in us, "
+                    "instead of --engine's bench_engine_pingpong line")
     ap.add_argument("--ops-per-iter", default="8,12,2", help="A,B,C: engine ops per iteration "
                     "of parex-cg, A on one rank, B + C x neighbours on more, when its JSON has "
                     "no engine_ops_per_iter (default 8,12,2: examples/cg/dcg.c at c203d68)")
@@ -469,6 +503,8 @@ def parse_args(argv):
         ap.error("--ops-per-iter must be three non-negative integers A,B,C")
     if a.op_ns is not None and not a.op_ns >= 0:
         ap.error("--op-ns must be >= 0")
+    if a.msg_us is not None and not a.msg_us >= 0:
+        ap.error("--msg-us must be >= 0")
     if a.engine and not os.path.isfile(a.engine):
         ap.error("--engine %s: no such file" % a.engine)
     if (a.latency_us is None) != (a.bandwidth_gbs is None):
@@ -483,13 +519,19 @@ def parse_args(argv):
 def make_engine(a, groups):
     """The Engine of --op-ns or --engine FILE, or None."""
     abc = tuple(int(x) for x in a.ops_per_iter.split(","))
+    per, src, msg = load_engine(a.engine, a.pp_stat) if a.engine else ({}, "", None)
     if a.op_ns is not None:
-        return Engine({1: a.op_ns * 1e-9}, "--op-ns %g given by hand" % a.op_ns, abc)
-    if a.engine:
-        per, src = load_engine(a.engine)
-        if per:
-            return Engine(per, "measured: " + src, abc)
-    return None
+        per, src = {1: a.op_ns * 1e-9}, "--op-ns %g given by hand" % a.op_ns
+    elif per:
+        src = "measured: " + src
+    msg_s, msg_src, rt = 0.0, "none", None
+    if a.msg_us is not None:
+        msg_s, msg_src = a.msg_us * 1e-6, "--msg-us %g given by hand" % a.msg_us
+    elif msg:
+        msg_s, rt, msg_src = msg[0], msg[1], "measured, %s: %s" % (a.pp_stat, msg[2])
+    if not per and not msg_s:
+        return None
+    return Engine(per, src or "none", abc, msg_s, msg_src, rt)
 
 
 def choose_projection(groups, a):
@@ -533,9 +575,13 @@ def main(argv):
         % (nets[0].label, nets[0].alpha * 1e6, nets[0].beta * 1e-9, a.cores))
     engine = make_engine(a, groups)
     if engine:
-        out("\nEngine term (parex rows): c_op = %s per op (%s); N_ops = %s." % (
+        out("\nEngine term (parex rows): c_msg = %.3f us per MPI message (%s)%s; c_op = %s per "
+            "op (%s); N_ops = %s." % (
+            engine.msg_s * 1e6, engine.msg_src,
+            "; op round trip (push one op, wait for it) %.3f us, not in the model"
+            % (engine.roundtrip_s * 1e6) if engine.roundtrip_s else "",
             ", ".join("%.3f us at %d thread(s)" % (v * 1e6, t)
-                      for t, v in sorted(engine.per_threads.items())),
+                      for t, v in sorted(engine.per_threads.items())) or "0",
             engine.source, "parex-cg's engine_ops_per_iter" if any(
                 reported_ops(r) is not None for k, r in groups.items() if k[1] == "parex")
             else "%d on one rank, %d + %d x neighbours on more (--ops-per-iter; counted in "

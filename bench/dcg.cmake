@@ -24,6 +24,14 @@ if(PX_ENABLE_MPI AND MPI_C_FOUND AND OpenMP_C_FOUND)
   endif()
   target_compile_options(bench_cg_bsp PRIVATE ${PX_C_WARNINGS} -Wconversion)
 
+  # The engine's own cost per message and per host round trip (the model's engine term):
+  # needs parex built with MPI ops.
+  if(PX_HAVE_MPI)
+    add_executable(bench_engine_pingpong bench_engine_pingpong.c)
+    target_link_libraries(bench_engine_pingpong PRIVATE parex MPI::MPI_C)
+    target_compile_options(bench_engine_pingpong PRIVATE ${PX_C_WARNINGS} -Wconversion)
+  endif()
+
   add_executable(bench_pingpong bench_pingpong.c)
   target_link_libraries(bench_pingpong PRIVATE MPI::MPI_C m)
   target_compile_options(bench_pingpong PRIVATE ${PX_C_WARNINGS} -Wconversion)

@@ -35,7 +35,9 @@
 #                      empty ops (--only chain, PX_ENGINE_INLINE_NS=0 so that every op is handed
 #                      to a worker, T workers pinned to T cores with taskset, as a bound rank of
 #                      T threads), one JSON line per T of THREADS (skipped if bench_engine is not
-#                      built: the model then has no engine term)
+#                      built), and bench_engine_pingpong's line (2 ranks bound to a core each,
+#                      PX_ENGINE_INLINE_NS=0: the engine's extra time per MPI message and its op
+#                      round trip); without both files' lines the model has no engine term
 #   BENCH_PREFIX="nice -n -19"   prefix of every measured mpirun
 # Binding: where ranks x threads <= cores each rank gets its own THREADS cores (mpirun --map-by
 # slot:PE=T --bind-to core, threads bound close inside); otherwise mpirun --oversubscribe
@@ -68,6 +70,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 bsp=$build/bench/bench_cg_bsp
 pingpong=$build/bench/bench_pingpong
 bench_engine=$build/bench/bench_engine
+engine_pp=$build/bench/bench_engine_pingpong
 cores=$(nproc)
 for f in "$bsp" "$pingpong"; do
   [ -x "$f" ] || { echo "run_dcg.sh: $f not built (needs MPI and OpenMP; bench/dcg.cmake)" >&2; exit 1; }
@@ -250,7 +253,20 @@ if [ -x "$bench_engine" ]; then
       "$t" "$res" "$((t - 1))" "$t" | tee -a "$engine_out" >&2
   done
 else
-  echo "run_dcg.sh: $bench_engine not built: the model has no measured engine term" >&2
+  echo "run_dcg.sh: $bench_engine not built: the model has no measured per-op cost" >&2
+fi
+if [ -x "$engine_pp" ] && ((cores >= 2)); then
+  echo "run_dcg.sh: engine per-message cost (bench_engine_pingpong, 2 ranks x 1 core)" >&2
+  res=$(PX_ENGINE_INLINE_NS=0 PX_NUM_THREADS=1 PX_BIND=close $prefix "${mpirun[@]}" -np 2 \
+        --map-by slot:PE=1 --bind-to core "$engine_pp" --json 2>/dev/null | json_line || true)
+  if [ -n "$res" ]; then
+    echo "${res%\}}, \"source\": \"PX_ENGINE_INLINE_NS=0 mpirun -np 2 --map-by slot:PE=1 --bind-to core bench_engine_pingpong\"}" \
+      | tee -a "$engine_out" >&2
+  else
+    echo "run_dcg.sh: bench_engine_pingpong gave no JSON: no per-message engine cost" >&2
+  fi
+else
+  echo "run_dcg.sh: $engine_pp not built or fewer than 2 cores: no per-message engine cost" >&2
 fi
 
 # ---- the rounds -----------------------------------------------------------------------------------
