@@ -10,29 +10,27 @@
  *
  *   --grid N          each rank owns N^3 points (weak scaling, as HPCG and parex-cg --grid);
  *                     --grid NXxNYxNZ is --local NX,NY,NZ
- *   --local NX,NY,NZ  each rank owns an NX x NY x NZ box (strong scaling: e.g. G,G,G/P with
- *                     --procs 1,1,P is the contiguous row-block partition of the global G^3
- *                     matrix, what parex-cg --matrix --partition block gives)
- *   --procs PX,PY,PZ  process grid (product P); default HPCG's ComputeOptimalShapeXYZ
+ *   --local NX,NY,NZ  each rank owns an NX x NY x NZ box
+ *   --procs PX,PY,PZ  a check only: the process grid must be cgp_process_grid's for P ranks
+ *                     (the one parex-cg uses), else exit status 2
  *   --iters K         exactly K iterations, whatever the residual (for timing)
  *   --tol X           stop when ||r||/||b|| < X (default 1e-8), at most --max-iters (20000)
- *   --matrix FILE     a Matrix Market file (square, symmetric pattern) instead of HPCG, read by
- *                     every rank and split by --partition: block (default; contiguous rows
- *                     [r N / P, (r + 1) N / P)) or metis (METIS_PartGraphKway, seed 1); see
- *                     bench/dcg_matrix.c. b = A * ones, x0 = 0 as for HPCG.
+ *   --matrix FILE     a Matrix Market file (square) instead of HPCG, read by every rank and
+ *                     split by --partition: block (default; contiguous row blocks) or metis
+ *                     (METIS_PartGraphKway). b = A * ones, x0 = 0 as for HPCG. Strong scaling
+ *                     of the HPCG G^3 problem: its Matrix Market file with --partition block
+ *                     (run_dcg.sh writes it), as parex-cg.
  *
- * Problem (HPCG): the global grid is (PX NX) x (PY NY) x (PZ NZ); rank r sits at
- * (r % PX, (r / PX) % PY, r / (PX PY)) and numbers its points x fastest. Row i couples point i
- * with its up to 26 neighbours inside the global grid: 26 on the diagonal, -1 off it;
- * b = A * ones, x0 = 0, so the exact solution is all ones. Plain CG, the same fused kernels and
+ * Same partition, same code: the rows, the local numbering (interior rows first, then boundary
+ * rows; halo values after the owned ones, one block per neighbour) and the halo maps come from
+ * examples/cg/partition.c (cgp_hpcg: the HPCG problem on cgp_process_grid's 3-D process grid,
+ * 27-point stencil, 26 on the diagonal, -1 off it; cgp_from_csr: block or METIS parts of a
+ * general matrix), the very functions parex-cg calls. Plain CG, the same fused kernels and
  * stopping rule as examples/cg/cg.c and bench/bench_cg_omp.c: SpMV folding p.Ap, residual update
  * folding r.r, x and p updated together; two allreduces of one double per iteration.
  *
- * Halo (as HPCG's SetupHalo): the CSR matrix has local columns [0, n) and ghost columns
- * [n, n + ghosts); the ghosts from the neighbour in direction d (one of 26 faces, edges and
- * corners) are contiguous and ordered as the neighbour's send list, so a receive lands in place.
- * Each iteration: post every MPI_Irecv, pack the send lists (OpenMP), MPI_Isend, MPI_Waitall,
- * then the SpMV.
+ * Halo: each iteration posts every MPI_Irecv (neighbour k's values land in its halo block),
+ * packs the send lists (OpenMP when large), MPI_Isend, MPI_Waitall, then the whole SpMV.
  *
  * Output (rank 0 only): one line of text and, with --json, a JSON object as the last line:
  * ranks, threads_per_rank, procs, local, global, n (global rows), nnz, iterations, converged,
@@ -57,200 +55,33 @@
 #include <string.h>
 
 #include "bench_util.h"
-#include "dcg_bsp.h"
+#include "mmio.h"
+#include "partition.h"
 
-#define PROG     "bench_cg_bsp"
-#define NDIR     27 /* directions (dx, dy, dz) in {-1,0,1}^3; 13 is (0,0,0), not a neighbour */
-#define SELF_DIR 13
+#define PROG "bench_cg_bsp"
 
 static int g_rank = 0;
 
-/* ---- geometry ---------------------------------------------------------------------------- */
+/* posix_memalign(64) or MPI_Abort with a message; never NULL. */
+static void *xmalloc(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0) {
+        fprintf(stderr, PROG ": out of memory (%zu bytes)\n", bytes);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return p;
+}
 
+/* ---- the partition (examples/cg/partition.h, as parex-cg) ------------------------------- */
+
+/* This rank's rows and halo map (part) and the exchange's buffers: neighbour m's values land
+ * in p[n_local + recv_ptr[m] ..], it gets p[send_idx[send_ptr[m] ..]] packed into send_buf. */
 typedef struct {
-    int P, rank;
-    int px, py, pz;    /* process grid */
-    int ipx, ipy, ipz; /* this rank's place in it */
-    int64_t nx, ny, nz, n;
-} geom;
-
-/*
- * HPCG's ComputeOptimalShapeXYZ: a prime power p^k becomes p^(k/3 + (k%3 >= 1)) x
- * p^(k/3 + (k%3 >= 2)) x p^(k/3) (2 -> 2x1x1, 4 -> 2x2x1, 8 -> 2x2x2); any other P the
- * factorization of least surface x y + y z + z x (HPCG's search; its order among equal
- * surfaces may differ, which for cubic local boxes changes no halo size).
- */
-static void hpcg_shape(int P, int *x, int *y, int *z)
-{
-    int p = 2;
-    while (p <= P && P % p != 0)
-        p++;
-    int k = 0, q = P;
-    while (q > 1 && q % p == 0) {
-        q /= p;
-        k++;
-    }
-    if (P == 1 || q == 1) {
-        int a = 1, b = 1, c = 1;
-        for (int i = 0; i < k / 3 + (k % 3 >= 1); i++)
-            a *= p;
-        for (int i = 0; i < k / 3 + (k % 3 >= 2); i++)
-            b *= p;
-        for (int i = 0; i < k / 3; i++)
-            c *= p;
-        *x = a, *y = b, *z = c;
-        return;
-    }
-    double best = INFINITY;
-    for (int a = 1; a <= P; a++) {
-        if (P % a)
-            continue;
-        for (int b = 1; b <= P / a; b++) {
-            if ((P / a) % b)
-                continue;
-            const int c = P / a / b;
-            const double area = (double)a * b + (double)b * c + (double)a * c;
-            if (area < best) {
-                best = area;
-                *x = a, *y = b, *z = c;
-            }
-        }
-    }
-}
-
-/* ---- halo maps ----------------------------------------------------------------------------- */
-
-typedef dcg_halo halo;
-
-/* The HPCG box's ghost slots per direction (face, edge, corner). */
-typedef struct {
-    int64_t ghost_base[NDIR]; /* first ghost slot (from n), -1 without a neighbour */
-    int64_t count[NDIR];      /* points sent = points received */
-} hpcg_dirs;
-
-static void dir_split(int k, int *dx, int *dy, int *dz)
-{
-    *dx = k % 3 - 1;
-    *dy = (k / 3) % 3 - 1;
-    *dz = k / 9 - 1;
-}
-
-/* The region of a direction: size 1 along an axis where d != 0, the whole axis where d == 0. */
-static int64_t region_extent(int d, int64_t n)
-{
-    return d == 0 ? n : 1;
-}
-
-/* Neighbours in direction order; the HPCG ghost layout of each direction. */
-static void build_halo(const geom *g, halo *h, hpcg_dirs *d)
-{
-    int dirs[NDIR], nnb = 0;
-    memset(h, 0, sizeof *h);
-    for (int k = 0; k < NDIR; k++) {
-        d->ghost_base[k] = -1;
-        d->count[k] = 0;
-        if (k == SELF_DIR)
-            continue;
-        int dx, dy, dz;
-        dir_split(k, &dx, &dy, &dz);
-        const int qx = g->ipx + dx, qy = g->ipy + dy, qz = g->ipz + dz;
-        if (qx >= 0 && qx < g->px && qy >= 0 && qy < g->py && qz >= 0 && qz < g->pz)
-            dirs[nnb++] = k;
-    }
-    dcg_halo_alloc(h, nnb);
-    for (int m = 0; m < nnb; m++) {
-        const int k = dirs[m];
-        int dx, dy, dz;
-        dir_split(k, &dx, &dy, &dz);
-        d->count[k] =
-            region_extent(dx, g->nx) * region_extent(dy, g->ny) * region_extent(dz, g->nz);
-        d->ghost_base[k] = h->nghost;
-        h->peer[m] = (g->ipx + dx) + g->px * ((g->ipy + dy) + g->py * (g->ipz + dz));
-        h->recv_off[m] = h->nghost;
-        h->send_off[m] = h->nsend;
-        h->nghost += d->count[k];
-        h->nsend += d->count[k];
-    }
-    h->recv_off[nnb] = h->nghost;
-    h->send_off[nnb] = h->nsend;
-    h->send_idx = dcg_xmalloc((size_t)h->nsend * sizeof *h->send_idx);
-    h->send_buf = dcg_xmalloc((size_t)h->nsend * sizeof *h->send_buf);
-    /* Send list towards direction d: the local points on that face / edge / corner, z, y, x
-     * loops with x fastest: the order the receiver's ghost slots of direction -d use. */
-    for (int m = 0; m < nnb; m++) {
-        int dx, dy, dz;
-        dir_split(dirs[m], &dx, &dy, &dz);
-        int64_t s = h->send_off[m];
-        for (int64_t z = 0; z < g->nz; z++)
-            for (int64_t y = 0; y < g->ny; y++)
-                for (int64_t x = 0; x < g->nx; x++) {
-                    if ((dx < 0 && x != 0) || (dx > 0 && x != g->nx - 1) || (dy < 0 && y != 0) ||
-                        (dy > 0 && y != g->ny - 1) || (dz < 0 && z != 0) ||
-                        (dz > 0 && z != g->nz - 1))
-                        continue;
-                    h->send_idx[s++] = (int32_t)(x + g->nx * (y + g->ny * z));
-                }
-    }
-}
-
-/* Column of point (x, y, z) in local coordinates, one step outside the box allowed: the local
- * index, a ghost slot n + ..., or -1 outside the global grid. */
-static int64_t column_of(const geom *g, const hpcg_dirs *h, int64_t x, int64_t y, int64_t z)
-{
-    const int sx = x < 0 ? -1 : x >= g->nx, sy = y < 0 ? -1 : y >= g->ny;
-    const int sz = z < 0 ? -1 : z >= g->nz;
-    if (sx == 0 && sy == 0 && sz == 0)
-        return x + g->nx * (y + g->ny * z);
-    const int k = (sz + 1) * 9 + (sy + 1) * 3 + (sx + 1);
-    if (h->ghost_base[k] < 0)
-        return -1;
-    const int64_t lx = sx == 0 ? x : 0, ly = sy == 0 ? y : 0, lz = sz == 0 ? z : 0;
-    const int64_t rx = region_extent(sx, g->nx), ry = region_extent(sy, g->ny);
-    return g->n + h->ghost_base[k] + lx + rx * (ly + ry * lz);
-}
-
-/* ---- matrix ------------------------------------------------------------------------------ */
-
-typedef dcg_csr csr;
-
-/* Rows filled in parallel (first touch as in the solver); two passes: count, then fill. */
-static void build_matrix(const geom *g, const hpcg_dirs *h, csr *A)
-{
-    const int64_t n = g->n;
-    A->n = n;
-    A->rp = dcg_xmalloc((size_t)(n + 1) * sizeof *A->rp);
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t ix = i % g->nx, iy = (i / g->nx) % g->ny, iz = i / (g->nx * g->ny);
-        int64_t c = 0;
-        for (int64_t z = iz - 1; z <= iz + 1; z++)
-            for (int64_t y = iy - 1; y <= iy + 1; y++)
-                for (int64_t x = ix - 1; x <= ix + 1; x++)
-                    c += column_of(g, h, x, y, z) >= 0;
-        A->rp[i + 1] = c;
-    }
-    A->rp[0] = 0;
-    for (int64_t i = 0; i < n; i++)
-        A->rp[i + 1] += A->rp[i];
-    A->nnz = A->rp[n];
-    A->col = dcg_xmalloc((size_t)A->nnz * sizeof *A->col);
-    A->val = dcg_xmalloc((size_t)A->nnz * sizeof *A->val);
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t ix = i % g->nx, iy = (i / g->nx) % g->ny, iz = i / (g->nx * g->ny);
-        int64_t k = A->rp[i];
-        for (int64_t z = iz - 1; z <= iz + 1; z++)
-            for (int64_t y = iy - 1; y <= iy + 1; y++)
-                for (int64_t x = ix - 1; x <= ix + 1; x++) {
-                    const int64_t c = column_of(g, h, x, y, z);
-                    if (c < 0)
-                        continue;
-                    A->col[k] = (int32_t)c;
-                    A->val[k] = c == i ? 26.0 : -1.0;
-                    k++;
-                }
-    }
-}
+    cgp_part part;
+    double *send_buf;
+    MPI_Request *req; /* 2 n_neighbors */
+} halo;
 
 /* ---- communication ----------------------------------------------------------------------- */
 
@@ -258,25 +89,27 @@ typedef struct {
     double halo_s, allreduce_s;
 } comm_times;
 
-/* Blocking halo exchange of p (n local values followed by the ghost slots). */
-static void exchange(int64_t n, halo *h, double *p, comm_times *t)
+/* Blocking halo exchange of p (n_local owned values followed by the halo). */
+static void exchange(halo *h, double *p, comm_times *t)
 {
+    const cgp_part *pt = &h->part;
+    const int nnb = pt->n_neighbors;
     const double t0 = bench_now_s();
-    for (int m = 0; m < h->nnb; m++)
-        MPI_Irecv(p + n + h->recv_off[m], (int)(h->recv_off[m + 1] - h->recv_off[m]), MPI_DOUBLE,
-                  h->peer[m], 0, MPI_COMM_WORLD, &h->req[m]);
-    const int64_t ns = h->nsend;
-    const int32_t *restrict idx = h->send_idx;
+    for (int m = 0; m < nnb; m++)
+        MPI_Irecv(p + pt->n_local + pt->recv_ptr[m], (int)(pt->recv_ptr[m + 1] - pt->recv_ptr[m]),
+                  MPI_DOUBLE, pt->neighbor[m], 0, MPI_COMM_WORLD, &h->req[m]);
+    const int64_t ns = pt->send_ptr[nnb];
+    const int32_t *restrict idx = pt->send_idx;
     double *restrict buf = h->send_buf;
     /* A fork-join costs more than packing a few thousand values: a small halo is packed by
      * the master alone (a baseline should not lose time the parex version does not). */
 #pragma omp parallel for schedule(static) if (ns >= 8192)
     for (int64_t s = 0; s < ns; s++)
         buf[s] = p[idx[s]];
-    for (int m = 0; m < h->nnb; m++)
-        MPI_Isend(buf + h->send_off[m], (int)(h->send_off[m + 1] - h->send_off[m]), MPI_DOUBLE,
-                  h->peer[m], 0, MPI_COMM_WORLD, &h->req[h->nnb + m]);
-    MPI_Waitall(2 * h->nnb, h->req, MPI_STATUSES_IGNORE);
+    for (int m = 0; m < nnb; m++)
+        MPI_Isend(buf + pt->send_ptr[m], (int)(pt->send_ptr[m + 1] - pt->send_ptr[m]), MPI_DOUBLE,
+                  pt->neighbor[m], 0, MPI_COMM_WORLD, &h->req[nnb + m]);
+    MPI_Waitall(2 * nnb, h->req, MPI_STATUSES_IGNORE);
     t->halo_s += bench_now_s() - t0;
 }
 
@@ -301,21 +134,21 @@ typedef struct {
     double *b, *x, *r, *p, *ap;
 } vectors;
 
-/* b = A * ones (rows sums: the ghost columns stand for ones too), x = 0, r = p = b;
+/* b = A * ones (rows sums: the halo columns stand for ones too), x = 0, r = p = b;
  * returns the global ||b||^2. */
-static double cg_init(const csr *A, int64_t nghost, vectors *v, comm_times *t)
+static double cg_init(const cgp_part *A, vectors *v, comm_times *t)
 {
-    const int64_t n = A->n;
-    v->b = dcg_xmalloc((size_t)n * sizeof(double));
-    v->x = dcg_xmalloc((size_t)n * sizeof(double));
-    v->r = dcg_xmalloc((size_t)n * sizeof(double));
-    v->ap = dcg_xmalloc((size_t)n * sizeof(double));
-    v->p = dcg_xmalloc((size_t)(n + nghost) * sizeof(double));
+    const int64_t n = A->n_local, nghost = A->n_ext - A->n_local;
+    v->b = xmalloc((size_t)n * sizeof(double));
+    v->x = xmalloc((size_t)n * sizeof(double));
+    v->r = xmalloc((size_t)n * sizeof(double));
+    v->ap = xmalloc((size_t)n * sizeof(double));
+    v->p = xmalloc((size_t)(n + nghost) * sizeof(double));
     double bb = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : bb)
     for (int64_t i = 0; i < n; i++) {
         double s = 0.0;
-        for (int64_t k = A->rp[i]; k < A->rp[i + 1]; k++)
+        for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
             s += A->val[k];
         v->b[i] = s;
         v->x[i] = 0.0;
@@ -329,11 +162,12 @@ static double cg_init(const csr *A, int64_t nghost, vectors *v, comm_times *t)
 }
 
 /* One SpMV with the fused p.Ap, after the blocking halo exchange of p; returns global p.Ap. */
-static double spmv_dot(halo *h, const csr *A, vectors *v, comm_times *t)
+static double spmv_dot(halo *h, vectors *v, comm_times *t)
 {
-    exchange(A->n, h, v->p, t);
-    const int64_t n = A->n;
-    const int64_t *restrict rp = A->rp;
+    exchange(h, v->p, t);
+    const cgp_part *A = &h->part;
+    const int64_t n = A->n_local;
+    const int64_t *restrict rp = A->row_ptr;
     const int32_t *restrict col = A->col;
     const double *restrict val = A->val, *restrict p = v->p;
     double *restrict ap = v->ap;
@@ -351,12 +185,11 @@ static double spmv_dot(halo *h, const csr *A, vectors *v, comm_times *t)
 }
 
 /* fixed_iters > 0: exactly that many iterations; else until relres < tol or max_iters. */
-static void solve(halo *h, const csr *A, double tol, int64_t max_iters, int64_t fixed_iters,
-                  result *res)
+static void solve(halo *h, double tol, int64_t max_iters, int64_t fixed_iters, result *res)
 {
     vectors v;
-    const int64_t n = A->n;
-    const double bb = cg_init(A, h->nghost, &v, &res->comm);
+    const int64_t n = h->part.n_local;
+    const double bb = cg_init(&h->part, &v, &res->comm);
     double *restrict x = v.x, *restrict r = v.r, *restrict p = v.p;
     const double *restrict ap = v.ap;
     const double bnorm = sqrt(bb);
@@ -368,7 +201,7 @@ static void solve(halo *h, const csr *A, double tol, int64_t max_iters, int64_t 
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = bench_now_s();
     while ((fixed_iters > 0 || res->relres >= tol) && it < limit) {
-        const double pap = spmv_dot(h, A, &v, &res->comm);
+        const double pap = spmv_dot(h, &v, &res->comm);
         if (!(pap > 0.0)) {
             res->breakdown = 1;
             if (g_rank == 0)
@@ -537,45 +370,42 @@ static int parse_cli(int argc, char **argv, cli *c)
 
 /* ---- main -------------------------------------------------------------------------------- */
 
-/* The process grid and this rank's box; 0, or 2 (message printed) when they do not fit. */
-static int make_geom(const cli *c, int P, int rank, geom *g)
+/* The process grid of the partition (cgp_process_grid); 0, or 2 (message printed) when
+ * --procs names another one. */
+static int check_procs(const cli *c, int P, int dims[3])
 {
-    memset(g, 0, sizeof *g);
-    g->P = P;
-    g->rank = rank;
-    if (c->have_procs) {
-        g->px = c->procs[0], g->py = c->procs[1], g->pz = c->procs[2];
-        if ((int64_t)g->px * g->py * g->pz != P) {
-            return usage_error("--procs %dx%dx%d does not make %d ranks", g->px, g->py, g->pz, P);
-        }
-    } else {
-        hpcg_shape(P, &g->px, &g->py, &g->pz);
-    }
-    g->ipx = rank % g->px;
-    g->ipy = (rank / g->px) % g->py;
-    g->ipz = rank / (g->px * g->py);
-    g->nx = c->local[0], g->ny = c->local[1], g->nz = c->local[2];
-    g->n = g->nx * g->ny * g->nz;
-    /* int32 columns: local points plus at most 2 (xy + yz + xz) + 4 (x + y + z) + 8 ghosts */
-    const int64_t ghosts =
-        2 * (g->nx * g->ny + g->ny * g->nz + g->nx * g->nz) + 4 * (g->nx + g->ny + g->nz) + 8;
-    if (g->n + ghosts >= INT32_MAX)
-        return usage_error("local box too large for 32-bit column indices");
+    cgp_process_grid(P, dims);
+    if (!c->have_procs)
+        return 0;
+    if ((int64_t)c->procs[0] * c->procs[1] * c->procs[2] != P)
+        return usage_error("--procs %dx%dx%d does not make %d ranks", c->procs[0], c->procs[1],
+                           c->procs[2], P);
+    if (c->matrix)
+        return usage_error("--procs applies to the HPCG problem, not to --matrix");
+    if (c->procs[0] != dims[0] || c->procs[1] != dims[1] || c->procs[2] != dims[2])
+        return usage_error("--procs %dx%dx%d is not the process grid %dx%dx%d of %d ranks that "
+                           "examples/cg/partition.c (and parex-cg) use",
+                           c->procs[0], c->procs[1], c->procs[2], dims[0], dims[1], dims[2], P);
     return 0;
 }
 
-/* Rank 0 prints the text line and the JSON; name and geo describe the problem. */
-static void report(const cli *c, const geom *g, const halo *h, const csr *A, const result *res,
-                   double setup_s, int64_t n_global)
+/* Rank 0 prints the text line and the JSON. */
+static void report(const cli *c, const int dims[3], const halo *h, const result *res,
+                   double setup_s)
 {
-    double loc[6] = {res->comm.halo_s,       res->comm.allreduce_s, res->seconds,
-                     (double)h->nsend * 8.0, (double)h->nnb,        (double)A->nnz};
+    const cgp_part *pt = &h->part;
+    double loc[6] = {res->comm.halo_s,
+                     res->comm.allreduce_s,
+                     res->seconds,
+                     (double)pt->send_ptr[pt->n_neighbors] * 8.0,
+                     (double)pt->n_neighbors,
+                     (double)pt->nnz};
     double sum[6], mx[6];
     MPI_Reduce(loc, sum, 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(loc, mx, 6, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (g->rank != 0)
+    if (pt->rank != 0)
         return;
-    const double P = g->P, it = res->iterations ? (double)res->iterations : 1.0;
+    const double P = pt->nranks, it = res->iterations ? (double)res->iterations : 1.0;
     const double per = mx[2] / it, halo_s = sum[0] / P, ar = sum[1] / P;
     const int threads = omp_get_max_threads();
     char name[256], geo[256];
@@ -587,17 +417,18 @@ static void report(const cli *c, const geom *g, const halo *h, const csr *A, con
                  "\"global\": null",
                  c->metis ? "metis" : "block");
     } else {
-        const long long gx = g->px * g->nx, gy = g->py * g->ny, gz = g->pz * g->nz;
+        const long long gx = dims[0] * c->local[0], gy = dims[1] * c->local[1],
+                        gz = dims[2] * c->local[2];
         snprintf(name, sizeof name, "hpcg-%lldx%lldx%lld", gx, gy, gz);
         snprintf(geo, sizeof geo,
                  "\"procs\": [%d, %d, %d], \"local\": [%lld, %lld, %lld], "
                  "\"global\": [%lld, %lld, %lld]",
-                 g->px, g->py, g->pz, (long long)g->nx, (long long)g->ny, (long long)g->nz, gx, gy,
-                 gz);
+                 dims[0], dims[1], dims[2], (long long)c->local[0], (long long)c->local[1],
+                 (long long)c->local[2], gx, gy, gz);
     }
     printf(PROG ": %s on %d ranks x %d threads, %lld iterations, relres %.3e, max|x-1| %.3e, "
                 "%.3f ms/iteration (halo %.3f, allreduce %.3f)\n",
-           name, g->P, threads, (long long)res->iterations, res->relres, res->max_abs_err,
+           name, pt->nranks, threads, (long long)res->iterations, res->relres, res->max_abs_err,
            per * 1e3, halo_s / it * 1e3, ar / it * 1e3);
     if (!c->json)
         return;
@@ -609,30 +440,57 @@ static void report(const cli *c, const geom *g, const halo *h, const csr *A, con
            "\"halo_seconds_per_iter\": %.6g, \"allreduce_seconds_per_iter\": %.6g, "
            "\"compute_seconds_per_iter\": %.6g, \"halo_bytes\": %.0f, \"halo_messages\": %.0f, "
            "\"halo_bytes_max_rank\": %.0f, \"setup_seconds\": %.6g}\n",
-           name, g->P, threads, geo, (long long)n_global, sum[5], (long long)res->iterations,
-           res->converged ? "true" : "false", res->relres, res->max_abs_err, mx[2], per, halo_s,
-           mx[0], ar, mx[1], halo_s / it, ar / it, per - (halo_s + ar) / it, sum[3], sum[4], mx[3],
-           setup_s);
+           name, pt->nranks, threads, geo, (long long)pt->n_global, sum[5],
+           (long long)res->iterations, res->converged ? "true" : "false", res->relres,
+           res->max_abs_err, mx[2], per, halo_s, mx[0], ar, mx[1], halo_s / it, ar / it,
+           per - (halo_s + ar) / it, sum[3], sum[4], mx[3], setup_s);
 }
 
-/* The local matrix and halo map of the HPCG box or the partitioned file; 0, or 1 with a
- * message (rank 0). */
-static int setup(const cli *c, const geom *g, csr *A, halo *h, int64_t *n_global)
+/* This rank's part of the HPCG box or the partitioned file, built by examples/cg/partition.c
+ * exactly as parex-cg builds it; 0, or 1 with a message (rank 0, or the failing ranks). */
+static int setup(const cli *c, halo *h)
 {
+    char err[512];
+    int rc;
+    memset(h, 0, sizeof *h);
     if (c->matrix) {
-        char err[512];
-        if (dcg_matrix_setup(c->matrix, c->metis, g->P, g->rank, A, h, n_global, err, sizeof err) ==
-            0)
-            return 0;
-        if (g->rank == 0)
+        mm_csr m;
+        const int bad = mm_read_csr(c->matrix, MM_REQUIRE_SQUARE, &m, err, sizeof err) != MM_OK;
+        int any = bad;
+        MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (any) { /* every rank reads the same file: one message, or each failing rank's */
+            if (bad && (g_rank == 0 || any != bad))
+                fprintf(stderr, PROG ": %s\n", err);
+            else if (g_rank == 0)
+                fprintf(stderr, PROG ": another rank could not read %s\n", c->matrix);
+            if (!bad)
+                mm_csr_free(&m);
+            return 1;
+        }
+        rc = cgp_from_csr(MPI_COMM_WORLD, m.n_rows, m.row_ptr, m.col, m.val,
+                          c->metis ? CGP_METIS : CGP_BLOCK, &h->part, err, sizeof err);
+        mm_csr_free(&m);
+    } else {
+        rc = cgp_hpcg(MPI_COMM_WORLD, c->local[0], c->local[1], c->local[2], &h->part, err,
+                      sizeof err);
+    }
+    if (rc != CGP_OK) {
+        if (g_rank == 0)
             fprintf(stderr, PROG ": %s\n", err);
         return 1;
     }
-    hpcg_dirs d;
-    build_halo(g, h, &d);
-    build_matrix(g, &d, A);
-    *n_global = (int64_t)g->P * g->n;
+    const int nnb = h->part.n_neighbors;
+    h->send_buf = xmalloc((size_t)h->part.send_ptr[nnb] * sizeof(double));
+    h->req = xmalloc(2 * (size_t)nnb * sizeof(MPI_Request));
     return 0;
+}
+
+static void halo_free(halo *h)
+{
+    cgp_free(&h->part);
+    free(h->send_buf);
+    free(h->req);
+    memset(h, 0, sizeof *h);
 }
 
 int main(int argc, char **argv)
@@ -652,21 +510,18 @@ int main(int argc, char **argv)
         return 1;
     }
     cli c;
-    geom g;
+    int dims[3];
     int rc = parse_cli(argc, argv, &c);
     if (rc == 0)
-        rc = make_geom(&c, P, g_rank, &g);
+        rc = check_procs(&c, P, dims);
     if (rc != 0) {
         MPI_Finalize();
         return rc;
     }
     const double t_setup = bench_now_s();
     halo h;
-    csr A;
-    int64_t n_global = 0;
-    memset(&A, 0, sizeof A);
-    if (setup(&c, &g, &A, &h, &n_global) != 0) {
-        dcg_halo_free(&h);
+    if (setup(&c, &h) != 0) {
+        halo_free(&h);
         MPI_Finalize();
         return 1;
     }
@@ -674,12 +529,9 @@ int main(int argc, char **argv)
     const double setup_s = bench_now_s() - t_setup;
     result res;
     memset(&res, 0, sizeof res);
-    solve(&h, &A, c.tol, c.max_iters, c.fixed_iters, &res);
-    report(&c, &g, &h, &A, &res, setup_s, n_global);
-    free(A.rp);
-    free(A.col);
-    free(A.val);
-    dcg_halo_free(&h);
+    solve(&h, c.tol, c.max_iters, c.fixed_iters, &res);
+    report(&c, dims, &h, &res, setup_s);
+    halo_free(&h);
     MPI_Finalize();
     if (res.breakdown)
         return 1;

@@ -10,6 +10,7 @@ time per iteration and parallel efficiency of the HPCG weak-scaling problem to 6
   bench/cg_model.py --runs bench/dcg_data.txt --pingpong bench/dcg_pingpong.txt
                     [--latency-us 1.5 --bandwidth-gbs 12] [--project-grid N]
                     [--project-threads T] [--cores C] [--allreduces 2]
+                    [--engine bench/dcg_engine.txt | --op-ns X] [--ops-per-iter 8,12,2]
 
 The model, per CG iteration of the slowest rank (the one with the most neighbours):
 
@@ -30,8 +31,26 @@ The model, per CG iteration of the slowest rank (the one with the most neighbour
   SpMV part  f = (12 nnz/n + 24) / (12 nnz/n + 88) of t_c (the byte model of examples/cg/cg.c,
              nnz/n = 27 in the interior); the interior fraction g of the SpMV is the share of
              rows that touch no ghost.
+  engine     (parex only) every MPI message, halo or allreduce, costs c_msg more: the engine's
+             extra half round trip of bench_engine_pingpong (8 B through
+             px_engine_push_mpi_isend/irecv minus plain MPI_Send/Recv in the same run, ranks
+             bound as the CG's, PX_ENGINE_INLINE_NS=0; run_dcg.sh writes it to
+             bench/dcg_engine.txt; --msg-us X replaces it by hand), hidden with the halo where
+             overlap hides it, never for the allreduces; and
+             t_e = N_ops(P) * c_op: c_op is the engine's measured cost per op,
+             bench_engine's chain of empty ops with every op handed to a worker
+             (PX_ENGINE_INLINE_NS=0), T workers pinned to T cores as a bound rank of T threads
+             (run_dcg.sh writes it to bench/dcg_engine.txt; --op-ns X replaces it by hand);
+             N_ops(P) the engine ops parex-cg pushes per iteration: its JSON's
+             "engine_ops_per_iter" when it reports one, else --ops-per-iter A,B,C: A on one
+             rank, B + C * neighbours on more (default 8,12,2, counted in examples/cg/dcg.c at
+             c203d68 for plain CG on host vectors: per exchange a clock stamp, one receive and
+             one send per neighbour and the pack; interior SpMV, two clock stamps, boundary
+             SpMV; twice a clock stamp and an allreduce; the residual update; the x/p update;
+             on one rank no exchange and no SpMV stamps). parex's compute rate s is taken from
+             its single-rank run less that run's engine term, N_ops(1) c_op.
   no overlap (bulk-synchronous):  t = t_h + t_c + t_a
-  overlap    (parex):             t = max(g f t_c, t_h) + (1 - g) f t_c + (1 - f) t_c + t_a
+  overlap    (parex):             t = max(g f t_c, t_h) + (1 - g) f t_c + (1 - f) t_c + t_a + t_e
   parallel efficiency (weak scaling) = t(1 rank) / t(P ranks), t(1) = t_c alone.
 
 Assumptions, said again in the output: (1) compute per point does not depend on the rank count
@@ -46,7 +65,9 @@ whose network is as fast as memory copies; the assumed interconnect (e.g. 1.5 us
 an InfiniBand EDR/HDR-class NIC) is the realistic one; (4) no contention in the network, no
 topology (every neighbour one hop away), no OS noise, no load imbalance (all ranks own the
 same box); (5) the process grid is HPCG's (ComputeOptimalShapeXYZ) and the slowest rank has
-the most neighbours (26 once every dimension of the process grid is at least 3).
+the most neighbours (26 once every dimension of the process grid is at least 3); (6) an
+engine op costs what an empty op costs in a chain on the same cores: ops are not slowed by
+sharing their cores with the MPI progress lane or the pushing thread beyond that.
 """
 import argparse
 import collections
@@ -62,28 +83,21 @@ PROJECT_RANKS = (64, 1024, 16384)
 # ---- geometry --------------------------------------------------------------------------------
 
 def hpcg_shape(p):
-    """HPCG's ComputeOptimalShapeXYZ for a prime power, least surface otherwise (as
-    bench_cg_bsp.c): 2 -> 2x1x1, 4 -> 2x2x1, 64 -> 4x4x4, 1024 -> 16x8x8, 16384 -> 32x32x16."""
-    q = 2
-    while q <= p and p % q:
-        q += 1
-    k, m = 0, p
-    while m > 1 and m % q == 0:
-        m //= q
-        k += 1
-    if p == 1 or m == 1:
-        return (q ** (k // 3 + (k % 3 >= 1)), q ** (k // 3 + (k % 3 >= 2)), q ** (k // 3))
+    """The process grid of examples/cg/partition.c's cgp_process_grid (parex-cg and
+    bench_cg_bsp use it): a >= b >= c with a b c = p and the least a - c, first found
+    (2 -> 2x1x1, 4 -> 2x2x1, 64 -> 4x4x4, 1024 -> 16x8x8, 16384 -> 32x32x16)."""
     best = None
     for a in range(1, p + 1):
         if p % a:
             continue
-        for b in range(1, p // a + 1):
+        for b in range(1, a + 1):
             if (p // a) % b:
                 continue
             c = p // a // b
-            area = a * b + b * c + a * c
-            if best is None or area < best[0]:
-                best = (area, (a, b, c))
+            if c > b:
+                continue
+            if best is None or a - c < best[0]:
+                best = (a - c, (a, b, c))
     return best[1]
 
 
@@ -165,27 +179,102 @@ def load_pingpong(paths, stat):
     return curve, allreduce
 
 
+# ---- the engine term ------------------------------------------------------------------------
+
+class Engine:
+    """The engine's per-op cost c_op(T) (seconds), its extra cost per MPI message c_msg
+    (seconds) and the op count N_ops(P, neighbours)."""
+
+    def __init__(self, per_threads, source, ops_abc, msg_s=0.0, msg_source="none",
+                 roundtrip_s=None):
+        self.per_threads = per_threads  # {threads: seconds per op}
+        self.source = source
+        self.ops_abc = ops_abc
+        self.msg_s = msg_s
+        self.msg_src = msg_source
+        self.roundtrip_s = roundtrip_s
+
+    def op_s(self, threads):
+        if not self.per_threads:
+            return 0.0
+        if threads in self.per_threads:
+            return self.per_threads[threads]
+        near = min(self.per_threads, key=lambda t: (abs(t - threads), t))
+        return self.per_threads[near]
+
+    def ops(self, ranks, neighbours, reported=None):
+        if reported is not None:
+            return reported
+        a, b, c = self.ops_abc
+        return a if ranks == 1 else b + c * neighbours
+
+    def seconds(self, ranks, neighbours, threads, reported=None):
+        return self.ops(ranks, neighbours, reported) * self.op_s(threads)
+
+
+def load_engine(path, stat="median"):
+    """From run_dcg.sh's bench/dcg_engine.txt: {threads: seconds per op} and the command that
+    measured it (lines {"engine_op": {"threads", "ns_per_op", "source"}}), and the engine's
+    extra seconds per message and op round trip (bench_engine_pingpong --json lines, with
+    "source" added; medians over the lines; stat "min": the batch minima of both half round
+    trips), or None where absent."""
+    per, src, extra, rt, msrc = {}, [], [], [], []
+    for line in open(path):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        d = json.loads(line)
+        rec = d.get("engine_op")
+        if rec:
+            per[rec["threads"]] = rec["ns_per_op"] * 1e-9
+            src.append(rec.get("source", "?"))
+        if "engine_extra_us" in d:
+            if stat == "min":
+                e = d["engine_half_rtt_us_min"] - d["mpi_half_rtt_us_min"]
+                rt.append(d.get("op_roundtrip_us_min", float("nan")) * 1e-6)
+            else:
+                e = d["engine_extra_us"]
+                rt.append(d.get("op_roundtrip_us", float("nan")) * 1e-6)
+            extra.append(max(0.0, e) * 1e-6)
+            msrc.append(d.get("source", "bench_engine_pingpong"))
+    msg = (statistics.median(extra), statistics.median(rt), "; ".join(sorted(set(msrc)))) \
+        if extra else None
+    return per, "; ".join(src), msg
+
+
+def reported_ops(res):
+    """parex-cg's own count of engine ops per iteration (median over runs), or None."""
+    v = [r["engine_ops_per_iter"] for r in res if r.get("engine_ops_per_iter") is not None]
+    return statistics.median(v) if v else None
+
+
 # ---- the model -------------------------------------------------------------------------------
 
 def spmv_fraction(nnz_per_row=27.0):
     return (12.0 * nnz_per_row + 24.0) / (12.0 * nnz_per_row + 88.0)
 
 
-def model(procs, local, rate_s, net, allreduces, oversub=1.0):
-    """Modelled seconds per iteration: dict with compute, halo, allreduce, no_overlap, overlap.
-    rate_s: seconds per iteration per local point; oversub: threads per core, at least 1
-    (time-slicing stretches the compute)."""
+def model(procs, local, rate_s, net, allreduces, oversub=1.0, engine=None, threads=1,
+          ops=None):
+    """Modelled seconds per iteration: dict with compute, halo, allreduce, engine, no_overlap,
+    overlap (overlap includes the engine term). rate_s: seconds per iteration per local point;
+    oversub: threads per core, at least 1 (time-slicing stretches the compute); engine: an
+    Engine or None; ops: parex-cg's reported op count, if any."""
     p = procs[0] * procs[1] * procs[2]
     n = local[0] * local[1] * local[2]
     t_c = n * rate_s * max(1.0, oversub)
     msgs, g = worst_rank_halo(procs, local) if p > 1 else ([], 1.0)
-    t_h = sum(net.msg(b) for b in msgs)
-    t_a = allreduces * math.ceil(math.log2(p)) * net.alpha if p > 1 else 0.0
+    c_msg = engine.msg_s if engine else 0.0
+    t_h = sum(net.msg(b) + c_msg for b in msgs)
+    t_a = allreduces * (math.ceil(math.log2(p)) * net.alpha + c_msg) if p > 1 else 0.0
     f = spmv_fraction()
+    t_e = engine.seconds(p, len(msgs), threads, ops) if engine else 0.0
+    n_ops = engine.ops(p, len(msgs), ops) if engine else 0
     no = t_h + t_c + t_a
-    ov = max(g * f * t_c, t_h) + (1.0 - g) * f * t_c + (1.0 - f) * t_c + t_a
-    return {"compute": t_c, "halo": t_h, "allreduce": t_a, "no_overlap": no, "overlap": ov,
-            "messages": len(msgs), "halo_bytes": sum(msgs), "interior": g}
+    ov = max(g * f * t_c, t_h) + (1.0 - g) * f * t_c + (1.0 - f) * t_c + t_a + t_e
+    return {"compute": t_c, "halo": t_h, "allreduce": t_a, "engine": t_e, "ops": n_ops,
+            "no_overlap": no, "overlap": ov, "messages": len(msgs), "halo_bytes": sum(msgs),
+            "interior": g}
 
 
 # ---- measured runs ---------------------------------------------------------------------------
@@ -226,15 +315,20 @@ def group_runs(runs):
     return groups
 
 
-def rates(groups):
+def rates(groups, engine=None):
     """Seconds per iteration per local point of each single-rank group: {(scaling, impl,
-    threads): s} and a fallback {(impl, threads): s} over every single-rank group."""
+    threads): s} and a fallback {(impl, threads): s} over every single-rank group. parex's
+    single-rank engine term (N_ops(1) c_op) is taken out of its rate: the model adds it back
+    per rank count."""
     by_series, by_impl = {}, collections.defaultdict(list)
     for (scaling, impl, ranks, threads, local, _procs, _o), res in groups.items():
         if ranks != 1:
             continue
         n = local[0] * local[1] * local[2]
-        s = statistics.median(r["seconds_per_iter"] for r in res) / n
+        t1 = statistics.median(r["seconds_per_iter"] for r in res)
+        if impl == "parex" and engine:
+            t1 -= engine.seconds(1, 0, threads, reported_ops(res))
+        s = t1 / n
         by_series[(scaling, impl, threads)] = s
         by_impl[(impl, threads)].append(s)
     return by_series, {k: statistics.median(v) for k, v in by_impl.items()}
@@ -268,51 +362,74 @@ imbalance; rows marked oversubscribed run more threads than cores (context switc
 modelled)."""
 
 
-def measured_table(groups, net, cores, allreduces, out):
-    by_series, by_impl = rates(groups)
-    out("\n### Measured vs model (time per iteration, ms; slowest rank)\n")
-    out("| scaling | impl | ranks x threads | local | procs | measured | model | variant |"
-        " error % | halo meas/model | allreduce meas/model | overlap meas/model |"
-        " oversubscribed |")
-    out("|---|---|---|---|---|---:|---:|---|---:|---|---|---|---|")
-    errs = {True: [], False: []}
-    for key in sorted(groups, key=lambda k: (k[0], k[2], k[3], k[1], k[4])):
-        scaling, impl, p, t, local, procs, over = key
-        res = groups[key]
-        meas = statistics.median(r["seconds_per_iter"] for r in res)
-        s, how = rate_for(by_series, by_impl, scaling, impl, t)
-        if s is None:
-            out("| %s | %s | %dx%d | %s | %s | %s | - | %s | - | - | - | - | %s |" % (
-                scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)),
-                fmt_ms(meas), how, "yes" if over else ""))
+def measured_row(key, res, by_series, by_impl, net, cores, allreduces, engine):
+    """(table line, error % or None) of one measured configuration."""
+    scaling, impl, p, t, local, procs, over = key
+    meas = statistics.median(r["seconds_per_iter"] for r in res)
+    head = "| %s | %s | %dx%d | %s | %s | %s |" % (
+        scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)), fmt_ms(meas))
+    s, how = rate_for(by_series, by_impl, scaling, impl, t)
+    if s is None:
+        return head + " - | %s | - | - | - | - | - |" % how, None
+    eng = engine if impl == "parex" else None
+    m = model(procs, local, s, net, allreduces, oversub=p * t / cores, engine=eng, threads=t,
+              ops=reported_ops(res) if eng else None)
+    variant = "overlap + engine" if eng else "overlap" if impl == "parex" else "no overlap"
+    if p == 1:
+        variant = "calibration: defines s"
+    mod = m["overlap"] if impl == "parex" else m["no_overlap"]
+    err = (mod - meas) / meas * 100.0
+    hm = [r.get("halo_seconds_per_iter") for r in res]
+    am = [r.get("allreduce_seconds_per_iter") for r in res]
+    hm = fmt_ms(statistics.median(hm)) if None not in hm else "-"
+    am = fmt_ms(statistics.median(am)) if None not in am else "-"
+    om = [r.get("overlap") for r in res]
+    om = "%.2f" % statistics.median(om) if None not in om else "-"
+    ov = "-"
+    if impl == "parex" and m["halo"] > 0:
+        hidden = min(m["halo"], m["interior"] * spmv_fraction() * m["compute"])
+        ov = "%s / %.2f" % (om, hidden / m["halo"])
+    et = "-"
+    if eng:
+        n_msg = m["messages"] + (allreduces if p > 1 else 0)
+        et = "%d x %.3f us + %d x %.1f us = %s" % (
+            m["ops"], engine.op_s(t) * 1e6, n_msg, engine.msg_s * 1e6,
+            fmt_ms(m["engine"] + n_msg * engine.msg_s))
+    line = head + " %s | %s%s | %+.1f | %s / %s | %s / %s | %s | %s |" % (
+        fmt_ms(mod), variant, " (s = %s)" % how if how else "", err, hm, fmt_ms(m["halo"]), am,
+        fmt_ms(m["allreduce"]), ov, et)
+    return line, err if p > 1 else None
+
+
+def measured_table(groups, net, cores, allreduces, engine, out):
+    """Measured against modelled time per iteration; rows with more threads than cores apart
+    (outside the model's assumptions, their error shown all the same)."""
+    by_series, by_impl = rates(groups, engine)
+    order = sorted(groups, key=lambda k: (k[0], k[2], k[3], k[1], k[4]))
+    for over, title in ((False, "ranks x threads <= cores: the model's domain"),
+                        (True, "oversubscribed (more threads than cores): outside the model's "
+                               "assumptions, listed apart")):
+        keys = [k for k in order if bool(k[6]) == over]
+        if not keys:
             continue
-        m = model(procs, local, s, net, allreduces, oversub=p * t / cores)
-        variant = "overlap" if impl == "parex" else "no overlap"
-        if p == 1:
-            variant = "calibration: defines s"
-        mod = m["overlap"] if impl == "parex" else m["no_overlap"]
-        err = (mod - meas) / meas * 100.0
-        if p > 1:
-            errs[bool(over)].append(abs(err))
-        hm = [r.get("halo_seconds_per_iter") for r in res]
-        am = [r.get("allreduce_seconds_per_iter") for r in res]
-        hm = fmt_ms(statistics.median(hm)) if None not in hm else "-"
-        am = fmt_ms(statistics.median(am)) if None not in am else "-"
-        om = [r.get("overlap") for r in res]
-        om = "%.2f" % statistics.median(om) if None not in om else "-"
-        ov = "-"
-        if impl == "parex" and m["halo"] > 0:
-            hidden = min(m["halo"], m["interior"] * spmv_fraction() * m["compute"])
-            ov = "%s / %.2f" % (om, hidden / m["halo"])
-        out("| %s | %s | %dx%d | %s | %s | %s | %s | %s%s | %+.1f | %s / %s | %s / %s | %s | %s |"
-            % (scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)),
-               fmt_ms(meas), fmt_ms(mod), variant, " (s = %s)" % how if how else "", err, hm,
-               fmt_ms(m["halo"]), am, fmt_ms(m["allreduce"]), ov, "yes" if over else ""))
-    for over, label in ((False, "not oversubscribed"), (True, "oversubscribed")):
-        if errs[over]:
-            out("\nModel error, %s rows of 2 or more ranks: max |error| %.1f%%, median %.1f%% "
-                "(%d rows; target 20%%)" % (label, max(errs[over]), statistics.median(errs[over]),
-                           len(errs[over])))
+        out("\n### Measured vs model, %s (time per iteration, ms; slowest rank)\n" % title)
+        out("| scaling | impl | ranks x threads | local | procs | measured | model | variant |"
+            " error % | halo meas/model | allreduce meas/model | overlap meas/model |"
+            " engine: ops x c_op + messages x c_msg = ms |")
+        out("|---|---|---|---|---|---:|---:|---|---:|---|---|---|---|")
+        errs = collections.defaultdict(list)
+        for key in keys:
+            line, err = measured_row(key, groups[key], by_series, by_impl, net, cores,
+                                     allreduces, engine)
+            out(line)
+            if err is not None:
+                errs[key[1]].append(abs(err))
+        for impl in sorted(errs):
+            e = errs[impl]
+            out("\nModel error, %s, %s rows of 2 or more ranks: max |error| %.1f%%, median "
+                "%.1f%% (%d rows; target 20%%)" % (
+                    impl, "oversubscribed" if over else "not oversubscribed", max(e),
+                    statistics.median(e), len(e)))
 
 
 def allreduce_check(measured_ar, net, cores, out):
@@ -328,7 +445,7 @@ def allreduce_check(measured_ar, net, cores, out):
                                                  "yes" if p > cores else ""))
 
 
-def projection(rate_s, grid, threads, nets, allreduces, impl, out):
+def projection(rate_s, grid, threads, nets, allreduces, impl, out, engine=None):
     out("\n### Projection: HPCG weak scaling, %d^3 points per rank, %d thread(s) per rank, "
         "compute rate of %s's single-rank run (%.3f ns per point per iteration)\n"
         % (grid, threads, impl, rate_s * 1e9))
@@ -337,16 +454,29 @@ def projection(rate_s, grid, threads, nets, allreduces, impl, out):
         out("\nNetwork: %s (latency %.3f us, bandwidth %.3f GB/s)\n"
             % (net.label, net.alpha * 1e6, net.beta * 1e-9))
         out("| ranks | procs | messages | halo KiB | halo ms | allreduce ms | no overlap ms |"
-            " efficiency | overlap ms | efficiency |")
-        out("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+            " efficiency | overlap ms | efficiency |%s" % (
+                " overlap + engine ms | efficiency |" if engine else ""))
+        out("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|%s" % (
+            "---:|---:|" if engine else ""))
         for p in (1,) + PROJECT_RANKS:
             procs = hpcg_shape(p)
             m = model(procs, (grid,) * 3, rate_s, net, allreduces)
-            out("| %d | %s | %d | %.1f | %s | %s | %s | %.1f%% | %s | %.1f%% |" % (
+            extra = ""
+            if engine:
+                me = model(procs, (grid,) * 3, rate_s, net, allreduces, engine=engine,
+                           threads=threads)
+                extra = " %s | %.1f%% |" % (fmt_ms(me["overlap"]), 100.0 * base / me["overlap"])
+            out("| %d | %s | %d | %.1f | %s | %s | %s | %.1f%% | %s | %.1f%% |%s" % (
                 p, "x".join(map(str, procs)), m["messages"], m["halo_bytes"] / 1024.0,
                 fmt_ms(m["halo"]), fmt_ms(m["allreduce"]), fmt_ms(m["no_overlap"]),
                 100.0 * base / m["no_overlap"], fmt_ms(m["overlap"]),
-                100.0 * base / m["overlap"]))
+                100.0 * base / m["overlap"], extra))
+    if engine:
+        out("\n\"overlap + engine\": the overlap column plus the engine term as measured here "
+            "(c_msg %.3f us per message, c_op per op, N_ops = %d + %d x 26 at 26 neighbours), "
+            "ranks bound to one core each with the progress lane on it: a rank with cores of "
+            "its own for the progress lane would pay less." % (
+                engine.msg_s * 1e6, engine.ops_abc[1], engine.ops_abc[2]))
 
 
 def parse_args(argv):
@@ -356,7 +486,8 @@ def parse_args(argv):
     ap.add_argument("--pingpong", action="append", default=[],
                     help="bench_pingpong --json output (repeatable)")
     ap.add_argument("--pp-stat", choices=("median", "min"), default="median",
-                    help="ping-pong statistic the model uses (default median)")
+                    help="ping-pong statistic the model uses, for MPI and for the engine's "
+                    "per-message cost (default median)")
     ap.add_argument("--latency-us", type=float, help="assumed interconnect latency")
     ap.add_argument("--bandwidth-gbs", type=float, help="assumed interconnect GB/s (10^9 B/s)")
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 1,
@@ -368,7 +499,27 @@ def parse_args(argv):
                     "(default: the most measured at 1 rank)")
     ap.add_argument("--project-impl", default="bsp", help="whose single-rank compute rate the "
                     "projection uses (default bsp; parex when bsp has none)")
+    ap.add_argument("--engine", help="engine per-op cost, run_dcg.sh's bench/dcg_engine.txt "
+                    "(lines {\"engine_op\": {\"threads\", \"ns_per_op\", \"source\"}})")
+    ap.add_argument("--op-ns", type=float, help="engine cost per op in ns, instead of --engine")
+    ap.add_argument("--msg-us", type=float, help="engine's extra cost per MPI message in us, "
+                    "instead of --engine's bench_engine_pingpong line")
+    ap.add_argument("--ops-per-iter", default="8,12,2", help="A,B,C: engine ops per iteration "
+                    "of parex-cg, A on one rank, B + C x neighbours on more, when its JSON has "
+                    "no engine_ops_per_iter (default 8,12,2: examples/cg/dcg.c at c203d68)")
     a = ap.parse_args(argv)
+    try:
+        abc = [int(x) for x in a.ops_per_iter.split(",")]
+        if len(abc) != 3 or min(abc) < 0:
+            raise ValueError
+    except ValueError:
+        ap.error("--ops-per-iter must be three non-negative integers A,B,C")
+    if a.op_ns is not None and not a.op_ns >= 0:
+        ap.error("--op-ns must be >= 0")
+    if a.msg_us is not None and not a.msg_us >= 0:
+        ap.error("--msg-us must be >= 0")
+    if a.engine and not os.path.isfile(a.engine):
+        ap.error("--engine %s: no such file" % a.engine)
     if (a.latency_us is None) != (a.bandwidth_gbs is None):
         ap.error("--latency-us and --bandwidth-gbs go together")
     if a.latency_us is not None and not (a.latency_us > 0 and a.bandwidth_gbs > 0):
@@ -376,6 +527,24 @@ def parse_args(argv):
     if a.cores < 1 or a.allreduces < 0:
         ap.error("--cores must be >= 1 and --allreduces >= 0")
     return a
+
+
+def make_engine(a, groups):
+    """The Engine of --op-ns or --engine FILE, or None."""
+    abc = tuple(int(x) for x in a.ops_per_iter.split(","))
+    per, src, msg = load_engine(a.engine, a.pp_stat) if a.engine else ({}, "", None)
+    if a.op_ns is not None:
+        per, src = {1: a.op_ns * 1e-9}, "--op-ns %g given by hand" % a.op_ns
+    elif per:
+        src = "measured: " + src
+    msg_s, msg_src, rt = 0.0, "none", None
+    if a.msg_us is not None:
+        msg_s, msg_src = a.msg_us * 1e-6, "--msg-us %g given by hand" % a.msg_us
+    elif msg:
+        msg_s, rt, msg_src = msg[0], msg[1], "measured, %s: %s" % (a.pp_stat, msg[2])
+    if not per and not msg_s:
+        return None
+    return Engine(per, src or "none", abc, msg_s, msg_src, rt)
 
 
 def choose_projection(groups, a):
@@ -417,14 +586,30 @@ def main(argv):
     out(ASSUMPTIONS % a.allreduces)
     out("\nMeasured rows use %s: latency %.3f us, asymptotic bandwidth %.3f GB/s; %d cores."
         % (nets[0].label, nets[0].alpha * 1e6, nets[0].beta * 1e-9, a.cores))
-    measured_table(groups, nets[0], a.cores, a.allreduces, out)
+    engine = make_engine(a, groups)
+    if engine:
+        out("\nEngine term (parex rows): c_msg = %.3f us per MPI message (%s)%s; c_op = %s per "
+            "op (%s); N_ops = %s." % (
+            engine.msg_s * 1e6, engine.msg_src,
+            "; op round trip (push one op, wait for it) %.3f us, not in the model"
+            % (engine.roundtrip_s * 1e6) if engine.roundtrip_s else "",
+            ", ".join("%.3f us at %d thread(s)" % (v * 1e6, t)
+                      for t, v in sorted(engine.per_threads.items())) or "0",
+            engine.source, "parex-cg's engine_ops_per_iter" if any(
+                reported_ops(r) is not None for k, r in groups.items() if k[1] == "parex")
+            else "%d on one rank, %d + %d x neighbours on more (--ops-per-iter; counted in "
+                 "examples/cg/dcg.c at c203d68)" % engine.ops_abc))
+    else:
+        out("\nNo engine term: give --engine FILE (run_dcg.sh's bench/dcg_engine.txt) or "
+            "--op-ns X.")
+    measured_table(groups, nets[0], a.cores, a.allreduces, engine, out)
     allreduce_check(measured_ar, nets[0], a.cores, out)
     proj, why = choose_projection(groups, a)
     if proj is None:
         out("\nNo projection: %s." % why)
         return 0
     rate_s, grid, threads, impl = proj
-    projection(rate_s, grid, threads, nets, a.allreduces, impl, out)
+    projection(rate_s, grid, threads, nets, a.allreduces, impl, out, engine)
     out("\nEfficiency = t(1 rank) / t(P ranks), t(1) = compute alone. Overlap hides the halo "
         "behind the interior rows of the SpMV (fraction %.3f of the compute is SpMV); the "
         "allreduces are never hidden." % spmv_fraction())

@@ -4,8 +4,8 @@
 # rank on the same global grid and reach the same error (its halo maps: faces at P = 2, faces
 # and edges at 4, corners at 8, every one of the 26 directions at 27), stay within 3% of one
 # rank's iterations on a Matrix Market file (env DCG_MATRIX) with block and METIS parts, refuse
-# a missing file and a process grid that does not match the rank count, and bench_pingpong must
-# report every size.
+# a missing file and a process grid that does not match the rank count, bench_pingpong must
+# report every size and bench_engine_pingpong (env DCG_ENGINE_PINGPONG) every field.
 #
 # Usage: bench/check_dcg.sh BSP PINGPONG MPIRUN...   (MPIRUN: the mpirun command and its options,
 # ending in the rank-count flag, e.g. "mpirun --allow-run-as-root --oversubscribe -np")
@@ -71,4 +71,23 @@ fi
 pp=$("${mpirun[@]}" 2 "$pingpong" --max-bytes 1024 --batches 2 --json | grep '^{')
 [ "$(grep -o '"bytes"' <<<"$pp" | wc -l)" -eq 8 ] || fail "ping-pong sizes: $pp"
 grep -q '"doubles": 2' <<<"$pp" || fail "no allreduce rows: $pp"
+
+# The engine ping-pong (env DCG_ENGINE_PINGPONG, skipped when unset): every field of its JSON,
+# a positive engine half round trip, and exit status 2 on a rank count other than 2.
+if [ -n "${DCG_ENGINE_PINGPONG:-}" ]; then
+  ep=$(PX_ENGINE_INLINE_NS=0 "${mpirun[@]}" 2 "$DCG_ENGINE_PINGPONG" --round-trips 20 --batches 3 \
+       --json | grep '^{')
+  for k in engine_half_rtt_us engine_half_rtt_us_min mpi_half_rtt_us mpi_half_rtt_us_min \
+           engine_extra_us op_roundtrip_us op_roundtrip_us_min; do
+    grep -q "\"$k\": -\{0,1\}[0-9]" <<<"$ep" || fail "engine ping-pong: no $k in $ep"
+  done
+  awk -v e="$(num engine_half_rtt_us <<<"$ep")" 'BEGIN { exit !(e > 0) }' \
+    || fail "engine ping-pong: half round trip not positive: $ep"
+  set +e
+  msg=$("${mpirun[@]}" 3 "$DCG_ENGINE_PINGPONG" 2>&1)
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] && grep -q "got 3 ranks" <<<"$msg" || fail "engine ping-pong on 3 ranks: rc $rc, $msg"
+  echo "check_dcg.sh: engine ping-pong: $(num engine_half_rtt_us <<<"$ep") us per message (MPI $(num mpi_half_rtt_us <<<"$ep"))"
+fi
 echo "check_dcg.sh: all passed"

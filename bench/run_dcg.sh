@@ -17,9 +17,9 @@
 #   WEAK_GRID=32       weak scaling: N^3 points per rank (parex-cg --grid N, bench_cg_bsp --grid N,
 #                      HPCG's process grid)
 #   STRONG_GRID=32     strong scaling: the global G^3 problem, cut into contiguous row blocks
-#                      (z-slabs, procs 1x1xP; G must be divisible by every P): parex-cg --matrix
-#                      (a Matrix Market file of the HPCG G^3 matrix, written once) --partition
-#                      block, bench_cg_bsp --local G,G,G/P --procs 1,1,P
+#                      (z-slabs, procs 1x1xP; G must be divisible by every P): both programs
+#                      --matrix (a Matrix Market file of the HPCG G^3 matrix, written once)
+#                      --partition block (examples/cg/partition.c's cgp_from_csr in both)
 #   MATRICES=FILES     Matrix Market files run as fixed problems on every RANKS x THREADS, both
 #                      programs with --matrix FILE --partition PARTITION (default: bcsstk16 of
 #                      ../shared/data/matrices when present; empty: none); not in the model
@@ -31,6 +31,13 @@
 #                      projection (empty: on-node parameters only)
 #   PROJECT_GRID=      N per rank of the model's projection (default: WEAK_GRID)
 #   DATA=bench/dcg_data.txt  PINGPONG=bench/dcg_pingpong.txt  OUT=bench/dcg_results.md
+#   ENGINE=bench/dcg_engine.txt  the engine's per-op cost for the model: bench_engine's chain of
+#                      empty ops (--only chain, PX_ENGINE_INLINE_NS=0 so that every op is handed
+#                      to a worker, T workers pinned to T cores with taskset, as a bound rank of
+#                      T threads), one JSON line per T of THREADS (skipped if bench_engine is not
+#                      built), and bench_engine_pingpong's line (2 ranks bound to a core each,
+#                      PX_ENGINE_INLINE_NS=0: the engine's extra time per MPI message and its op
+#                      round trip); without both files' lines the model has no engine term
 #   BENCH_PREFIX="nice -n -19"   prefix of every measured mpirun
 # Binding: where ranks x threads <= cores each rank gets its own THREADS cores (mpirun --map-by
 # slot:PE=T --bind-to core, threads bound close inside); otherwise mpirun --oversubscribe
@@ -56,11 +63,14 @@ net_lat=${NET_LATENCY_US-1.5}
 net_bw=${NET_BANDWIDTH_GBS-12}
 data=${DATA:-bench/dcg_data.txt}
 pp=${PINGPONG:-bench/dcg_pingpong.txt}
+engine_out=${ENGINE:-bench/dcg_engine.txt}
 out=${OUT:-bench/dcg_results.md}
 prefix=${BENCH_PREFIX:-}
 here=$(cd "$(dirname "$0")" && pwd)
 bsp=$build/bench/bench_cg_bsp
 pingpong=$build/bench/bench_pingpong
+bench_engine=$build/bench/bench_engine
+engine_pp=$build/bench/bench_engine_pingpong
 cores=$(nproc)
 for f in "$bsp" "$pingpong"; do
   [ -x "$f" ] || { echo "run_dcg.sh: $f not built (needs MPI and OpenMP; bench/dcg.cmake)" >&2; exit 1; }
@@ -183,8 +193,10 @@ measure() {
       args=("$parex_cg" --space threads --progress 0 --matrix "$box" $parex_stop --json)
       [ "$p" -gt 1 ] && args+=(--partition "$procs")
     fi
-  elif [ "$impl" = bsp ]; then
+  elif [ "$impl" = bsp ] && [ "$s" = weak ]; then
     args=("$bsp" --local "$box" --procs "$procs" $bsp_stop --json)
+  elif [ "$impl" = bsp ]; then
+    args=("$bsp" --matrix "$mtx" --partition block $bsp_stop --json)
   elif [ "$s" = weak ]; then
     args=("$parex_cg" --space threads --progress 0 --grid "${box%%,*}" $parex_stop --json)
   else
@@ -226,6 +238,36 @@ for p in 3 4; do
   ((p > cores)) && o="--oversubscribe"
   $prefix "${mpirun[@]}" $o -np "$p" "$pingpong" --allreduce-only --json | tee -a "$pp" >&2
 done
+
+# ---- the engine's per-op cost (the model's engine term) -------------------------------------------
+: >"$engine_out"
+if [ -x "$bench_engine" ]; then
+  echo "run_dcg.sh: engine per-op cost (bench_engine chain, T workers on T cores)" >&2
+  for t in $threads_list; do
+    ((t <= cores)) || continue
+    res=$(PX_ENGINE_INLINE_NS=0 $prefix taskset -c "0-$((t - 1))" "$bench_engine" --only chain \
+          --workers "$t" --ops 20000 --reps 5 --no-starpu --no-omp --no-graph 2>/dev/null \
+          | sed -n 's/^RESULT .*impl=parex_push .*ns_per_task=\([0-9.eE+-]*\).*/\1/p' | tail -1)
+    [ -n "$res" ] || { echo "run_dcg.sh: bench_engine gave no RESULT line for $t worker(s)" >&2; continue; }
+    printf '{"engine_op": {"threads": %d, "ns_per_op": %s, "source": "PX_ENGINE_INLINE_NS=0 taskset -c 0-%d bench_engine --only chain --workers %d --ops 20000 --reps 5"}}\n' \
+      "$t" "$res" "$((t - 1))" "$t" | tee -a "$engine_out" >&2
+  done
+else
+  echo "run_dcg.sh: $bench_engine not built: the model has no measured per-op cost" >&2
+fi
+if [ -x "$engine_pp" ] && ((cores >= 2)); then
+  echo "run_dcg.sh: engine per-message cost (bench_engine_pingpong, 2 ranks x 1 core)" >&2
+  res=$(PX_ENGINE_INLINE_NS=0 PX_NUM_THREADS=1 PX_BIND=close $prefix "${mpirun[@]}" -np 2 \
+        --map-by slot:PE=1 --bind-to core "$engine_pp" --json 2>/dev/null | json_line || true)
+  if [ -n "$res" ]; then
+    echo "${res%\}}, \"source\": \"PX_ENGINE_INLINE_NS=0 mpirun -np 2 --map-by slot:PE=1 --bind-to core bench_engine_pingpong\"}" \
+      | tee -a "$engine_out" >&2
+  else
+    echo "run_dcg.sh: bench_engine_pingpong gave no JSON: no per-message engine cost" >&2
+  fi
+else
+  echo "run_dcg.sh: $engine_pp not built or fewer than 2 cores: no per-message engine cost" >&2
+fi
 
 # ---- the rounds -----------------------------------------------------------------------------------
 : >"$data"
@@ -309,6 +351,7 @@ for name in sorted({series(k) for k in rows}, key=lambda s: (s != "weak", s)):
 print("\n\\* oversubscribed (more threads than cores)\n")
 PY
   model_args=(--runs "$data" --pingpong "$pp" --cores "$cores")
+  [ -s "$engine_out" ] && model_args+=(--engine "$engine_out")
   [ -n "$net_lat" ] && [ -n "$net_bw" ] && model_args+=(--latency-us "$net_lat" --bandwidth-gbs "$net_bw")
   [ -n "${PROJECT_GRID:-}" ] && model_args+=(--project-grid "$PROJECT_GRID")
   python3 "$here/cg_model.py" "${model_args[@]}"
