@@ -4,7 +4,7 @@
  *   push:     resolve handles -> sort + dedupe Vars -> reserve an in-flight slot
  *             (backpressure, inflight.c) -> lock every Var in address order -> append one dep
  *             per Var (a grant decrements the op's wait counter) -> unlock -> drop the
- *             pusher's +1.
+ *             pusher's +1 (an op of one Var has none: unlocked, it is no longer the pusher's).
  *   dispatch: whoever takes the counter to zero hands the op to a lane (or runs it inline:
  *             naive engine, internal ops, PX_FN_ASYNC ops ready at push, the work-first
  *             throttle). An op measured cheaper than a hand-off that is ready at push runs
