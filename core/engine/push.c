@@ -4,7 +4,7 @@
  *   push:     resolve handles -> sort + dedupe Vars -> reserve an in-flight slot
  *             (backpressure, inflight.c) -> lock every Var in address order -> append one dep
  *             per Var (a grant decrements the op's wait counter) -> unlock -> drop the
- *             pusher's +1.
+ *             pusher's +1 (an op of one Var has none: unlocked, it is no longer the pusher's).
  *   dispatch: whoever takes the counter to zero hands the op to a lane (or runs it inline:
  *             naive engine, internal ops, PX_FN_ASYNC ops ready at push, the work-first
  *             throttle). An op measured cheaper than a hand-off that is ready at push runs
@@ -546,7 +546,11 @@ static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p, int inline_ok
     o->seq = p->prop == PX_FN_CPU_PRIORITIZED
                  ? atomic_fetch_add_explicit(&e->push_seq, 1, memory_order_relaxed)
                  : 0;
-    atomic_store_explicit(&o->wait, (int)o->n_deps + 1, memory_order_relaxed);
+    /* One count per Var, plus the pusher's own while it appends to several Vars; an op of
+     * one Var needs none: its single append is the only step, so when it is not granted
+     * there, the pusher lets go of the block at the unlock (and a releasing worker may claim
+     * it into a run at once, var_queue.c), and when it is, nobody else holds it. */
+    atomic_store_explicit(&o->wait, (int)o->n_deps + (o->n_deps != 1), memory_order_relaxed);
     o->inline_ok = (uint8_t)inline_ok;
     o->finish_extra = p->cleanup || p->oper || p->kind == PXI_OP_DELETE;
 }
@@ -663,8 +667,12 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
         o->counted = 1;
         pxi_inflight_reserve(e, 1);
     }
+    /* Read before the append: an op of one Var not granted at append belongs to whoever
+     * grants it from the unlock on (opr_fill). */
+    int counted = o->counted;
+    int one_var = o->n_deps == 1;
     uint32_t granted = pxi_var_queue_append_unlock(o);
-    if (!o->counted) {
+    if (!counted) {
         /* Every dep was granted at append (checked above under the locks): no other thread
          * holds a reference to the counter, so it needs no atomic read-modify-write. */
         PX_ASSERT(granted == o->n_deps);
@@ -676,8 +684,18 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
             run_op(o, NULL, 1);
         return PX_OK;
     }
-    int drop = (int)granted + 1;
-    if (atomic_fetch_sub_explicit(&o->wait, drop, memory_order_acq_rel) == drop) {
+    int ready;
+    if (one_var) {
+        /* No pusher's count to drop and no atomic read-modify-write: granted at append, the
+         * op is this thread's alone; not granted, it is no longer this thread's. */
+        ready = granted != 0;
+        if (ready)
+            atomic_store_explicit(&o->wait, 0, memory_order_relaxed);
+    } else {
+        int drop = (int)granted + 1;
+        ready = atomic_fetch_sub_explicit(&o->wait, drop, memory_order_acq_rel) == drop;
+    }
+    if (ready) {
         /* Ops this thread runs before the push returns are its pusher's (tools, run_op). */
         ++tl_pushing;
         pxi_engine_dispatch(o, 1);

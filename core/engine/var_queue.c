@@ -53,16 +53,17 @@ static void complete_read(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
 }
 
 /* Under @v's lock: whether @d, a queued write, may join a run (pxi_var_run): the only Var of
- * a sync op for the claimer's CPU lane whose pusher has dropped its own count (wait == 1, so
- * nothing but this grant is left and no other thread touches the counter). */
+ * a sync op for the claimer's CPU lane. Such an op holds no pusher's count (push.c, opr_fill):
+ * queued, its counter is 1, this grant is all that is left, and no other thread touches it
+ * (its pusher let go of it at the unlock, which published the block to this lock holder). */
 static int run_eligible(const pxi_dep *d, const pxi_var_run *run)
 {
     const pxi_opr *o = d->opr;
     if (!d->write || o->n_deps != 1 || o->kind != PXI_OP_SYNC || o->prop != PX_FN_NORMAL ||
         o->ctx.type != PX_DEV_CPU || (run->device_id >= 0 && o->ctx.device_id != run->device_id))
         return 0;
-    /* Acquire: pairs with the pusher's acq_rel drop, after which it no longer touches @o. */
-    return atomic_load_explicit(&o->wait, memory_order_acquire) == 1;
+    PX_ASSERT(atomic_load_explicit(&o->wait, memory_order_relaxed) == 1);
+    return 1;
 }
 
 /* Hint the block of the op whose only dep is @d into this cache: its counter and fields (line

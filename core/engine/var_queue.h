@@ -110,8 +110,10 @@ static inline uint32_t pxi_var_queue_append_dep(pxi_dep *d)
  * wait counter). */
 static inline uint32_t pxi_var_queue_append_unlock(pxi_opr *o)
 {
-    uint32_t granted = 0;
-    for (uint32_t i = 0; i < o->n_deps; ++i) {
+    /* Read once: the last unlock may hand @o to a releasing thread (an op of one Var holds no
+     * pusher's count, push.c), after which this thread must not read it. */
+    uint32_t granted = 0, n = o->n_deps;
+    for (uint32_t i = 0; i < n; ++i) {
         pxi_dep *d = &o->deps[i];
         granted += pxi_var_queue_append_dep(d);
         if (i == 0 && o->kind == PXI_OP_DELETE) /* no push can name the Var from here on */
