@@ -5,14 +5,17 @@
  * Help-while-waiting (TBB's task_group::wait and Taskflow's corun, StarPU's main thread as a
  * worker): until what it waits for is done, a waiting thread pops ready ops of the engine's CPU
  * lanes and runs them itself, as a worker of those lanes would (lanes.c, pxi_lane_help_pop:
- * same queues, same order, same failure handling, pxi_engine_execute), and between ops tests
- * the outstanding MPI requests (pxi_mpi_poll). On a process that may run on one processor only
- * (an MPI rank bound to one core) it also holds the lanes and the MPI progress (a sleeping
- * worker or progress thread is not woken for what the waiter will do: on one core every wake
- * is a thread switch) and, after the engine's spin budget with nothing to run or complete,
- * sleeps 50 us, doubling to 250 us, between looks, as the progress thread does. On several
- * processors it stops helping after that budget (a worker is woken for anything still
- * queued) and sleeps on the wait as before. */
+ * same queues, same order, same failure handling, pxi_engine_execute). On a process that may
+ * run on one processor only (an MPI rank bound to one core) it also holds the lanes and the
+ * MPI progress: a sleeping worker or progress thread is not woken for what the waiter will do
+ * (on one core every wake is a thread switch), the waiter tests the outstanding MPI requests
+ * between ops (pxi_mpi_poll) and, after the engine's spin budget with nothing to run or
+ * complete, sleeps 50 us, doubling to 250 us, between looks, as the progress thread does (it
+ * polls up to 1 ms first while requests are outstanding). On several processors it stops
+ * helping after the budget (a worker is woken for anything still queued) and sleeps on the
+ * wait as before; there the progress thread alone tests requests (waiters that tested them
+ * too, in turn with it, hung 4 oversubscribed parex-cg ranks in about 1 run of 5: Open MPI 4,
+ * nonblocking allreduces; not investigated further). */
 #include <time.h>
 
 #include "core/engine/checks.h"
@@ -158,7 +161,7 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
             idle = 0;
             continue;
         }
-        if (pxi_mpi_poll() > 0) {
+        if (hold && pxi_mpi_poll() > 0) {
             idle = 0;
             continue;
         }
