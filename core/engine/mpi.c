@@ -246,8 +246,8 @@ typedef struct {
 /* The posted requests and the lock of whoever tests them (the progress thread or a waiter). */
 static struct {
     pthread_mutex_t lock;
-    active_set a;       /* under lock */
-    atomic_int n;       /* a.n, stored under lock: a waiter's cheap look */
+    active_set a; /* under lock */
+    atomic_int n; /* a.n, stored under lock: a waiter's cheap look */
 } act = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int active_grow(active_set *a, int need)

@@ -125,8 +125,8 @@ typedef struct {
     px_var *v_coef;  /* coef (and coef_d): written by the scalar ops, read by the updates */
     px_var *v_state; /* the iteration state below, written by the scalar ops */
     double loc[2], glob[2];
-    double coef[2];  /* alpha, beta (host) */
-    double *coef_d;  /* what the kernels read: coef itself on host spaces, else a copy */
+    double coef[2]; /* alpha, beta (host) */
+    double *coef_d; /* what the kernels read: coef itself on host spaces, else a copy */
     /* Iteration state, owned by the scalar ops while an iteration runs (v_state); the host
      * reads it after waiting for v_state. */
     double rz, bnorm, relres;
@@ -339,9 +339,9 @@ static int push_update_r(dcg *d)
     px_var *w[2] = {d->v_r, d->v_loc};
     if (!d->jacobi) {
         /* loc[1] stays 0 (set at setup): the allreduce sums both slots. */
-        DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r", all, &dcg_update_r,
-                                                  &ua, sizeof ua, &px_sum_f64, &d->loc[0], rd, 2,
-                                                  w, 2));
+        DCG_TRY(d,
+                px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r", all, &dcg_update_r, &ua,
+                                               sizeof ua, &px_sum_f64, &d->loc[0], rd, 2, w, 2));
     } else if (d->on_host) {
         /* cg_pair is two doubles {rz, rr}: the reduce writes loc[0..1] in that order. */
         DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r_pair", all,
@@ -372,9 +372,9 @@ static int push_update_xp(dcg *d)
     xa.p = d->p;
     px_var *rd[2] = {d->v_r, d->v_coef};
     px_var *w[2] = {d->v_vec[1], d->v_vec[0]};
-    DCG_TRY(d, px_engine_push_parallel_for(
-                   d->e, d->s, "dcg_update_xp", px_range(0, d->P->n_local),
-                   d->jacobi ? &dcg_update_xp_jacobi : &dcg_update_xp, &xa, sizeof xa, rd, 2, w, 2));
+    DCG_TRY(d, px_engine_push_parallel_for(d->e, d->s, "dcg_update_xp", px_range(0, d->P->n_local),
+                                           d->jacobi ? &dcg_update_xp_jacobi : &dcg_update_xp, &xa,
+                                           sizeof xa, rd, 2, w, 2));
     return PX_OK;
 }
 
@@ -607,9 +607,9 @@ static int dcg_alloc(dcg *d)
     for (int k = 0; k < P->n_neighbors; k++)
         if (!(d->v_halo[k] = px_var_new(d->e)))
             return PX_ENOMEM;
-    px_var **vs[] = {&d->v_vec[0], &d->v_vec[1], &d->v_hdev,  &d->v_send,  &d->v_ap,   &d->v_r,
-                     &d->v_loc,    &d->v_glob,   &d->v_clk_h, &d->v_clk_i, &d->v_clk_l,
-                     &d->v_coef,   &d->v_state};
+    px_var **vs[] = {&d->v_vec[0], &d->v_vec[1], &d->v_hdev, &d->v_send,  &d->v_ap,
+                     &d->v_r,      &d->v_loc,    &d->v_glob, &d->v_clk_h, &d->v_clk_i,
+                     &d->v_clk_l,  &d->v_coef,   &d->v_state};
     for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++)
         if (!(*vs[k] = px_var_new(d->e)))
             return PX_ENOMEM;
@@ -620,9 +620,9 @@ static void dcg_release(dcg *d)
 {
     if (d->e) {
         (void)px_engine_wait_for_all(d->e);
-        px_var *vs[] = {d->v_vec[0], d->v_vec[1], d->v_hdev,  d->v_send,  d->v_ap,   d->v_r,
-                        d->v_loc,    d->v_glob,   d->v_clk_h, d->v_clk_i, d->v_clk_l,
-                        d->v_coef,   d->v_state};
+        px_var *vs[] = {d->v_vec[0], d->v_vec[1], d->v_hdev, d->v_send,  d->v_ap,
+                        d->v_r,      d->v_loc,    d->v_glob, d->v_clk_h, d->v_clk_i,
+                        d->v_clk_l,  d->v_coef,   d->v_state};
         for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++)
             if (vs[k])
                 (void)px_var_delete(d->e, vs[k]);
