@@ -25,6 +25,10 @@
  *
  * Shutdown: engine teardown (runtime.c) marks the engine closing with a deadline before it
  * drains; past it, the thread cancels that engine's messages (parex/mpi.h, Shutdown).
+ *
+ * Length: above the 800 lines of STYLE.md since the waiters drive progress too (session 6);
+ * the progress half (active set, progress thread, pxi_mpi_poll / hold, closing engines) is
+ * the part to move to a file of its own, with the msg struct in a shared internal header.
  */
 #include <pthread.h>
 #include <sched.h>
