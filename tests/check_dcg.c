@@ -286,6 +286,31 @@ START_TEST(test_dcg_more_ranks_than_rows_fails_cleanly)
 }
 END_TEST
 
+/* An indefinite matrix breaks CG down at the first p.Ap, a value every rank computes alike
+ * (dcg_alpha, an engine op): every rank fails with the message and no rank aborts alone. */
+START_TEST(test_dcg_indefinite_matrix_is_a_breakdown_on_every_rank)
+{
+    const int np = nranks();
+    char mtx[400], args[600];
+    snprintf(mtx, sizeof mtx, "%s/indefinite.mtx", dir_path);
+    FILE *f = fopen(mtx, "w");
+    ck_assert_ptr_nonnull(f);
+    const int n = 4 * np; /* diag(1, -3, 1, -3, ...): p.Ap = n/2 (1 - 27) < 0 */
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n%d %d %d\n", n, n, n);
+    for (int i = 1; i <= n; i++)
+        fprintf(f, "%d %d %s\n", i, i, i % 2 ? "1.0" : "-3.0");
+    fclose(f);
+    snprintf(args, sizeof args, "--matrix '%s' --partition block --space threads", mtx);
+    const int st = run(np, args);
+    unlink(mtx);
+    if (st < 0)
+        return;
+    ck_assert_msg(st != 0, "exit 0 for a breakdown; stderr: %s", run_err);
+    ck_assert_msg(strstr(run_err, "breakdown at iteration 1") != NULL, "stderr: %s", run_err);
+    ck_assert_msg(strstr(run_err, "failed alone") == NULL, "stderr: %s", run_err);
+}
+END_TEST
+
 /* Ranks with unusual parts: a matrix whose last rows are uncoupled (under block partitions
  * the last ranks have no neighbour, others only boundary rows), and HPCG with one point per
  * rank (no interior rows at all); both on the host path and on the staging path, against
@@ -373,6 +398,7 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_bad_partition_flag_exits_2);
     tcase_add_test(tc, test_dcg_more_ranks_than_rows_fails_cleanly);
     tcase_add_test(tc, test_dcg_one_rank_failing_alone_aborts_the_job);
+    tcase_add_test(tc, test_dcg_indefinite_matrix_is_a_breakdown_on_every_rank);
     tcase_add_test(tc, test_dcg_ranks_without_neighbours_or_interior_rows_match_one_process);
     suite_add_tcase(s, tc);
     return s;

@@ -116,6 +116,8 @@ END_TEST
  * timed run is chosen at random, 1 in 64, so the slow runs still made at push before the first
  * timed one number more than INL_SLOW - 200 = 1,000 with probability (63/64)^1000 < 2e-7. */
 #define INL_SLOW 1200
+/* rc->worker of each op's run (-1: its pusher, -2: a waiting thread), INL_NOT_RUN before. */
+#define INL_NOT_RUN (-1000)
 static int inl_worker[INL_OPS + INL_SLOW];
 static atomic_int inl_slow_us;
 
@@ -154,7 +156,7 @@ static void inl_push(px_engine *e, px_var **v, inl_arg *args, int first, int las
 {
     for (int k = first; k < last; ++k) {
         args[k].index = k;
-        inl_worker[k] = -2;
+        inl_worker[k] = INL_NOT_RUN;
         ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[k], CPU, NULL, 0, &v[k % 64], 1,
                                              PX_FN_NORMAL, 0, "inl"),
                          PX_OK);
@@ -166,7 +168,7 @@ static int inl_on_pusher(int first, int last)
 {
     int n = 0;
     for (int k = first; k < last; ++k) {
-        ck_assert_msg(inl_worker[k] != -2, "op %d did not run", k);
+        ck_assert_msg(inl_worker[k] != INL_NOT_RUN, "op %d did not run", k);
         n += inl_worker[k] == -1;
     }
     return n;
@@ -267,12 +269,12 @@ START_TEST(test_cheap_op_not_ready_at_push_is_counted_and_waits)
         px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, &v[0], 1, PX_FN_NORMAL, 0, "gate"),
         PX_OK);
     args[INL_OPS].index = INL_OPS;
-    inl_worker[INL_OPS] = -2;
+    inl_worker[INL_OPS] = INL_NOT_RUN;
     ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[INL_OPS], CPU, NULL, 0, &v[0], 1,
                                          PX_FN_NORMAL, 0, "inl-after-gate"),
                      PX_OK);
     sleep_ms(20);
-    ck_assert_int_eq(inl_worker[INL_OPS], -2); /* still waiting for the gate */
+    ck_assert_int_eq(inl_worker[INL_OPS], INL_NOT_RUN); /* still waiting for the gate */
     atomic_store(&gate_open, 1);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
     ck_assert_int_ge(inl_worker[INL_OPS], 0); /* run by the worker that released v[0] */
@@ -402,7 +404,7 @@ START_TEST(test_alternating_functions_are_each_sampled)
         if (k == INL_OPS)
             atomic_store(&inl_slow_us, 100);
         args[k].index = k;
-        inl_worker[k] = -2;
+        inl_worker[k] = INL_NOT_RUN;
         ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[k], CPU, NULL, 0, &v[k % 64], 1,
                                              PX_FN_NORMAL, 0, "inl"),
                          PX_OK);

@@ -198,7 +198,8 @@ static void test_messages_traced_with_bytes_peer_tag(px_engine *e)
         CHECK(strstr(text, want_send) != NULL);
         CHECK(strstr(text, want_recv) != NULL);
         CHECK(strstr(text, "\"cat\":\"mpi\"") != NULL || strstr(text, "\"cat\": \"mpi\"") != NULL);
-        CHECK(strstr(text, "px-mpi-progress") != NULL);
+        /* Completed by the progress thread or by a waiting thread that tests the requests
+         * itself (core/engine/calls.c): the spans are there either way. */
     }
     free(text);
     remove(path);

@@ -27,3 +27,14 @@ endif()
 px_add_check_test(check_engine_trace SOURCES check_engine_trace.c check_engine_common.c
                   LIBS PkgConfig::JANSSON ENGINES naive pooled per_device THREADS 1 3
                   LABELS concurrency ENV ${PX_ENGINE_TEST_ENV} TIMEOUT 300)
+# Help-while-waiting (core/engine/calls.c): the waiting thread runs ready ops; also bound to one
+# processor (taskset), where the waiter holds the lanes.
+px_add_check_test(check_engine_help SOURCES check_engine_help.c check_engine_common.c
+                  ENGINES naive per_device LABELS concurrency
+                  ENV PX_ENGINE_MAX_PENDING=64 PX_ENGINE_INLINE_NS=0 TIMEOUT 120)
+find_program(PX_TASKSET taskset)
+if(PX_TASKSET)
+  add_test(NAME check_engine_help_one_cpu COMMAND ${PX_TASKSET} -c 0 $<TARGET_FILE:check_engine_help>)
+  set_tests_properties(check_engine_help_one_cpu PROPERTIES LABELS concurrency TIMEOUT 120
+    ENVIRONMENT "PX_ENGINE_MAX_PENDING=64;PX_ENGINE_INLINE_NS=0;PX_TEST_ONE_CPU=1;PX_DEFAULT_SPACE=threads;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
+endif()

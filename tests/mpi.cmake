@@ -13,6 +13,8 @@ target_include_directories(check_mpi PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tools)
 target_link_libraries(check_mpi PRIVATE ${CMAKE_DL_LIBS})
 # mpirun refuses root without --allow-run-as-root; CI runs as root on 2 cores.
 set(_px_mpirun ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe ${MPIEXEC_NUMPROC_FLAG})
+# mpirun binds 1 or 2 ranks to a core each here and leaves 3-4 unbound: np1/np2 run the waits'
+# one-processor path (the waiter holds MPI progress, core/engine/calls.c), np3/np4 the other.
 foreach(np 1 2 3 4)
   add_test(NAME check_mpi_np${np} COMMAND ${_px_mpirun} ${np} $<TARGET_FILE:check_mpi>)
   set_tests_properties(check_mpi_np${np} PROPERTIES LABELS "mpi;concurrency" TIMEOUT 120

@@ -1,9 +1,28 @@
 /* core/engine/calls.c - the public push and wait calls of engine.h (MXNet's PushSync /
  * PushAsync / WaitForVar / WaitForAll): their argument checks, then push.c's pxi_engine_push;
- * the waits drain the in-flight count (inflight.c) or push an internal wait op. */
+ * the waits drain the in-flight count (inflight.c) or push an internal wait op.
+ *
+ * Help-while-waiting (TBB's task_group::wait and Taskflow's corun, StarPU's main thread as a
+ * worker): until what it waits for is done, a waiting thread pops ready ops of the engine's CPU
+ * lanes and runs them itself, as a worker of those lanes would (lanes.c, pxi_lane_help_pop:
+ * same queues, same order, same failure handling, pxi_engine_execute). On a process that may
+ * run on one processor only (an MPI rank bound to one core) it also holds the lanes and the
+ * MPI progress: a sleeping worker or progress thread is not woken for what the waiter will do
+ * (on one core every wake is a thread switch), the waiter tests the outstanding MPI requests
+ * between ops (pxi_mpi_poll) and, after the engine's spin budget with nothing to run or
+ * complete, sleeps 50 us, doubling to 250 us, between looks, as the progress thread does (it
+ * polls up to 1 ms first while requests are outstanding). On several processors it stops
+ * helping after the budget (a worker is woken for anything still queued) and sleeps on the
+ * wait as before; there the progress thread alone tests requests (waiters that tested them
+ * too, in turn with it, hung 4 oversubscribed parex-cg ranks in about 1 run of 5: Open MPI 4,
+ * nonblocking allreduces; not investigated further). */
+#include <time.h>
+
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
+#include "core/engine/mpi_hooks.h"
 #include "core/log.h"
+#include "core/os.h"
 #include "core/registry.h"
 #include "core/trace.h"
 #include "core/wait.h"
@@ -117,6 +136,90 @@ static int check_may_wait(const char *caller)
     return PX_EDEADLK;
 }
 
+/* Sleeps of a helping waiter on one processor once the spin budget is spent (as the MPI
+ * progress thread's, core/engine/mpi.c). */
+#define HELP_SLEEP_MIN_NS 50000L
+#define HELP_SLEEP_MAX_NS 250000L
+/* A waiter holding progress polls this long (at least; PX_WAIT_POLICY=passive: not at all)
+ * while MPI requests are outstanding, as a blocking MPI call would, before it sleeps between
+ * looks: a halo message or an allreduce round arrives within an iteration (0.1-1 ms for
+ * parex-cg), and a sleep of 50-250 us per wait doubled the iteration of both ranks. */
+#define HELP_MPI_SPIN_NS 1000000LL
+
+/* What an op a helping waiter runs sees: worker -2 (engine.h), no stream. Read-only. */
+static pxi_worker help_worker = {.lane = NULL, .index = -2, .stream = NULL};
+
+/* Run ready CPU ops and drive MPI progress until @done(@arg) holds (see the file comment). On
+ * several processors the helper stops once the engine's spin budget passed with nothing to do
+ * and the caller then waits as usual; on one it goes on, sleeping between looks. */
+static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg)
+{
+    if (done(arg))
+        return;
+    const int hold = pxi_os_num_cpus() <= 1;
+    unsigned held = 0;
+    if (hold) {
+        held = pxi_lane_help_hold(e);
+        pxi_mpi_hold(1);
+    }
+    int64_t last_ns = pxi_os_now_ns(), step_ns = HELP_SLEEP_MIN_NS;
+    unsigned idle = 0;
+    while (!done(arg)) {
+        pxi_opr *o = pxi_lane_help_pop(e);
+        if (o) {
+            pxi_engine_execute(o, &help_worker);
+            idle = 0;
+            continue;
+        }
+        if (hold && pxi_mpi_poll() > 0) {
+            idle = 0;
+            continue;
+        }
+        if (idle == 0) {
+            last_ns = pxi_os_now_ns();
+            step_ns = HELP_SLEEP_MIN_NS;
+        } else if ((idle & 15u) == 0 && pxi_os_now_ns() - last_ns > e->spin_ns) {
+            if (!hold)
+                break;
+            if (e->spin_ns > 0 && pxi_os_now_ns() - last_ns < HELP_MPI_SPIN_NS &&
+                pxi_mpi_outstanding()) {
+                pxi_os_cpu_pause();
+                ++idle;
+                continue;
+            }
+            /* The only processor: stay the thread that runs ops and tests messages, but sleep
+             * between looks (no core at 100% while the wait lasts; as the progress thread). */
+            struct timespec ts = {0, (long)step_ns};
+            nanosleep(&ts, NULL);
+            if (step_ns < HELP_SLEEP_MAX_NS)
+                step_ns *= 2;
+            continue;
+        }
+        /* On one processor no other thread of ours needs the core (nothing wakes them while
+         * we hold), and a yield there hands it to another process for a whole time slice. */
+        if (hold)
+            pxi_os_cpu_pause();
+        else
+            pxi_wait_backoff(idle);
+        ++idle;
+    }
+    if (hold) {
+        pxi_mpi_hold(-1);
+        pxi_lane_help_release(e, held);
+    }
+}
+
+static int waiter_done(const void *arg)
+{
+    return pxi_wait_flag_value((pxi_wait_flag *)(uintptr_t)arg) == 1;
+}
+
+static int nothing_in_flight(const void *arg)
+{
+    const pxi_engine *e = arg;
+    return atomic_load_explicit(&e->in_flight, memory_order_seq_cst) <= 0;
+}
+
 int px_engine_wait_for_var(px_engine *e, px_var *v)
 {
     static const char caller[] = "px_engine_wait_for_var";
@@ -134,7 +237,8 @@ int px_engine_wait_for_var(px_engine *e, px_var *v)
     rc = pxi_engine_push_internal(e, PXI_OP_WAIT, v, &w, "wait_for_var", caller);
     if (rc != PX_OK)
         return rc;
-    pxi_wait_flag_until_eq(&w.done, 1, e->spin_ns);
+    help_until(e, waiter_done, &w.done);
+    pxi_wait_flag_until_eq(&w.done, 1, 0); /* help_until spun the budget */
     if (t0)
         pxi_trace_span("wait", "wait_for_var", t0, pxi_trace_now_ns());
     return w.status;
@@ -149,6 +253,7 @@ int px_engine_wait_for_all(px_engine *e)
     if (rc != PX_OK)
         return rc;
     int64_t t0 = pxi_trace_active() ? pxi_trace_now_ns() : 0;
+    help_until(e, nothing_in_flight, e);
     pxi_engine_drain(e);
     if (t0)
         pxi_trace_span("wait", "wait_for_all", t0, pxi_trace_now_ns());

@@ -538,6 +538,17 @@ pxi_lane *pxi_lane_for(pxi_engine *e, const pxi_opr *o, int *status);
 PX_NODISCARD int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_property prop,
                                     const char *caller);
 
+/* A thread waiting on @e that runs ready ops meanwhile (calls.c, help-while-waiting): pop the
+ * next ready op of e's priority lane, else of its CPU lanes (FIFO order kept; never the IO or
+ * GPU lanes), or NULL. */
+pxi_opr *pxi_lane_help_pop(pxi_engine *e);
+/* Count the calling waiter as pollers enough for any queue on every CPU lane of @e that exists
+ * now, so no enqueue wakes a sleeping worker while it waits (a rank with one processor);
+ * returns the lanes counted, for pxi_lane_help_release, which uncounts them and wakes a
+ * worker for what is still queued. */
+unsigned pxi_lane_help_hold(pxi_engine *e);
+void pxi_lane_help_release(pxi_engine *e, unsigned held);
+
 /* Op blocks owned by a layer above push (graph launches): finish calls o->finish_hook. */
 #define PXI_OPR_EXTERNAL (-2)
 /* Op blocks pushed through pxi_push.block: finish releases their Vars like any op's, then,

@@ -376,3 +376,60 @@ int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_property prop, const
     }
     return PX_OK;
 }
+
+/* ---- helping threads (calls.c: a thread that waits on the engine runs ready ops) ---------- */
+
+/* The CPU lanes a waiter may run ops of: the priority lane (bit PXI_MAX_CPU_DEVS) and each
+ * created CPU lane (bit = device id). Never the IO lane (one worker: copies do not overlap)
+ * nor GPU lanes (their ops need the worker's stream). */
+static pxi_lane *help_lane(pxi_engine *e, int bit)
+{
+    if (bit == PXI_MAX_CPU_DEVS)
+        return e->kind == PX_ENGINE_POOLED ? NULL : e->prio_lane;
+    return atomic_load_explicit(&e->cpu_lanes[bit], memory_order_acquire);
+}
+
+pxi_opr *pxi_lane_help_pop(pxi_engine *e)
+{
+    for (int bit = PXI_MAX_CPU_DEVS; bit >= 0; --bit) {
+        pxi_lane *l = help_lane(e, bit);
+        pxi_opr *o = l ? lane_pop(l) : NULL;
+        if (o)
+            return o;
+    }
+    return NULL;
+}
+
+/* What a holding waiter adds to a lane's poller count: more than any queue length, so no
+ * enqueue wakes a sleeping worker while it holds (on one processor the waiter runs them all). */
+#define HELP_HOLD (1 << 20)
+
+unsigned pxi_lane_help_hold(pxi_engine *e)
+{
+    unsigned held = 0;
+    for (int bit = 0; bit <= PXI_MAX_CPU_DEVS; ++bit) {
+        pxi_lane *l = help_lane(e, bit);
+        if (l) {
+            atomic_fetch_add_explicit(&l->n_spinning, HELP_HOLD, memory_order_seq_cst);
+            held |= 1u << bit;
+        }
+    }
+    return held;
+}
+
+void pxi_lane_help_release(pxi_engine *e, unsigned held)
+{
+    for (int bit = 0; bit <= PXI_MAX_CPU_DEVS; ++bit) {
+        if (!(held & (1u << bit)))
+            continue;
+        pxi_lane *l = help_lane(e, bit);
+        /* As a worker that stops polling: the seq_cst decrement, then a look at the queue,
+         * pair with pxi_lane_push's store, fence and look at the pollers (either the pusher
+         * counted us out and woke a sleeper, or we see its op and wake one now). */
+        int spinning =
+            atomic_fetch_sub_explicit(&l->n_spinning, HELP_HOLD, memory_order_seq_cst) - HELP_HOLD;
+        int queued = atomic_load_explicit(&l->n_queued, memory_order_seq_cst);
+        if (queued > spinning && pxi_wait_event_sleepers(&l->wake) > 0)
+            pxi_wait_event_wake(&l->wake, queued - spinning);
+    }
+}

@@ -3,11 +3,19 @@
  *
  * An MPI op is an asynchronous engine op (PXI_OP_ASYNC, PX_FN_ASYNC: it runs on its pusher
  * when it is ready at push, else on a CPU worker). Its function, post_msg, posts the
- * nonblocking call on that thread and hands the message to the progress thread through the
- * incoming list; the progress thread owns every posted request from then on, tests them all
- * with one MPI_Testsome and calls px_on_complete_call when one is done, which finishes the op
- * and grants its Vars. After px_on_complete_call the message belongs to the engine again
- * (its cleanup, free_msg, may run at once), so the progress thread touches it no more.
+ * nonblocking call on that thread and hands the message over through the incoming list; from
+ * then on the request belongs to the active set, which one thread at a time tests (the holder
+ * of g.plock: the progress thread, or a thread waiting on an engine that drives progress
+ * itself, pxi_mpi_poll), all requests with one MPI_Testsome, calling px_on_complete_call when
+ * one is done, which finishes the op and grants its Vars. After px_on_complete_call the
+ * message belongs to the engine again (its cleanup, free_msg, may run at once), so nothing
+ * here touches it any more.
+ *
+ * Waiters that drive progress (calls.c, help-while-waiting): on a process with one processor a
+ * waiting thread holds progress (pxi_mpi_hold): the progress thread then sleeps without
+ * polling and a post does not wake it, so a rank bound to one core completes its messages
+ * with no thread switch; when the last holder stops, it wakes the thread if anything is
+ * outstanding. Elsewhere waiters poll opportunistically beside the thread.
  *
  * Waiting: with requests outstanding the thread polls for the wait budget after its last
  * completion or new post, then sleeps 50 us, doubling to 250 us, between polls (a completion or
@@ -17,6 +25,10 @@
  *
  * Shutdown: engine teardown (runtime.c) marks the engine closing with a deadline before it
  * drains; past it, the thread cancels that engine's messages (parex/mpi.h, Shutdown).
+ *
+ * Length: above the 800 lines of STYLE.md since the waiters drive progress too (session 6);
+ * the progress half (active set, progress thread, pxi_mpi_poll / hold, closing engines) is
+ * the part to move to a file of its own, with the msg struct in a shared internal header.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -86,6 +98,7 @@ static struct {
         int64_t deadline_ns;
     } closing[MAX_CLOSING]; /* under lock */
     atomic_llong drain_ns;  /* relaxed: a setting read at each closing */
+    atomic_int n_holders;   /* waiters holding progress (pxi_mpi_hold) */
     atomic_int level_ok;    /* 1 once MPI_THREAD_MULTIPLE was seen (it cannot go away) */
     int we_initialized;     /* px_mpi_init called MPI_Init_thread (main thread only) */
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER, .drain_ns = DRAIN_DEFAULT_NS};
@@ -237,6 +250,13 @@ typedef struct {
     MPI_Status *st;
     int n, cap;
 } active_set;
+
+/* The posted requests and the lock of whoever tests them (the progress thread or a waiter). */
+static struct {
+    pthread_mutex_t lock;
+    active_set a; /* under lock */
+    atomic_int n; /* a.n, stored under lock: a waiter's cheap look */
+} act = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int active_grow(active_set *a, int need)
 {
@@ -443,22 +463,99 @@ static void sleep_ns(int64_t ns)
     nanosleep(&ts, NULL);
 }
 
+/* One round over the active set, under act.lock: take the hand-offs, test every request,
+ * enforce closing deadlines (@deadlines). Returns how many ops completed; *grew: new posts were
+ * taken; *oom: the set could not grow (logged). */
+static int progress_round(int deadlines, int *grew, int *oom)
+{
+    active_set *a = &act.a;
+    int n_before = a->n;
+    *oom = !take_incoming(a);
+    *grew = a->n > n_before;
+    int done = a->n ? test_all(a) : 0;
+    if (deadlines && a->n)
+        done += enforce_deadlines(a, pxi_os_now_ns());
+    atomic_store_explicit(&act.n, a->n, memory_order_release);
+    return done;
+}
+
+int pxi_mpi_poll(void)
+{
+    if (atomic_load_explicit(&g.n_in, memory_order_acquire) == 0 &&
+        atomic_load_explicit(&act.n, memory_order_acquire) == 0)
+        return 0;
+    if (pthread_mutex_trylock(&act.lock) != 0)
+        return 0; /* someone else is testing them right now */
+    int grew = 0, oom = 0;
+    int done = progress_round(0, &grew, &oom);
+    pthread_mutex_unlock(&act.lock);
+    return done;
+}
+
+int pxi_mpi_outstanding(void)
+{
+    return atomic_load_explicit(&g.n_in, memory_order_acquire) != 0 ||
+           atomic_load_explicit(&act.n, memory_order_acquire) != 0;
+}
+
+void pxi_mpi_hold(int delta)
+{
+    if (delta > 0) {
+        atomic_fetch_add_explicit(&g.n_holders, 1, memory_order_seq_cst);
+        return;
+    }
+    /* seq_cst decrement, then the look at what is outstanding: the Dekker pair of hand_off's
+     * n_in increment and look at the holders (either it saw no holder and woke the thread, or
+     * we see its message and wake the thread now). */
+    if (atomic_fetch_sub_explicit(&g.n_holders, 1, memory_order_seq_cst) == 1 &&
+        (atomic_load_explicit(&g.n_in, memory_order_seq_cst) != 0 ||
+         atomic_load_explicit(&act.n, memory_order_seq_cst) != 0))
+        pxi_wait_event_notify(&g.wake, 0);
+}
+
+/* The idle progress thread's wake condition: as wake_ready, or requests a waiter holding
+ * progress took over and left outstanding when it stopped (pxi_mpi_hold). */
+static int idle_ready(const void *arg)
+{
+    return wake_ready(arg) || atomic_load_explicit(&act.n, memory_order_seq_cst) != 0;
+}
+
+/* The progress thread's wake condition while waiters hold progress. */
+static int unheld_ready(const void *arg)
+{
+    (void)arg;
+    return atomic_load_explicit(&g.n_holders, memory_order_seq_cst) == 0 ||
+           atomic_load_explicit(&g.n_closing, memory_order_acquire) != 0 ||
+           atomic_load_explicit(&g.stop, memory_order_acquire) != 0;
+}
+
 static void *progress_main(void *arg)
 {
     (void)arg;
     pxi_trace_thread_name("px-mpi-progress");
-    active_set a = {0};
     int64_t budget_ns = pxi_wait_spin_ns(1, 0);
     int64_t last_ns = pxi_os_now_ns(), step_ns = SLEEP_MIN_NS;
     for (;;) {
-        int n_before = a.n;
-        if (!take_incoming(&a))
-            sleep_ns(SLEEP_MAX_NS);
-        if (a.n > n_before) { /* new posts: poll them for a whole budget again */
+        if (!unheld_ready(NULL)) {
+            /* A waiter drives progress (one processor): sleep until the last one stops. */
+            pxi_wait_event_until(&g.wake, unheld_ready, NULL, 0, NULL, 0);
             last_ns = pxi_os_now_ns();
             step_ns = SLEEP_MIN_NS;
+            continue;
         }
-        if (a.n == 0) {
+        pthread_mutex_lock(&act.lock);
+        int grew = 0, oom = 0;
+        int done = progress_round(1, &grew, &oom);
+        int n = act.a.n;
+        pthread_mutex_unlock(&act.lock);
+        if (oom)
+            sleep_ns(SLEEP_MAX_NS);
+        int64_t now = pxi_os_now_ns();
+        if (grew || done) { /* new posts or completions: poll for a whole budget again */
+            last_ns = now;
+            step_ns = SLEEP_MIN_NS;
+        }
+        if (n == 0) {
             if (atomic_load_explicit(&g.stop, memory_order_acquire) &&
                 atomic_load_explicit(&g.n_in, memory_order_acquire) == 0)
                 break;
@@ -469,34 +566,31 @@ static void *progress_main(void *arg)
                 if (atomic_load_explicit(&g.n_closing, memory_order_acquire))
                     sleep_ns(SLEEP_MAX_NS);
                 else
-                    pxi_wait_event_until(&g.wake, wake_ready, NULL, 0, NULL, 0);
+                    pxi_wait_event_until(&g.wake, idle_ready, NULL, 0, NULL, 0);
             }
             last_ns = pxi_os_now_ns();
             step_ns = SLEEP_MIN_NS;
             continue;
         }
-        int done = test_all(&a);
-        int64_t now = pxi_os_now_ns();
-        done += enforce_deadlines(&a, now);
-        if (done) {
-            last_ns = now;
-            step_ns = SLEEP_MIN_NS;
-        } else if (now - last_ns > budget_ns) {
+        if (!done && now - last_ns > budget_ns) {
             /* A hand-off (a new post, a closing engine, stop) ends the sleep at once: a message
              * posted while we sleep does not wait for the step to run out. */
             pxi_wait_event_sleep_for(&g.wake, wake_ready, NULL, step_ns / 1000);
             if (step_ns < SLEEP_MAX_NS)
                 step_ns *= 2;
-        } else {
+        } else if (!done) {
             /* Polling: leave the core to a runnable thread (the peer rank on an
              * oversubscribed node, an engine worker) between polls. */
             sched_yield();
         }
     }
-    pxi_free(a.m);
-    pxi_free(a.req);
-    pxi_free(a.idx);
-    pxi_free(a.st);
+    pthread_mutex_lock(&act.lock);
+    pxi_free(act.a.m);
+    pxi_free(act.a.req);
+    pxi_free(act.a.idx);
+    pxi_free(act.a.st);
+    memset(&act.a, 0, sizeof act.a);
+    pthread_mutex_unlock(&act.lock);
     return NULL;
 }
 
@@ -521,9 +615,13 @@ static int hand_off(msg *m)
         g.in_head = m;
     g.in_tail = m;
     /* Release: the thread's acquire of the count sees the list (it takes the lock anyway). */
-    atomic_fetch_add_explicit(&g.n_in, 1, memory_order_release);
+    atomic_fetch_add_explicit(&g.n_in, 1, memory_order_seq_cst);
     pthread_mutex_unlock(&g.lock);
-    pxi_wait_event_notify(&g.wake, 1);
+    /* A waiter holding progress will test it (pxi_mpi_hold wakes the thread when the last one
+     * stops); otherwise wake the thread. seq_cst fence, then the look at the holders. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&g.n_holders, memory_order_seq_cst) == 0)
+        pxi_wait_event_notify(&g.wake, 1);
     return PX_OK;
 }
 

@@ -1,5 +1,6 @@
-/* core/engine/mpi_hooks.h - what engine teardown (runtime.c) calls into the MPI ops
- * (core/engine/mpi.c). Without MPI (PX_HAVE_MPI 0) every hook is an empty inline function. */
+/* core/engine/mpi_hooks.h - what engine teardown (runtime.c) and the waits (calls.c) call into
+ * the MPI ops (core/engine/mpi.c). Without MPI (PX_HAVE_MPI 0) every hook is an empty inline
+ * function. */
 #ifndef PXI_MPI_HOOKS_H
 #define PXI_MPI_HOOKS_H
 
@@ -15,6 +16,16 @@ void pxi_mpi_engine_closing(px_engine *e);
 void pxi_mpi_engine_closed(px_engine *e);
 /* At px_finalize, after every engine is drained: stop and join the progress thread. */
 void pxi_mpi_shutdown(void);
+/* A waiting thread drives progress (calls.c): test the outstanding requests once unless
+ * another thread is testing them now; returns how many MPI ops it completed (0 at once when
+ * nothing is outstanding). Thread-safe; never called from inside an op. */
+int pxi_mpi_poll(void);
+/* Nonzero while a posted request is not complete (a relaxed look). */
+int pxi_mpi_outstanding(void);
+/* @delta +1: the calling waiter holds progress (it polls; the progress thread sleeps and posts
+ * do not wake it); -1: it stops, waking the thread when it was the last holder and anything is
+ * outstanding. Thread-safe. */
+void pxi_mpi_hold(int delta);
 #else
 static inline void pxi_mpi_engine_closing(px_engine *e)
 {
@@ -26,6 +37,18 @@ static inline void pxi_mpi_engine_closed(px_engine *e)
 }
 static inline void pxi_mpi_shutdown(void)
 {
+}
+static inline int pxi_mpi_poll(void)
+{
+    return 0;
+}
+static inline int pxi_mpi_outstanding(void)
+{
+    return 0;
+}
+static inline void pxi_mpi_hold(int delta)
+{
+    (void)delta;
 }
 #endif
 

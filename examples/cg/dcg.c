@@ -31,6 +31,59 @@ PX_FOR(dcg_pack, pack_args, j, a)
     a->out[j] = a->v[a->idx[j]];
 }
 
+/* The update kernels of cg.c with alpha and beta read at run time from @coef (space memory, a
+ * scalar op writes them: dcg_alpha / dcg_beta) instead of copied at push, so a whole iteration
+ * is pushed before its scalars are known. */
+typedef struct {
+    const double *coef; /* [alpha, beta] */
+    const double *ap;
+    const double *dinv;
+    double *r;
+} dcg_r_args;
+
+typedef struct {
+    const double *coef; /* [alpha, beta] */
+    const double *r;
+    const double *dinv;
+    double *x, *p;
+} dcg_xp_args;
+
+PX_REDUCE(dcg_update_r, dcg_r_args, double, i, a, acc)
+{
+    const double ri = a->r[i] - a->coef[0] * a->ap[i];
+    a->r[i] = ri;
+    *acc += ri * ri;
+}
+
+PX_REDUCE(dcg_update_r_pair, dcg_r_args, cg_pair, i, a, acc)
+{
+    const double ri = a->r[i] - a->coef[0] * a->ap[i];
+    a->r[i] = ri;
+    acc->rz += ri * ri * a->dinv[i];
+    acc->rr += ri * ri;
+}
+
+PX_REDUCE(dcg_update_r_rz, dcg_r_args, double, i, a, acc)
+{
+    const double ri = a->r[i] - a->coef[0] * a->ap[i];
+    a->r[i] = ri;
+    *acc += ri * ri * a->dinv[i];
+}
+
+PX_FOR(dcg_update_xp, dcg_xp_args, i, a)
+{
+    const double pi = a->p[i];
+    a->x[i] += a->coef[0] * pi;
+    a->p[i] = a->r[i] + a->coef[1] * pi;
+}
+
+PX_FOR(dcg_update_xp_jacobi, dcg_xp_args, i, a)
+{
+    const double pi = a->p[i];
+    a->x[i] += a->coef[0] * pi;
+    a->p[i] = a->dinv[i] * a->r[i] + a->coef[1] * pi;
+}
+
 /* A copy between spaces as a synchronous engine op (cuda staging). */
 typedef struct {
     px_space *dst_s, *src_s;
@@ -69,9 +122,20 @@ typedef struct {
     px_var **v_halo;  /* one per neighbour */
     px_var **v_bnd;   /* the boundary SpMV's reads: n_neighbors + 4 slots */
     px_var *v_hdev, *v_send, *v_ap, *v_r, *v_loc, *v_glob, *v_clk_h, *v_clk_i, *v_clk_l;
+    px_var *v_coef;  /* coef (and coef_d): written by the scalar ops, read by the updates */
+    px_var *v_state; /* the iteration state below, written by the scalar ops */
     double loc[2], glob[2];
+    double coef[2]; /* alpha, beta (host) */
+    double *coef_d; /* what the kernels read: coef itself on host spaces, else a copy */
+    /* Iteration state, owned by the scalar ops while an iteration runs (v_state); the host
+     * reads it after waiting for v_state. */
+    double rz, bnorm, relres;
+    int64_t it;
+    int jacobi;
+    const cg_options *o;
+    double t_iter, min_iter, next_progress, t0; /* dcg_next's clocks */
     double t_post, t_int, t_in, t_loc;
-    copy_op cp_send, cp_recv;
+    copy_op cp_send, cp_recv, cp_coef;
     int tag_parity;
     double msg_s, exposed_s, allred_s;
     int collective; /* the failure being returned was decided on global values */
@@ -191,71 +255,177 @@ static int push_spmv(dcg *d, int which)
     return PX_OK;
 }
 
-/* Sum d->loc[0..1] over the ranks into d->glob through an allreduce op; wait for it. */
-static int allreduce_loc(dcg *d)
+/* Sum d->loc[0..1] over the ranks into d->glob through an allreduce op (no wait: the scalar
+ * op that reads d->glob is ordered after it by v_glob). */
+static int push_allreduce(dcg *d)
 {
     DCG_TRY(d, push_stamp(d, &d->t_loc, &d->v_loc, 1, &d->v_clk_l, 1, "dcg_clock_local"));
     DCG_TRY(d, px_engine_push_mpi_allreduce(d->e, d->loc, d->glob, 2, MPI_DOUBLE, MPI_SUM, d->comm,
                                             d->v_loc, d->v_glob));
-    DCG_TRY(d, px_engine_wait_for_var(d->e, d->v_glob));
-    DCG_TRY(d, px_engine_wait_for_var(d->e, d->v_clk_l));
-    d->allred_s += cg_now() - d->t_loc;
     return PX_OK;
 }
 
-/* One SpMV of p with its exchange; returns p.Ap over all ranks. Books the message clocks. */
-static int spmv_p(dcg *d, double *pap)
+/* Scalar op after the p.Ap allreduce: books the message clocks and alpha = rz / p.Ap, or fails
+ * the iteration on a breakdown (a global value: every rank fails alike). */
+static int dcg_alpha(const px_run_context *rc, void *arg)
 {
-    DCG_TRY(d, push_exchange(d, 0));
-    DCG_TRY(d, push_spmv(d, 0));
-    const int rc = allreduce_loc(d);
-    if (rc != PX_OK)
-        return rc;
+    (void)rc;
+    dcg *d = (dcg *)arg;
+    d->allred_s += cg_now() - d->t_loc;
     if (d->P->n_neighbors > 0) {
         d->msg_s += d->t_in - d->t_post;
         d->exposed_s += d->t_in > d->t_int ? d->t_in - d->t_int : 0.0;
     }
-    *pap = d->glob[0] + d->glob[1];
+    const double pap = d->glob[0] + d->glob[1];
+    if (!(pap > 0.0) || !isfinite(pap)) {
+        d->collective = 1;
+        snprintf(d->msg, d->msglen,
+                 "breakdown at iteration %lld: p.Ap = %g (the matrix is not symmetric positive "
+                 "definite)",
+                 (long long)(d->it + 1), pap);
+        return PX_EINVAL;
+    }
+    d->coef[0] = d->rz / pap;
     return PX_OK;
 }
 
-/* Residual update on the local rows and its global sums: *rr = r.r, *rz = r.M^-1 r. */
-static int update_r(dcg *d, const cg_options *o, double alpha, double *rr, double *rz)
+/* Scalar op after the residual allreduce: the iteration's relative residual and beta. */
+static int dcg_beta(const px_run_context *rc, void *arg)
 {
-    update_r_args ua;
-    ua.alpha = alpha;
+    (void)rc;
+    dcg *d = (dcg *)arg;
+    d->allred_s += cg_now() - d->t_loc;
+    const double rr = d->jacobi ? d->glob[1] : d->glob[0], rz_new = d->glob[0];
+    d->it++;
+    d->relres = sqrt(rr) / d->bnorm;
+    if (!isfinite(d->relres)) {
+        d->collective = 1;
+        snprintf(d->msg, d->msglen, "residual became %g at iteration %lld", d->relres,
+                 (long long)d->it);
+        return PX_EINVAL;
+    }
+    d->coef[1] = rz_new / d->rz;
+    d->rz = rz_new;
+    return PX_OK;
+}
+
+/* Push scalar op @fn (reading the allreduce result, writing the coefficients and the state),
+ * then, off host, the coefficients' copy to the space. */
+static int push_scalar(dcg *d, px_sync_fn fn, const char *name)
+{
+    px_context cpu;
+    cpu.type = PX_DEV_CPU;
+    cpu.device_id = 0;
+    px_var *r[4] = {d->v_glob, d->v_clk_l, d->v_clk_h, d->v_clk_i};
+    px_var *w[2] = {d->v_coef, d->v_state};
+    DCG_TRY(d, px_engine_push_sync(d->e, fn, d, cpu, r, 4, w, 2, PX_FN_NORMAL, 0, name));
+    if (!d->on_host)
+        DCG_TRY(d, px_engine_push_sync(d->e, dcg_copy, &d->cp_coef, cpu, NULL, 0, &d->v_coef, 1,
+                                       PX_FN_COPY_TO_DEVICE, 0, "dcg_stage_coef"));
+    return PX_OK;
+}
+
+/* Residual update on the local rows (r -= alpha Ap) and its local sums into d->loc: r.r, or
+ * with Jacobi {r.M^-1 r, r.r}. */
+static int push_update_r(dcg *d)
+{
+    dcg_r_args ua;
+    ua.coef = d->coef_d;
     ua.ap = d->ap;
     ua.dinv = d->dinv;
     ua.r = d->r;
     const px_range_policy all = px_range(0, d->P->n_local);
+    px_var *rd[2] = {d->v_ap, d->v_coef};
     px_var *w[2] = {d->v_r, d->v_loc};
-    d->loc[1] = 0.0;
-    if (!o->jacobi) {
-        DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "cg_update_r", all, &cg_update_r, &ua,
-                                                  sizeof ua, &px_sum_f64, &d->loc[0], &d->v_ap, 1,
-                                                  w, 2));
+    if (!d->jacobi) {
+        /* loc[1] stays 0 (set at setup): the allreduce sums both slots. */
+        DCG_TRY(d,
+                px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r", all, &dcg_update_r, &ua,
+                                               sizeof ua, &px_sum_f64, &d->loc[0], rd, 2, w, 2));
     } else if (d->on_host) {
         /* cg_pair is two doubles {rz, rr}: the reduce writes loc[0..1] in that order. */
-        DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "cg_update_r_pair", all,
-                                                  &cg_update_r_pair, &ua, sizeof ua, &cg_pair_sum,
-                                                  d->loc, &d->v_ap, 1, w, 2));
+        DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r_pair", all,
+                                                  &dcg_update_r_pair, &ua, sizeof ua, &cg_pair_sum,
+                                                  d->loc, rd, 2, w, 2));
     } else {
         dot_args da;
         da.u = d->r;
         da.v = d->r;
-        DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "cg_update_r_rz", all,
-                                                  &cg_update_r_rz, &ua, sizeof ua, &px_sum_f64,
-                                                  &d->loc[0], &d->v_ap, 1, w, 2));
+        DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r_rz", all,
+                                                  &dcg_update_r_rz, &ua, sizeof ua, &px_sum_f64,
+                                                  &d->loc[0], rd, 2, w, 2));
         DCG_TRY(d,
                 px_engine_push_parallel_reduce(d->e, d->s, "cg_dot", all, &cg_dot, &da, sizeof da,
                                                &px_sum_f64, &d->loc[1], NULL, 0, w, 2));
     }
-    const int rc = allreduce_loc(d);
-    if (rc != PX_OK)
-        return rc;
-    *rr = o->jacobi ? d->glob[1] : d->glob[0];
-    *rz = d->glob[0];
     return PX_OK;
+}
+
+/* x += alpha p, then p = M^-1 r + beta p. */
+static int push_update_xp(dcg *d)
+{
+    dcg_xp_args xa;
+    xa.coef = d->coef_d;
+    xa.r = d->r;
+    xa.dinv = d->dinv;
+    xa.x = d->x;
+    xa.p = d->p;
+    px_var *rd[2] = {d->v_r, d->v_coef};
+    px_var *w[2] = {d->v_vec[1], d->v_vec[0]};
+    DCG_TRY(d, px_engine_push_parallel_for(d->e, d->s, "dcg_update_xp", px_range(0, d->P->n_local),
+                                           d->jacobi ? &dcg_update_xp_jacobi : &dcg_update_xp, &xa,
+                                           sizeof xa, rd, 2, w, 2));
+    return PX_OK;
+}
+
+static int dcg_next(const px_run_context *rc, void *arg);
+
+/* One CG iteration as engine ops, pushed without waiting (HPCG's CG loop body): the exchange
+ * of p and Ap = A p overlapping it, the p.Ap allreduce, alpha, r -= alpha Ap with its sums and
+ * their allreduce, the residual and beta, x += alpha p and p = M^-1 r + beta p, then dcg_next,
+ * the convergence test, which pushes the next iteration itself: the host pushes the first and
+ * waits once for the whole solve (no host synchronisation per iteration). Every iteration
+ * updates p (cg.c's last one only updates x): x is the same, the solve stops on the residual.
+ * Pushed by the host or from inside dcg_next. */
+static int push_iteration(dcg *d)
+{
+    DCG_TRY(d, push_exchange(d, 0));
+    DCG_TRY(d, push_spmv(d, 0));
+    DCG_TRY(d, push_allreduce(d));
+    DCG_TRY(d, push_scalar(d, dcg_alpha, "dcg_alpha"));
+    DCG_TRY(d, push_update_r(d));
+    DCG_TRY(d, push_allreduce(d));
+    DCG_TRY(d, push_scalar(d, dcg_beta, "dcg_beta"));
+    DCG_TRY(d, push_update_xp(d));
+    px_context cpu;
+    cpu.type = PX_DEV_CPU;
+    cpu.device_id = 0;
+    return px_engine_push_sync(d->e, dcg_next, d, cpu, &d->v_state, 1, NULL, 0, PX_FN_NORMAL, 0,
+                               "dcg_next");
+}
+
+/* The op after an iteration's residual (reads v_state): books the iteration's time, prints
+ * progress on rank 0, and pushes the next iteration unless the residual is below the
+ * tolerance or the iteration limit is reached (the same decision on every rank: global
+ * values). A failed push fails this op, which wait_for_all reports. */
+static int dcg_next(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    dcg *d = (dcg *)arg;
+    const cg_options *o = d->o;
+    const double t = cg_now();
+    if (t - d->t_iter < d->min_iter)
+        d->min_iter = t - d->t_iter;
+    d->t_iter = t;
+    if (d->P->rank == 0 && o->progress && o->progress_s > 0.0 && t >= d->next_progress) {
+        fprintf(o->progress, "  iteration %6lld  relres %.3e  elapsed %.1f s\n", (long long)d->it,
+                d->relres, t - d->t0);
+        fflush(o->progress);
+        d->next_progress = t + o->progress_s;
+    }
+    if (d->relres < o->tol || d->it >= o->max_iters)
+        return PX_OK;
+    return push_iteration(d);
 }
 
 /* Sum (or min/max) of one value over the ranks, blocking (setup and verification only). */
@@ -320,83 +490,39 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
     return allreduce1(d, rz, MPI_SUM);
 }
 
-/* x += alpha p, then p = M^-1 r + beta p (or only the x update on the last iteration). */
-static int update_xp(dcg *d, const cg_options *o, double alpha, double beta, int last)
-{
-    update_xp_args xa;
-    xa.alpha = alpha;
-    xa.beta = beta;
-    xa.r = d->r;
-    xa.dinv = d->dinv;
-    xa.x = d->x;
-    xa.p = d->p;
-    const px_kernel *k = last ? &cg_axpy : o->jacobi ? &cg_update_xp_jacobi : &cg_update_xp;
-    px_var *w[2] = {d->v_vec[1], d->v_vec[0]};
-    DCG_TRY(d, px_engine_push_parallel_for(d->e, d->s, "cg_update_xp", px_range(0, d->P->n_local),
-                                           k, &xa, sizeof xa, &d->v_r, 1, w, 2));
-    return PX_OK;
-}
-
-/* The iteration loop (cg.c's solve_with, distributed). */
+/* The iteration loop (cg.c's solve_with, distributed): push the first iteration, whose
+ * dcg_next pushes the next, and wait for the solve; the waiting thread runs the ops itself
+ * (help-while-waiting, px_engine_wait_for_all). */
 static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_result *res)
 {
-    const int root = d->P->rank == 0;
-    double rr = bnorm * bnorm;
-    res->relres = 1.0;
-    const double t0 = cg_now();
-    double next_progress = t0 + o->progress_s, t_iter = t0;
-    int64_t it = 0;
-    res->min_iter_seconds = HUGE_VAL;
-    while (res->relres >= o->tol && it < o->max_iters) {
-        double pap = 0.0;
-        const int rc = spmv_p(d, &pap);
+    d->o = o;
+    d->rz = rz;
+    d->bnorm = bnorm;
+    d->relres = 1.0;
+    d->it = 0;
+    d->jacobi = o->jacobi;
+    d->loc[1] = 0.0;
+    d->t0 = d->t_iter = cg_now();
+    d->next_progress = d->t0 + o->progress_s;
+    d->min_iter = HUGE_VAL;
+    if (d->relres >= o->tol && o->max_iters > 0) {
+        const int rc = push_iteration(d);
         if (rc != PX_OK)
             return rc;
-        if (!(pap > 0.0) || !isfinite(pap)) {
-            d->collective = 1;
-            snprintf(d->msg, d->msglen,
-                     "breakdown at iteration %lld: p.Ap = %g (the matrix is not symmetric "
-                     "positive definite)",
-                     (long long)(it + 1), pap);
-            return PX_EINVAL;
-        }
-        const double alpha = rz / pap;
-        double rz_new = 0.0;
-        const int rc2 = update_r(d, o, alpha, &rr, &rz_new);
-        if (rc2 != PX_OK)
-            return rc2;
-        it++;
-        res->relres = sqrt(rr) / bnorm;
-        if (!isfinite(res->relres)) {
-            d->collective = 1;
-            snprintf(d->msg, d->msglen, "residual became %g at iteration %lld", res->relres,
-                     (long long)it);
-            return PX_EINVAL;
-        }
-        const int last = res->relres < o->tol || it == o->max_iters;
-        const int rc3 = update_xp(d, o, alpha, rz_new / rz, last);
-        if (rc3 != PX_OK)
-            return rc3;
-        rz = rz_new;
-        if (last)
-            DCG_TRY(d, px_engine_wait_for_all(d->e));
-        const double t_end = cg_now();
-        if (t_end - t_iter < res->min_iter_seconds)
-            res->min_iter_seconds = t_end - t_iter;
-        t_iter = t_end;
-        if (root && o->progress && o->progress_s > 0.0 && t_end >= next_progress) {
-            fprintf(o->progress, "  iteration %6lld  relres %.3e  elapsed %.1f s\n", (long long)it,
-                    res->relres, t_end - t0);
-            fflush(o->progress);
-            next_progress = t_end + o->progress_s;
-        }
     }
-    DCG_TRY(d, px_engine_wait_for_all(d->e));
-    res->seconds = cg_now() - t0;
-    if (it == 0)
-        res->min_iter_seconds = 0.0;
-    res->iterations = it;
-    res->converged = res->relres < o->tol;
+    const int rc = px_engine_wait_for_all(d->e);
+    if (rc != PX_OK) {
+        /* A scalar op's message (d->collective) or a failed push's stays. */
+        if (!d->msg[0])
+            snprintf(d->msg, d->msglen, "iteration %lld failed: %s", (long long)(d->it + 1),
+                     px_strerror(rc));
+        return rc;
+    }
+    res->seconds = cg_now() - d->t0;
+    res->relres = d->relres;
+    res->min_iter_seconds = d->it > 0 ? d->min_iter : 0.0;
+    res->iterations = d->it;
+    res->converged = d->relres < o->tol;
     return PX_OK;
 }
 
@@ -463,6 +589,16 @@ static int dcg_alloc(dcg *d)
     d->cp_recv.src_s = d->host;
     d->cp_recv.src = d->recv_h;
     d->cp_recv.bytes = (size_t)d->n_recv * sizeof(double);
+    d->coef_d = d->on_host ? d->coef : (double *)px_malloc(s, sizeof d->coef);
+    if (!d->coef_d) {
+        snprintf(d->msg, d->msglen, "out of memory for the CG coefficients");
+        return PX_ENOMEM;
+    }
+    d->cp_coef.dst_s = s;
+    d->cp_coef.dst = d->coef_d;
+    d->cp_coef.src_s = d->host;
+    d->cp_coef.src = d->coef;
+    d->cp_coef.bytes = sizeof d->coef;
     d->v_halo = (px_var **)calloc((size_t)P->n_neighbors + 1, sizeof(px_var *));
     d->v_bnd = (px_var **)calloc((size_t)P->n_neighbors + 4,
                                  sizeof(px_var *)); /* 3 + halo Vars or v_hdev */
@@ -471,8 +607,9 @@ static int dcg_alloc(dcg *d)
     for (int k = 0; k < P->n_neighbors; k++)
         if (!(d->v_halo[k] = px_var_new(d->e)))
             return PX_ENOMEM;
-    px_var **vs[] = {&d->v_vec[0], &d->v_vec[1], &d->v_hdev,  &d->v_send,  &d->v_ap,   &d->v_r,
-                     &d->v_loc,    &d->v_glob,   &d->v_clk_h, &d->v_clk_i, &d->v_clk_l};
+    px_var **vs[] = {&d->v_vec[0], &d->v_vec[1], &d->v_hdev, &d->v_send,  &d->v_ap,
+                     &d->v_r,      &d->v_loc,    &d->v_glob, &d->v_clk_h, &d->v_clk_i,
+                     &d->v_clk_l,  &d->v_coef,   &d->v_state};
     for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++)
         if (!(*vs[k] = px_var_new(d->e)))
             return PX_ENOMEM;
@@ -483,8 +620,9 @@ static void dcg_release(dcg *d)
 {
     if (d->e) {
         (void)px_engine_wait_for_all(d->e);
-        px_var *vs[] = {d->v_vec[0], d->v_vec[1], d->v_hdev,  d->v_send,  d->v_ap,   d->v_r,
-                        d->v_loc,    d->v_glob,   d->v_clk_h, d->v_clk_i, d->v_clk_l};
+        px_var *vs[] = {d->v_vec[0], d->v_vec[1], d->v_hdev, d->v_send,  d->v_ap,
+                        d->v_r,      d->v_loc,    d->v_glob, d->v_clk_h, d->v_clk_i,
+                        d->v_clk_l,  d->v_coef,   d->v_state};
         for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++)
             if (vs[k])
                 (void)px_var_delete(d->e, vs[k]);
@@ -500,6 +638,7 @@ static void dcg_release(dcg *d)
         (void)px_free(d->s, vecs[k]);
     (void)px_free(d->s, d->send_idx);
     if (!d->on_host) {
+        (void)px_free(d->s, d->coef_d);
         (void)px_free(d->host, d->send_h);
         (void)px_free(d->host, d->recv_h);
     }
@@ -532,12 +671,12 @@ static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *
     st->overlap = sm[1] > 0.0 ? 1.0 - sm[2] / sm[1] : NAN;
     const double dn = (double)P->n_global, dnnz = (double)P->nnz_global;
     const double di = (double)res->iterations;
-    const double n_xp = res->iterations > 0 ? di - 1.0 : 0.0;
+    /* cg.c's model, with the x and p update on every iteration (dcg.c's last one updates p
+     * too, where cg.c's only updates x). */
     const double extra = o->jacobi ? 8.0 * dn : 0.0;
-    res->bytes = di * (12.0 * dnnz + 24.0 * dn + 8.0 + 24.0 * dn + extra) +
-                 n_xp * (40.0 * dn + extra) + (res->iterations > 0 ? 24.0 * dn : 0.0);
-    res->flops = di * (2.0 * dnnz + 2.0 * dn + (o->jacobi ? 7.0 : 4.0) * dn) +
-                 n_xp * (o->jacobi ? 5.0 : 4.0) * dn + (res->iterations > 0 ? 2.0 * dn : 0.0);
+    res->bytes = di * (12.0 * dnnz + 24.0 * dn + 8.0 + 24.0 * dn + extra + 40.0 * dn + extra);
+    res->flops =
+        di * (2.0 * dnnz + 2.0 * dn + (o->jacobi ? 7.0 : 4.0) * dn + (o->jacobi ? 5.0 : 4.0) * dn);
     return PX_OK;
 }
 

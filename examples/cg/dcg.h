@@ -11,10 +11,16 @@
  *                  while the messages travel)
  *   boundary SpMV (cg_spmv_dot on rows [n_interior, n_local): reads the halo Vars)
  *   p.Ap          local sums of both SpMVs, then px_engine_push_mpi_allreduce
- *   r update      (cg_update_r / _pair / _rz) and its local sums, then an allreduce
- *   x, p update   (cg_update_xp / _jacobi)
+ *   alpha         dcg_alpha: a host op computes alpha = rz / p.Ap from the reduced value
+ *   r update      (dcg_update_r / _pair / _rz: cg.c's, alpha read at run time) and its local
+ *                 sums, then an allreduce
+ *   beta          dcg_beta: the residual and beta = rz' / rz
+ *   x, p update   (dcg_update_xp / _jacobi)
+ *   next          dcg_next: pushes the next iteration unless converged or at the limit
  *
- * The host waits for each allreduce's result (alpha and beta are host scalars, as in cg.c).
+ * The scalars live in memory the engine protects with Vars (v_coef, v_state), so nothing
+ * waits for an allreduce on the host: the host pushes the first iteration and waits once for
+ * the solve (px_engine_wait_for_all, which runs ops on the waiting thread meanwhile).
  * On a space the host cannot address (cuda), the MPI buffers are host staging buffers, copied
  * by engine ops (px_deep_copy) after the pack kernel and before the boundary SpMV; MPI never
  * sees device memory (no CUDA-aware MPI assumed).
@@ -39,7 +45,8 @@ typedef struct dcg_stats {
                                    posted). */
     double exposed_seconds;   /**< Sum over ranks and iterations of
                                    max(0, t(halos in) - t(interior SpMV done)). */
-    double allreduce_seconds; /**< Sum over ranks and allreduces of t(result seen by the host) -
+    double allreduce_seconds; /**< Sum over ranks and allreduces of t(the op reading the
+                                   result starts) -
                                    t(local contribution ready). */
     double comm_seconds;      /**< (exposed_seconds + allreduce_seconds) / ranks. */
     double overlap;           /**< 1 - exposed_seconds / message_seconds; NaN without

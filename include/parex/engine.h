@@ -36,9 +36,15 @@
  * ops, chosen at random, is timed wherever it runs and averaged per op function, so a
  * function that becomes slower goes back to the workers. Kernel ops, ops pushed from inside
  * ops and not-yet-ready ops are never run this way; PX_ENGINE_INLINE_NS=0 turns it off. An op
- * run by a pusher sees worker -1 in its px_run_context. Results never depend on where an op
- * runs; Caller must not write an op that waits for something its pusher does after the push
- * (any engine may run it on the pusher, the naive one always does).
+ * run by a pusher sees worker -1 in its px_run_context. A thread waiting in
+ * px_engine_wait_for_var or px_engine_wait_for_all runs ready ops of the engine's CPU lanes
+ * itself meanwhile, in their queue order (TBB's and Taskflow's corun; MPI requests it tests
+ * too): such an op sees worker -2. On a process that may run on one processor only (an MPI
+ * rank bound to one core) the waiter keeps the workers and the MPI progress thread asleep and
+ * does it all, sleeping 50-250 us between looks once the wait budget is spent (1 ms while MPI
+ * requests are outstanding). Results never depend on where an op runs; Caller must not write
+ * an op that waits for something its pusher, or any thread that waits on the engine, does
+ * later (any engine may run it on such a thread, the naive one always runs it on its pusher).
  *
  * Sizing: see PX_CPU_WORKER_NTHREADS in px_engine_create.
  *
@@ -132,7 +138,8 @@ typedef struct {
     int device_id;
 } px_context;
 /** What an op receives: its context, the engine-wide number of the worker running it (-1
- *  on a pusher or an inline run) and the worker's device stream (NULL on CPU). */
+ *  on a pusher or an inline run, -2 on a thread that runs it while it waits on the engine)
+ *  and the worker's device stream (NULL on CPU). */
 typedef struct {
     px_context ctx;
     int worker;

@@ -1,0 +1,263 @@
+/* tests/check_engine_help.c - help-while-waiting (core/engine/calls.c): a thread waiting in
+ * px_engine_wait_for_var / px_engine_wait_for_all runs ready ops of the engine's CPU lanes
+ * itself, in queue order, with the engine's failure rules, and sees worker -2.
+ *
+ * The engine under test has one CPU worker; a gate op holds it, so every op queued behind the
+ * gate can only run on the waiting thread. ctest also runs the suite bound to one processor
+ * (taskset, PX_TEST_ONE_CPU=1), where the waiter holds the lanes (no worker is woken). The
+ * ctests set PX_ENGINE_MAX_PENDING=64 and PX_ENGINE_INLINE_NS=0, so no op runs on its pusher
+ * (work-first throttle and inlining off): every op the gate holds back runs on the waiter. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_engine_common.h"
+
+#define CHAIN 16
+
+static pthread_t waiter_thread;
+static atomic_int log_n;
+static int log_id[4 * CHAIN];
+static int log_worker[4 * CHAIN];
+static int log_on_waiter[4 * CHAIN];
+
+typedef struct {
+    int id;
+    int status; /* returned by the op */
+} rec_arg;
+
+/* Appends its id, the worker it saw and whether it ran on the waiting thread. */
+static int rec_fn(const px_run_context *rc, void *arg)
+{
+    const rec_arg *a = arg;
+    int k = atomic_fetch_add(&log_n, 1);
+    log_id[k] = a->id;
+    log_worker[k] = rc->worker;
+    log_on_waiter[k] = pthread_equal(pthread_self(), waiter_thread);
+    return a->status;
+}
+
+static int open_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    atomic_store(&gate_open, 1);
+    return PX_OK;
+}
+
+/* The gate holds the only CPU worker of @e (started before anything else is pushed). */
+static px_engine *gated_engine(px_var **gv)
+{
+    px_test_setup();
+    px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
+    ck_assert_ptr_nonnull(e);
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_started, 0);
+    atomic_store(&log_n, 0);
+    waiter_thread = pthread_self();
+    *gv = px_var_new(e);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, gv, 1, PX_FN_NORMAL, 0, "gate"), PX_OK);
+    while (!atomic_load(&gate_started))
+        sleep_ms(1);
+    return e;
+}
+
+static void gated_done(px_engine *e, px_var *gv)
+{
+    atomic_store(&gate_open, 1);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, gv), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+
+START_TEST(test_waiter_runs_a_chain_in_push_order_as_worker_minus_2)
+{
+    px_var *gv;
+    px_engine *e = gated_engine(&gv);
+    px_var *v = px_var_new(e);
+    static rec_arg args[CHAIN];
+    for (int i = 0; i < CHAIN; ++i) {
+        args[i].id = i;
+        args[i].status = PX_OK;
+        ck_assert_int_eq(
+            px_engine_push_sync(e, rec_fn, &args[i], CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "rec"),
+            PX_OK);
+    }
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK);
+    ck_assert_int_eq(atomic_load(&log_n), CHAIN);
+    for (int i = 0; i < CHAIN; ++i) {
+        ck_assert_int_eq(log_id[i], i);
+        ck_assert_int_eq(log_worker[i], -2);
+        ck_assert_int_eq(log_on_waiter[i], 1);
+    }
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    gated_done(e, gv);
+}
+END_TEST
+
+START_TEST(test_waiter_keeps_fifo_order_of_independent_ops)
+{
+    px_var *gv;
+    px_engine *e = gated_engine(&gv);
+    px_var *v[CHAIN];
+    static rec_arg args[CHAIN];
+    for (int i = 0; i < CHAIN; ++i) {
+        v[i] = px_var_new(e);
+        args[i].id = i;
+        args[i].status = PX_OK;
+        ck_assert_int_eq(px_engine_push_sync(e, rec_fn, &args[i], CPU, NULL, 0, &v[i], 1,
+                                             PX_FN_NORMAL, 0, "rec"),
+                         PX_OK);
+    }
+    /* Waiting for the last op's Var: the lane is FIFO, so the waiter runs them all, in order. */
+    ck_assert_int_eq(px_engine_wait_for_var(e, v[CHAIN - 1]), PX_OK);
+    ck_assert_int_eq(atomic_load(&log_n), CHAIN);
+    for (int i = 0; i < CHAIN; ++i) {
+        ck_assert_int_eq(log_id[i], i);
+        ck_assert_int_eq(log_on_waiter[i], 1);
+    }
+    for (int i = 0; i < CHAIN; ++i)
+        ck_assert_int_eq(px_var_delete(e, v[i]), PX_OK);
+    gated_done(e, gv);
+}
+END_TEST
+
+START_TEST(test_op_failing_on_the_waiter_skips_its_successors_and_is_reported)
+{
+    px_var *gv;
+    px_engine *e = gated_engine(&gv);
+    px_var *v = px_var_new(e);
+    static rec_arg args[CHAIN];
+    for (int i = 0; i < CHAIN; ++i) {
+        args[i].id = i;
+        args[i].status = i == 3 ? PX_EUSER : PX_OK;
+        ck_assert_int_eq(
+            px_engine_push_sync(e, rec_fn, &args[i], CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "rec"),
+            PX_OK);
+    }
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_EUSER);
+    ck_assert_int_eq(atomic_load(&log_n), 4); /* 0..3 ran, 4.. were skipped */
+    for (int i = 0; i < 4; ++i)
+        ck_assert_int_eq(log_on_waiter[i], 1);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK); /* cleared by the wait */
+    /* The failure is still the first one wait_for_all reports. */
+    atomic_store(&gate_open, 1);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    gated_done(e, gv);
+}
+END_TEST
+
+START_TEST(test_wait_for_all_helps_and_returns_only_when_nothing_is_in_flight)
+{
+    px_var *gv;
+    px_engine *e = gated_engine(&gv);
+    px_var *v = px_var_new(e);
+    static rec_arg args[CHAIN];
+    for (int i = 0; i < CHAIN; ++i) {
+        args[i].id = i;
+        args[i].status = PX_OK;
+        ck_assert_int_eq(
+            px_engine_push_sync(e, rec_fn, &args[i], CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "rec"),
+            PX_OK);
+    }
+    /* The last op opens the gate the worker sits in: wait_for_all must run the chain itself,
+     * then wait for the gate op to finish on the worker. */
+    ck_assert_int_eq(
+        px_engine_push_sync(e, open_fn, NULL, CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "open"), PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&log_n), CHAIN);
+    for (int i = 0; i < CHAIN; ++i)
+        ck_assert_int_eq(log_on_waiter[i], 1);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    gated_done(e, gv);
+}
+END_TEST
+
+/* ---- several waiters and workers at once (TSan) ------------------------------------------ */
+
+#define MT_THREADS 3
+#define MT_OPS     400
+
+typedef struct {
+    px_engine *e;
+    int sum;
+} mt_arg;
+
+static void *mt_main(void *p)
+{
+    mt_arg *a = p;
+    px_var *v = px_var_new(a->e);
+    if (!v)
+        return (void *)1;
+    for (int i = 0; i < MT_OPS; ++i) {
+        if (px_engine_push_sync(a->e, incr_fn, &a->sum, CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0,
+                                "incr") != PX_OK)
+            return (void *)1;
+        if (i % 50 == 49 && px_engine_wait_for_var(a->e, v) != PX_OK)
+            return (void *)1;
+    }
+    if (px_engine_wait_for_var(a->e, v) != PX_OK || px_var_delete(a->e, v) != PX_OK)
+        return (void *)1;
+    return NULL;
+}
+
+START_TEST(test_threads_waiting_at_once_all_help_and_every_op_runs_once)
+{
+    px_test_setup();
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    ck_assert_ptr_nonnull(e);
+    pthread_t t[MT_THREADS];
+    mt_arg a[MT_THREADS];
+    for (int i = 0; i < MT_THREADS; ++i) {
+        a[i].e = e;
+        a[i].sum = 0;
+        ck_assert_int_eq(pthread_create(&t[i], NULL, mt_main, &a[i]), 0);
+    }
+    for (int i = 0; i < MT_THREADS; ++i) {
+        void *r;
+        pthread_join(t[i], &r);
+        ck_assert_ptr_null(r);
+    }
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    for (int i = 0; i < MT_THREADS; ++i)
+        ck_assert_int_eq(a[i].sum, MT_OPS); /* each chain ran once, in order, without a race */
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
+START_TEST(test_bound_to_one_processor_when_asked)
+{
+    if (!getenv("PX_TEST_ONE_CPU"))
+        return;
+    cpu_set_t set;
+    ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
+    ck_assert_int_eq(CPU_COUNT(&set), 1); /* the hold path of calls.c is what runs here */
+}
+END_TEST
+
+static Suite *engine_help_suite(void)
+{
+    Suite *s = suite_create("engine_help");
+    TCase *tc = tcase_create("help");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_bound_to_one_processor_when_asked);
+    tcase_add_test(tc, test_waiter_runs_a_chain_in_push_order_as_worker_minus_2);
+    tcase_add_test(tc, test_waiter_keeps_fifo_order_of_independent_ops);
+    tcase_add_test(tc, test_op_failing_on_the_waiter_skips_its_successors_and_is_reported);
+    tcase_add_test(tc, test_wait_for_all_helps_and_returns_only_when_nothing_is_in_flight);
+    tcase_add_test(tc, test_threads_waiting_at_once_all_help_and_every_op_runs_once);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return px_test_run(engine_help_suite());
+}
