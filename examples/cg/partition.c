@@ -370,7 +370,7 @@ int cgp_hpcg(MPI_Comm comm, int64_t nx, int64_t ny, int64_t nz, cgp_part *p, cha
     if (MPI_Comm_rank(comm, &p->rank) != MPI_SUCCESS ||
         MPI_Comm_size(comm, &p->nranks) != MPI_SUCCESS)
         return fail(err, errlen, CGP_EMPI, "cgp_hpcg: MPI_Comm_rank/size failed");
-    int dims[3];
+    int dims[3] = {1, 1, 1};
     cgp_process_grid(p->nranks, dims);
     hpcg_geom G;
     G.nx = nx;
