@@ -6,7 +6,8 @@
  * 100 times with its results checked after every launch, then 100 times back to back; a
  * received buffer feeds a kernel op inside the graph; an allreduce in a graph sums a value
  * that changes per launch; a truncated receive inside a graph fails its op, the op after it
- * and their Vars, and the next launch with a fitting message succeeds. The program exits
+ * and their Vars, and the next launch with a fitting message succeeds; a graph recorded before
+ * MPI_Finalize and launched after it fails its MPI op with PX_EMPI. The program exits
  * nonzero when any check on any rank failed.
  */
 #include <mpi.h>
@@ -389,6 +390,24 @@ static void test_bad_arguments_rejected_while_recording(px_engine *e)
     CHECK_RC(px_engine_wait_for_all(e), PX_OK);
 }
 
+/* ---- a graph launched after px_mpi_finalize ------------------------------------------------- */
+
+/* @g holds one receive (writing @v) recorded while MPI was up; MPI is finalized now: the launch's
+ * op must fail with PX_EMPI (logged), never call MPI (which aborts the job after MPI_Finalize). */
+static void test_graph_launched_after_mpi_finalize_fails_its_mpi_op(px_engine *e, px_graph *g,
+                                                                    px_var *v)
+{
+    quiet(1);
+    CHECK_RC(px_graph_launch(g), PX_OK);
+    CHECK_RC(px_engine_wait_for_var(e, v), PX_EMPI);
+    CHECK(strstr(last_log, "finalized") != NULL);
+    quiet(0);
+    CHECK_RC(px_engine_wait_for_all(e), PX_EMPI);
+    CHECK_RC(px_graph_destroy(g), PX_OK);
+    px_var_delete(e, v);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+}
+
 int main(int argc, char **argv)
 {
     if (px_mpi_init(&argc, &argv) != PX_OK) {
@@ -420,11 +439,23 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("%-44s %s\n", tests[i].name, failures == before ? "ok" : "FAILED");
     }
-    CHECK_RC(px_finalize(), PX_OK);
+    /* Recorded while MPI is up, launched after px_mpi_finalize: checked last, after the
+     * ranks' counts were summed (MPI is gone then), so it counts on this rank only. */
+    int x = rank;
+    px_var *vfin = px_var_new(e);
+    px_graph *gfin = NULL;
+    CHECK_RC(px_graph_begin(e), PX_OK);
+    CHECK_RC(px_engine_push_mpi_irecv(e, &x, 1, MPI_INT, rank, 99, MPI_COMM_WORLD, vfin), PX_OK);
+    CHECK_RC(px_graph_end(e, &gfin), PX_OK);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK_RC(px_mpi_finalize(), PX_OK);
     if (rank == 0)
         printf("check_graph_mpi: %d rank(s), %d failed check(s)\n", nranks, total);
-    return total ? 1 : 0;
+    int before = failures;
+    test_graph_launched_after_mpi_finalize_fails_its_mpi_op(e, gfin, vfin);
+    CHECK_RC(px_finalize(), PX_OK);
+    if (failures != before)
+        printf("graph_launched_after_mpi_finalize_fails_its_mpi_op FAILED on rank %d\n", rank);
+    return total || failures != before ? 1 : 0;
 }

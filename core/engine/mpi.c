@@ -649,6 +649,15 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
 {
     (void)rc;
     msg *m = arg;
+    /* Checked at push, but a graph launched (or an op queued) after MPI_Finalize posts later:
+     * MPI may not be called then (Open MPI aborts the job). */
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (PXI_UNLIKELY(finalized)) {
+        PXI_ERROR("%s: MPI is already finalized (the op was posted after MPI_Finalize)", m->name);
+        px_on_complete_call(done, PX_EMPI);
+        return;
+    }
     if (m->is_template) {
         /* A graph op: this launch's own message (the template stays the graph's). */
         msg *c = pxi_malloc(sizeof *c);
