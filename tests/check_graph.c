@@ -3,7 +3,9 @@
  * order, on 1, 2 and 3 CPU workers), launches interleave with ordinary pushes in order,
  * failures propagate inside a graph and out through its Vars, misuse gives clear statuses,
  * destroying a graph with queued launches defers its free, a graph outlives its engine safely
- * and a push that fails while recording leaves no Var of it in the graph.
+ * a push that fails while recording leaves no Var of it in the graph, and a waiter on a graph
+ * Var mid-launch returns only once the whole launch ended (a launch holds its Vars like one
+ * op), with the failure marked then.
  *
  * The engine kind under test comes from PX_ENGINE (ctest registers one run per kind);
  * PX_TEST_GRAPH_OPS scales the randomized DAG down for sanitizer runs. */
@@ -12,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check_engine_common.h"
 
@@ -650,6 +653,87 @@ START_TEST(test_launch_from_several_threads)
 }
 END_TEST
 
+/* ---- a launch holds its Vars like one op ----------------------------------------------- */
+
+typedef struct gate {
+    atomic_int open;
+    atomic_int timed_out;
+} gate;
+
+/* Waits (at most about 10 s) until the gate opens. */
+static int gate_wait_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    gate *gt = arg;
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; !atomic_load(&gt->open); ++i) {
+        if (i >= 10000) {
+            atomic_store(&gt->timed_out, 1);
+            break;
+        }
+        nanosleep(&ms, NULL);
+    }
+    return PX_OK;
+}
+
+typedef struct var_waiter {
+    px_engine *e;
+    px_var *v;
+    int st;
+    atomic_int returned;
+} var_waiter;
+
+static void *wait_var_thread(void *arg)
+{
+    var_waiter *w = arg;
+    w->st = px_engine_wait_for_var(w->e, w->v);
+    atomic_store(&w->returned, 1);
+    return NULL;
+}
+
+START_TEST(test_waiter_on_graph_var_waits_for_whole_launch)
+{
+    /* The naive engine runs a launch's ops inside its push: the gate could not open. */
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return;
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    px_var *va = px_var_new(e), *vb = px_var_new(e);
+    gate gt;
+    atomic_init(&gt.open, 0);
+    atomic_init(&gt.timed_out, 0);
+    /* a fails writing va at once; the gate op on vb keeps the launch running. */
+    ck_assert_int_eq(px_graph_begin(e), PX_OK);
+    ck_assert_int_eq(px_engine_push_sync(e, fail_fn, (void *)(intptr_t)PX_EUSER, CPU, NULL, 0, &va,
+                                         1, PX_FN_NORMAL, 0, "fails-a"),
+                     PX_OK);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, gate_wait_fn, &gt, CPU, NULL, 0, &vb, 1, PX_FN_NORMAL, 0, "gate"),
+        PX_OK);
+    px_graph *g = NULL;
+    ck_assert_int_eq(px_graph_end(e, &g), PX_OK);
+    for (int launch = 0; launch < 2; ++launch) {
+        atomic_store(&gt.open, 0);
+        ck_assert_int_eq(px_graph_launch(g), PX_OK);
+        var_waiter w = {e, va, PX_OK, 0};
+        pthread_t th;
+        ck_assert_int_eq(pthread_create(&th, NULL, wait_var_thread, &w), 0);
+        /* The launch holds va like one op (parex/graph.h): the waiter returns only after the
+         * gate op, with a's failure, marked when the launch ends. */
+        struct timespec pause = {0, 20000000};
+        nanosleep(&pause, NULL);
+        ck_assert_int_eq(atomic_load(&w.returned), 0);
+        atomic_store(&gt.open, 1);
+        pthread_join(th, NULL);
+        ck_assert_int_eq(w.st, PX_EUSER);
+        ck_assert_int_eq(atomic_load(&gt.timed_out), 0);
+        ck_assert_int_eq(px_engine_wait_for_var(e, vb), PX_OK);
+        (void)px_engine_wait_for_all(e);
+    }
+    ck_assert_int_eq(px_graph_destroy(g), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
 static Suite *graph_suite(void)
 {
     Suite *s = suite_create("graph");
@@ -666,6 +750,7 @@ static Suite *graph_suite(void)
     tcase_add_test(tc, test_launch_from_several_threads);
     tcase_add_test(tc, test_graph_destroyed_after_its_engine_is_safe);
     tcase_add_test(tc, test_failed_push_while_recording_leaves_no_var_in_graph);
+    tcase_add_test(tc, test_waiter_on_graph_var_waits_for_whole_launch);
     suite_add_tcase(s, tc);
     return s;
 }
