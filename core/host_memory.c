@@ -3,8 +3,8 @@
  * (core/registry.h) instead of each carrying a copy. */
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/registry.h"
 
 void *pxi_host_malloc(size_t bytes)

@@ -6,17 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "base/wait.h"
 #include "core/instance.h"
-#include "core/log.h"
-#include "core/os.h"
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "core/runtime_hooks.h"
 #include "core/settings.h"
 #include "core/space.h"
 #include "core/tools.h"
-#include "core/wait.h"
 #include "parex/config.h"
 #include "parex/core.h"
 #include "parex/space.h"

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/runtime.h"
 #include "core/runtime_hooks.h"
 #include "core/space.h"

@@ -7,8 +7,8 @@
 
 #include <stdatomic.h>
 
+#include "base/wait.h"
 #include "core/registry.h"
-#include "core/wait.h"
 
 /* One live instance. The handle users hold is &space; space.inst points back here. Owned by
  * core/instance.c: created by px_space_partition, freed by px_space_instance_destroy or

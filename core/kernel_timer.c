@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
-#include "core/os.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/os.h"
 
 /* Row kinds, in the order of the "kind" column names. */
 enum { K_FOR, K_REDUCE, K_SCAN, K_FENCE, K_REGION, K_COUNT };

@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "core/tools.h"
 
 /* The hooks to register with pxi_tools_add_listener; NULL while the timer is stopped. */

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "core/instance.h"
 #include "core/launch.h"
-#include "core/log.h"
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "core/team.h"

@@ -6,7 +6,7 @@
 #ifndef PXI_LAUNCH_H
 #define PXI_LAUNCH_H
 
-#include "core/check.h"
+#include "base/check.h"
 #include "core/registry.h"
 
 /* Start building launch @l: the given members set, every other member empty (NULL or 0);

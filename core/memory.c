@@ -1,6 +1,6 @@
 /* core/memory.c - px_malloc / px_free / px_deep_copy over the spaces' memory ops. */
 #include "parex/memory.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/memory.h"
 #include "core/registry.h"
 #include "core/runtime.h"

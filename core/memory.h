@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "parex/space.h"
 
 /* Allocate @bytes in the memory of @s (NULL: the default space) as px_malloc does; tools see

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "core/settings.h"
 
 #define MAX_SPACES 16

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "parex/kernel.h"
 #include "parex/policy.h"
 #include "parex/reducer.h"
@@ -86,7 +86,7 @@ typedef struct pxi_launch {
 
 /* The settings a backend takes at initialize, filled by core (core/registry.c) from the parsed
  * configuration: backends never read the global configuration themselves. How long waits spin
- * (PX_WAIT_POLICY, PX_SPIN_US) is not here: core/wait.c is configured once by px_initialize and
+ * (PX_WAIT_POLICY, PX_SPIN_US) is not here: base/wait.c is configured once by px_initialize and
  * every waiter, in core and in backends, asks it (pxi_wait_spin_ns). */
 typedef struct pxi_space_config {
     int num_threads; /* PX_NUM_THREADS; 0: one per core of the process cpuset */

@@ -3,7 +3,7 @@
  * runtime up, or is this a forked child?" without calling up into px_initialize's file. */
 #include "core/runtime.h"
 
-#include "core/log.h"
+#include "base/log.h"
 
 atomic_int pxi_runtime_state;
 

@@ -5,7 +5,7 @@
 
 #include <stdatomic.h>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "parex/space.h"
 
 /* 1 between a successful px_initialize and the start of px_finalize. Set with release after

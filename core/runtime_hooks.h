@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "core/check.h"
+#include "base/check.h"
 
 /* core/engine/: create the default engine from the configuration (PX_ENGINE etc.) and, at
  * finalize, wait for every engine still alive and destroy the default one. finalize returns

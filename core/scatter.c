@@ -4,9 +4,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/check.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/check.h"
+#include "base/log.h"
 #include "core/runtime.h"
 #include "parex/config.h"
 #include "parex/cuda.h"

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/log.h"
 
 typedef enum { T_INT, T_BOOL, T_ENUM, T_NAME, T_PATH } value_type;
 

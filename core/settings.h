@@ -7,10 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/check.h"
+#include "base/check.h"
+#include "base/wait.h"
 #include "parex/core.h"
-
-typedef enum { PXI_WAIT_DEFAULT = 0, PXI_WAIT_ACTIVE, PXI_WAIT_PASSIVE } pxi_wait_policy;
 
 typedef struct pxi_config {
     int num_threads;             /* PX_NUM_THREADS; 0: one per core of the process cpuset */

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "core/instance.h"
-#include "core/log.h"
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "core/space.h"

@@ -2,7 +2,7 @@
  * (NULL means the default space) against the runtime's state, and the in-kernel test of all
  * registered spaces. It sits below core/space.c (the public space API) and core/instance.c
  * (instances), which both use it; it calls only the registry and the runtime. */
-#include "core/log.h"
+#include "base/log.h"
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "core/space.h"

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "core/log.h"
+#include "base/log.h"
 
 px_team_policy px_team_policy_make(int64_t league_size, int team_size, int vector_length)
 {

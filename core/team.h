@@ -6,7 +6,7 @@
  * team, and no other data, writes that line): a member reads the generation, adds itself to the
  * counter (acq_rel, so every member's earlier writes reach the last arriver); the last arriver
  * resets the counter and posts generation + 1 (release); the others wait for the flag to change
- * through core/wait.h (spin with a pause for the pool's budget, then sleep on a futex: the post
+ * through base/wait.h (spin with a pause for the pool's budget, then sleep on a futex: the post
  * costs a system call only when someone sleeps). A member cannot reach the next barrier before
  * the flag moved, so reading the generation before arriving is safe. */
 #ifndef PXI_TEAM_H
@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/check.h"
-#include "core/wait.h"
+#include "base/check.h"
+#include "base/wait.h"
 #include "parex/team.h"
 
 /* A team's barrier and reduction slots. One per team running at a time (a group of ranks on

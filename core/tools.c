@@ -36,9 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/kernel_timer.h"
-#include "core/log.h"
 #include "core/registry.h"
 #include "core/settings.h"
 #include "core/tools_load.h"

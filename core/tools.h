@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "parex/kernel.h"
 #include "parex/space.h"
 

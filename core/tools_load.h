@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "core/tools.h"
 
 #define KP_INTERFACE_VERSION UINT64_C(20240906)

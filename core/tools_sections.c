@@ -4,8 +4,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/tools_load.h"
 #include "core/tools_sections.h"
 #include "parex/profiling.h"

@@ -20,9 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
-#include "core/os.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/os.h"
 #include "core/runtime_hooks.h"
 #include "core/settings.h"
 #include "core/tools.h"

@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "core/check.h"
+#include "base/check.h"
 
 /* Nonzero while recording. Relaxed: a span racing with start/stop may or may not be kept. */
 extern atomic_int pxi_trace_on;

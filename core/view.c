@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/memory.h"
 #include "core/runtime.h"
 #include "parex/kernel.h"

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "core/log.h"
+#include "base/log.h"
 
 px_mdrange_policy px_mdrange_tiled(int rank, const int64_t *lower, const int64_t *upper,
                                    const int64_t *tile)

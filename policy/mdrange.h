@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "parex/policy.h"
 
 /* Machine facts the automatic tile rule uses (see px_mdrange_auto_tile); zeros take the

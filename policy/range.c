@@ -1,7 +1,7 @@
 /* policy/range.c - range-policy validation and chunk arithmetic (see policy/range.h). */
 #include "policy/range.h"
 
-#include "core/log.h"
+#include "base/log.h"
 
 px_range_policy px_range(int64_t begin, int64_t end)
 {

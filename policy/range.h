@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "parex/policy.h"
 
 /* Validate like px_range_validate and log a message naming @what (the kernel label) and the bad

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
 #include "core/registry.h"
 #include "px_test.h"
 

@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "check_engine_common.h"
-#include "core/alloc.h"
 
 START_TEST(test_steady_state_pushes_do_not_malloc)
 {

@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "check_engine_common.h"
-#include "core/alloc.h"
 
 /* ---- trace -------------------------------------------------------------------------------- */
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
 #include "core/registry.h"
 #include "core/tools.h"
 #include "px_test.h"

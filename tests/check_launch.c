@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/wait.h"
 #include "core/registry.h"
-#include "core/wait.h"
 #include "px_test.h"
 
 /* --- spaces registered by this program ---------------------------------------------------- */
@@ -552,7 +552,7 @@ START_TEST(test_spaces_get_their_settings_at_initialize_and_report_their_device)
     ck_assert_int_eq(lt_seen_cfg.num_threads, 3);
     ck_assert_int_eq(lt_seen_cfg.device_id, 0);
     ck_assert_str_eq(lt_seen_cfg.bind, "spread");
-    /* The spin budget is core/wait.c's, not a backend setting. */
+    /* The spin budget is base/wait.c's, not a backend setting. */
     ck_assert_str_eq(pxi_wait_policy_name(), "default");
     px_space *threads = px_space_by_name("threads");
     if (threads)

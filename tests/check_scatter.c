@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
 #include "px_test.h"
 
 /* A deposition pattern: index k adds w(k) to cells (k * 7919) % n, (k * 104729 + 3) % n and

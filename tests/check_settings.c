@@ -1,6 +1,6 @@
 /* tests/check_settings.c - settings (core/settings.c): defaults, the environment, --px-*
  * flags and px_settings with their precedence and strict parsing, argc/argv checks, --px-help
- * and the configuration printout; and the log threshold (core/log.c). */
+ * and the configuration printout; and the log threshold (base/log.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

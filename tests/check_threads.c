@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/alloc.h"
-#include "core/os.h"
+#include "base/alloc.h"
+#include "base/os.h"
 #include "px_test.h"
 #include "spaces/threads/threads.h"
 

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
 #include "core/registry.h"
 #include "core/tools.h"
 #include "kptest.h"

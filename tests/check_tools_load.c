@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
 #include "core/tools.h"
 #include "kptest.h"
 #include "kptest_client.h"

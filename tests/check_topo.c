@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/os.h"
+#include "base/alloc.h"
+#include "base/os.h"
 #include "parex/config.h"
 #include "px_test.h"
 #include "spaces/threads/topo.h"

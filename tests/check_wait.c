@@ -1,4 +1,4 @@
-/* tests/check_wait.c - the runtime's one wait primitive (core/wait.h): flags wake sleeping
+/* tests/check_wait.c - the runtime's one wait primitive (base/wait.h): flags wake sleeping
  * waiters and publish the poster's writes, values wrap at 31 bits, events wake sleepers and
  * count them, and the budget follows PX_WAIT_POLICY / PX_SPIN_US and throttles groups that
  * outnumber the processors. */
@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base/wait.h"
 #include "core/settings.h"
-#include "core/wait.h"
 #include "px_test.h"
 
 static void sleep_ms(int ms)

@@ -12,7 +12,7 @@ foreach(suite queue failure operators lanes)
                     ENGINES naive pooled per_device THREADS 1 3 LABELS concurrency
                     ENV ${PX_ENGINE_TEST_ENV} TIMEOUT 300)
 endforeach()
-# The wait primitive every runtime wait uses (core/wait.c).
+# The wait primitive every runtime wait uses (base/wait.c).
 px_add_check_test(check_wait SOURCES check_wait.c LABELS core concurrency)
 # Runs of the worker hand-off (core/engine/var_queue.h, pxi_var_run): claimed writes equal the
 # same ops granted one by one.

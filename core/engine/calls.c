@@ -18,14 +18,14 @@
  * nonblocking allreduces; not investigated further). */
 #include <time.h>
 
+#include "base/log.h"
+#include "base/os.h"
+#include "base/wait.h"
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/engine/mpi_hooks.h"
-#include "core/log.h"
-#include "core/os.h"
 #include "core/registry.h"
 #include "core/trace.h"
-#include "core/wait.h"
 
 /* pxi_lane_check_ctx (lanes.c, which logs with @caller and returns PX_EINVAL or PX_ENODEV) with
  * its passing common case inline: a CPU context of a device id in range. */

@@ -4,8 +4,8 @@
  * The passing paths are inline in checks.h; these are the failing halves and the handle check.
  */
 #include "core/engine/checks.h"
+#include "base/log.h"
 #include "core/engine/engine_impl.h"
-#include "core/log.h"
 #include "core/runtime.h"
 
 int pxi_engine_report_invalid(const pxi_engine *e, const char *caller)

@@ -22,7 +22,7 @@
 
 #include "core/engine/cost.h"
 
-#include "core/os.h"
+#include "base/os.h"
 
 PXI_ENGINE_TLS uint32_t pxi_cost_sample_state;
 

@@ -24,9 +24,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/check.h"
+#include "base/check.h"
+#include "base/wait.h"
 #include "core/engine/spin_lock.h"
-#include "core/wait.h"
 #include "parex/engine.h"
 
 /* Thread-locals on the push/complete path (the worker identity, the continuation slot, the
@@ -328,7 +328,7 @@ struct pxi_lane {
     const pxi_lane_ops *ops;
     pxi_wait_event wake; /* idle workers sleep here; an enqueue wakes one when needed */
     atomic_int stop;
-    int64_t spin_ns; /* idle workers poll this long before sleeping (core/wait.h) */
+    int64_t spin_ns; /* idle workers poll this long before sleeping (base/wait.h) */
     /* Workers polling: an enqueue they will see needs no wake. On its own line: every idle
      * episode of a worker (one per op when the workers keep up with empty ops) adds and
      * subtracts here, and sharing the line with the wake event's sleeper count, which every enqueue
@@ -366,7 +366,7 @@ struct px_engine {
     int prio_workers;
     int64_t max_pending;
     int64_t low_pending; /* pushers blocked at max_pending resume here */
-    int64_t spin_ns;     /* waits on the engine (in-flight, waiters): core/wait.h budget */
+    int64_t spin_ns;     /* waits on the engine (in-flight, waiters): base/wait.h budget */
     int64_t inline_ns;   /* PX_ENGINE_INLINE_NS: ops measured below it run on the pusher */
     int64_t clock_ns;    /* cost of one pxi_os_now_ns() read, taken off every timed run */
     int is_default;

@@ -2,8 +2,8 @@
  * (failure.h). */
 #include <stdio.h>
 
+#include "base/log.h"
 #include "core/engine/failure.h"
-#include "core/log.h"
 #include "core/trace.h"
 
 void pxi_engine_var_fail(const pxi_engine *e, pxi_var *v, int status)

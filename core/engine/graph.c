@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/engine/graph_impl.h"
-#include "core/log.h"
 
 void pxi_graph_run_free(grun *run)
 {

@@ -30,10 +30,10 @@
  */
 #include <string.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/engine/checks.h"
 #include "core/engine/graph_impl.h"
-#include "core/log.h"
 
 /* ---- launching ---------------------------------------------------------------------------- */
 

@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/engine/checks.h"
 #include "core/engine/graph_impl.h"
-#include "core/log.h"
 
 typedef struct pxi_graph_rec {
     pxi_recorder base; /* first: push.c calls base.record with &base */

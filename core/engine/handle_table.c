@@ -3,7 +3,7 @@
  * deleted or foreign handle is recognized instead of followed. */
 #include <string.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
 #include "core/engine/engine_impl.h"
 
 /* One counter for the whole process, so handles of different engines never share a

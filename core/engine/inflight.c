@@ -1,6 +1,6 @@
 /* core/engine/inflight.c - in-flight accounting, backpressure and the drain (inflight.h). */
 #include "core/engine/inflight.h"
-#include "core/wait.h"
+#include "base/wait.h"
 
 PXI_ENGINE_TLS long long pxi_inflight_tl_done;
 
@@ -24,7 +24,7 @@ static int inflight_reached(const void *arg)
     return atomic_load_explicit(&g->e->in_flight, memory_order_seq_cst) <= g->limit;
 }
 
-/* Wait until in_flight <= limit (core/wait.h: spin, then sleep on the engine's idle event). */
+/* Wait until in_flight <= limit (base/wait.h: spin, then sleep on the engine's idle event). */
 static void wait_inflight_at_most(pxi_engine *e, long long limit)
 {
     inflight_goal g = {e, limit};

@@ -25,7 +25,7 @@ static inline void pxi_inflight_sub(pxi_engine *e, long long k)
      * waits for it to drop before freeing the engine (pxi_engine_drain). */
     atomic_fetch_add_explicit(&e->n_finishing, 1, memory_order_seq_cst);
     /* seq_cst, then the notify's fence and sleeper check, paired with the waiter's seq_cst
-     * sleeper increment and load of in_flight (Dekker, core/wait.c): either the waiter sees
+     * sleeper increment and load of in_flight (Dekker, base/wait.c): either the waiter sees
      * the new count or we see the waiter. */
     long long nv = atomic_fetch_sub_explicit(&e->in_flight, k, memory_order_seq_cst) - k;
     if (nv == 0 || (nv <= e->low_pending && nv + k > e->low_pending))

@@ -10,12 +10,12 @@
  * sized against it). */
 #include <string.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/instance.h"
 #include "core/launch.h"
-#include "core/log.h"
 #include "core/registry.h"
 
 #define KERNEL_OP_INLINE_ARGS 256

@@ -3,7 +3,7 @@
  *
  * A lane is a FIFO (or, for the CPU priority lane, a binary heap ordered by priority then
  * push sequence) behind a spin lock, plus its worker threads. Idle workers poll the lane's
- * queued count for the core/wait.h budget, then sleep on the lane's wait event; an enqueue
+ * queued count for the base/wait.h budget, then sleep on the lane's wait event; an enqueue
  * wakes a sleeper only when one exists and no poller will take the op, so a busy engine makes
  * no system calls.
  *
@@ -22,13 +22,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "base/wait.h"
 #include "core/engine/engine_impl.h"
-#include "core/log.h"
-#include "core/os.h"
 #include "core/registry.h"
 #include "core/trace.h"
-#include "core/wait.h"
 
 /* Higher priority first; equal priorities in push order. */
 static int heap_before(const pxi_opr *a, const pxi_opr *b)
@@ -101,7 +101,7 @@ void pxi_lane_push(pxi_lane *l, pxi_opr *o)
     atomic_store_explicit(&l->n_queued, queued, memory_order_relaxed);
     pxi_spin_unlock(&l->lock);
     /* seq_cst fence, paired with the sleeper's seq_cst increment of the sleeper count and
-     * re-check of n_queued (core/wait.c): either the sleeper sees this op or we see it. */
+     * re-check of n_queued (base/wait.c): either the sleeper sees this op or we see it. */
     atomic_thread_fence(memory_order_seq_cst);
     /* A polling worker will take the op (it re-checks n_queued after announcing itself as a
      * sleeper), so wake a sleeper only for work beyond what the pollers can see. */

@@ -36,15 +36,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "base/wait.h"
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/engine/mpi_hooks.h"
-#include "core/log.h"
-#include "core/os.h"
 #include "core/tools.h"
 #include "core/trace.h"
-#include "core/wait.h"
 #include "parex/mpi.h"
 #include "parex/profiling.h"
 

@@ -3,7 +3,7 @@
  * no malloc. */
 #include <string.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
 #include "core/engine/engine_impl.h"
 
 #define CACHE_WAYS  8

@@ -4,10 +4,10 @@
  * references its pushes hold: operator_ref.c). It calls push.c; nothing below calls it back. */
 #include <stdio.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
-#include "core/log.h"
 
 static px_engine_op *operator_create(px_engine *e, pxi_op_kind kind, px_sync_fn sfn,
                                      px_async_fn afn, void *arg, px_context ctx,

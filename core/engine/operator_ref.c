@@ -2,7 +2,7 @@
  * it holds a reference (pxi_operator.in_flight) that the op's finish (push.c) drops; a deleted
  * operator's slot goes back to the engine's table when its last push has finished. Below
  * push.c, so finishing an op never calls up into operator.c. */
-#include "core/alloc.h"
+#include "base/alloc.h"
 #include "core/engine/engine_impl.h"
 
 void pxi_operator_free(pxi_engine *e, pxi_operator *t)

@@ -23,14 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/os.h"
 #include "core/engine/cost.h"
 #include "core/engine/engine_impl.h"
 #include "core/engine/failure.h"
 #include "core/engine/inflight.h"
 #include "core/engine/var_queue.h"
-#include "core/log.h"
-#include "core/os.h"
 #include "core/registry.h"
 #include "core/tools.h"
 #include "core/trace.h"

@@ -17,16 +17,16 @@
  */
 #include <string.h>
 
-#include "core/alloc.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "base/wait.h"
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/engine/mpi_hooks.h"
-#include "core/log.h"
-#include "core/os.h"
 #include "core/runtime.h"
 #include "core/runtime_hooks.h"
 #include "core/settings.h"
-#include "core/wait.h"
 
 #define PXI_DEFAULT_MAX_PENDING (1 << 16)
 /* CPU workers per CPU device of a per_device engine on a machine with 2+ cores (see above). */

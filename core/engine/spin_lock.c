@@ -1,7 +1,7 @@
 /* core/engine/spin_lock.c - the slow path of the engine's spin lock (spin_lock.h): poll, backing
- * off through core/wait.h until the holder lets go. */
+ * off through base/wait.h until the holder lets go. */
 #include "core/engine/spin_lock.h"
-#include "core/wait.h"
+#include "base/wait.h"
 
 void pxi_spin_lock_slow(pxi_spin *l)
 {

@@ -5,9 +5,9 @@
 
 #include <stdatomic.h>
 
-#include "core/check.h"
+#include "base/check.h"
 
-/* A test-and-set lock whose waiters back off through core/wait.h (pxi_wait_backoff: pauses,
+/* A test-and-set lock whose waiters back off through base/wait.h (pxi_wait_backoff: pauses,
  * then yields of the CPU), so a preempted holder on an oversubscribed machine costs a time
  * slice rather than a spinning core. It never sleeps on a futex: its critical sections are a
  * few loads and stores, and a sleeping waiter would make every unlock an atomic exchange plus a

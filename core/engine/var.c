@@ -2,9 +2,9 @@
  * DeleteVariable): a Var is a generation-checked handle into the engine's Var table
  * (handle_table.c) whose queue is var_queue.c; a delete is pushed as an internal write op, so it
  * waits for every op already queued on the Var. Above push.c: it pushes, nothing calls it back. */
+#include "base/log.h"
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
-#include "core/log.h"
 
 static void var_slot_reset(pxi_var *v)
 {

@@ -190,8 +190,9 @@ PX_API px_engine *px_engine_default(void);
  * sync stages (most stages seen running at once, averaged over stages), is 1.07-1.11 with one
  * worker, 1.95-1.97 with two and 3.1-3.2 with four, the same with default inlining and with
  * PX_ENGINE_INLINE_NS=0: ops this long are never run on the pusher by the cost rule (none of
- * them ran there with 2+ workers), so inlining does not serialize independent ops. Set PX_CPU_WORKER_NTHREADS=1 for strictly serial CPU
- * ops, or more for many independent CPU-bound ops on a larger machine.
+ * them ran there with 2+ workers), so inlining does not serialize independent ops. Set
+ * PX_CPU_WORKER_NTHREADS=1 for strictly serial CPU ops, or more for many independent CPU-bound ops
+ * on a larger machine.
  * @return the engine, or NULL (logged) when the runtime is not initialized, @p kind is
  *         unknown, @p cpu_workers is out of range, or memory or threads ran out.
  * Thread-safe. Destroy it with px_engine_destroy; px_finalize waits for (with a warning)

@@ -15,7 +15,7 @@
  *
  * Progress. One progress thread per process ("px-mpi-progress", started at the first MPI op)
  * tests every outstanding request with MPI_Testsome. While requests are outstanding it polls
- * for the wait budget (PX_WAIT_POLICY / PX_SPIN_US, core/wait.h) after its last completion,
+ * for the wait budget (PX_WAIT_POLICY / PX_SPIN_US, base/wait.h) after its last completion,
  * yielding the processor between polls, then sleeps in steps of 50 us doubling to 250 us between
  * polls, so a slow peer costs at most a few thousand cheap polls a second; with nothing outstanding
  * it sleeps on a futex and uses no CPU at all. No user thread ever has to call MPI to complete a

@@ -13,7 +13,7 @@
  *     floor(P / team_size) groups, which take teams in contiguous blocks in league order
  *     (PX_SCHEDULE_STATIC) or claim runs of consecutive teams at run time
  *     (PX_SCHEDULE_DYNAMIC). Ranks beyond the last whole group idle for the launch. Team
- *     barriers spin on the group's own cache line (core/wait.h: no system call while the wait
+ *     barriers spin on the group's own cache line (base/wait.h: no system call while the wait
  *     is short; a sleep after the pool's spin budget, so a barrier never deadlocks, also with
  *     more threads than cores). Scratch is per-group memory, 64-byte aligned, allocated once
  *     and grown on demand. Vector lanes: the member's SIMD loop (see PX_THREAD_VECTOR_FOR);

@@ -12,8 +12,8 @@
 #include "parex/kernel.h"
 
 extern "C" {
-#include "core/alloc.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/log.h"
 }
 #include "spaces/cuda/cuda_common.h"
 

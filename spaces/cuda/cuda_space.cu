@@ -26,8 +26,8 @@
 #include "parex/kernel.h"
 
 extern "C" {
-#include "core/alloc.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/registry.h"
 }
 #include "spaces/cuda/cuda_common.h"

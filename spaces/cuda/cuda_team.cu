@@ -28,8 +28,8 @@
 #include "parex/team.h"
 
 extern "C" {
-#include "core/alloc.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/registry.h"
 }
 #include "spaces/cuda/cuda_common.h"

@@ -5,8 +5,8 @@
 #include <stdalign.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "policy/plan.h"

@@ -2,7 +2,7 @@
  * (completion, reductions, the scan's final pass); see fanin.h. */
 #include "spaces/threads/fanin.h"
 
-#include "core/wait.h"
+#include "base/wait.h"
 
 int pxi_tpool_fanin(pxi_tpool *pool, int rank, unsigned seq, pxi_fanin_phase phase,
                     void (*join)(void *dst, const void *src))

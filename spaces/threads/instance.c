@@ -6,8 +6,8 @@
  * waits only for the launches in flight on it. */
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "spaces/threads/exec.h"
 #include "spaces/threads/fanin.h"
 

@@ -15,8 +15,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/registry.h"
 #include "policy/mdrange.h"
 #include "policy/plan.h"

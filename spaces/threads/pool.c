@@ -1,5 +1,5 @@
 /* spaces/threads/pool.c - the Threads space's workers, job dispatch and launch lock. See pool.h
- * for the protocol; the fan-in tree is in fanin.c, the waits in core/wait.c. */
+ * for the protocol; the fan-in tree is in fanin.c, the waits in base/wait.c. */
 #include "spaces/threads/pool.h"
 
 #include <errno.h>
@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
-#include "core/os.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "base/wait.h"
 #include "core/runtime.h"
-#include "core/wait.h"
 
 typedef struct worker_start {
     pxi_tpool *pool;

@@ -7,7 +7,7 @@
  *
  * Completion and reductions go through the fan-in tree of fanin.h.
  *
- * Waiting (idle workers, fan-in parents, launch-lock waiters) goes through core/wait.h: spin
+ * Waiting (idle workers, fan-in parents, launch-lock waiters) goes through base/wait.h: spin
  * with a CPU pause for the pool's budget, then sleep on a futex, so an idle pool burns no CPU.
  * Every sync word is a pxi_wait_flag: the poster exchanges the value in and wakes sleepers only
  * if one marked the word, so the common path (nobody asleep) costs no system call. Data crosses
@@ -22,12 +22,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/check.h"
-#include "core/wait.h"
+#include "base/check.h"
+#include "base/wait.h"
 #include "parex/reducer.h"
 #include "spaces/threads/topo.h"
 
-/* A word one thread posts and others wait on (core/wait.h). */
+/* A word one thread posts and others wait on (base/wait.h). */
 typedef pxi_wait_flag pxi_tpool_flag;
 
 /* Per-rank state, one per rank, 64-byte aligned so no two ranks share a line. */
@@ -60,7 +60,7 @@ typedef void (*pxi_tpool_job_fn)(pxi_tpool *pool, int rank, unsigned gen, void *
 /* Create a pool of nranks ranks (>= 1): spawns nranks - 1 workers, each binding itself to
  * pu_of_rank[rank] through topo (a refused binding is a warning; the worker runs unbound).
  * spin_ns: how long a waiter spins before sleeping (0: sleep almost at once), from
- * pxi_wait_spin_ns (core/wait.h).
+ * pxi_wait_spin_ns (base/wait.h).
  * @return PX_OK; PX_ENOMEM when memory or a thread could not be had (logged; nothing leaks). */
 PX_NODISCARD int pxi_tpool_create(pxi_tpool **out, int nranks, const pxi_topo *topo,
                                   const int *pu_of_rank, int64_t spin_ns);

@@ -43,8 +43,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/log.h"
 #include "core/team.h"
 #include "spaces/threads/fanin.h"
 

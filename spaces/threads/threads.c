@@ -16,10 +16,10 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/wait.h"
 #include "core/registry.h"
-#include "core/wait.h"
 #include "policy/plan.h"
 #include "spaces/threads/exec.h"
 #include "spaces/threads/fanin.h"
@@ -441,7 +441,7 @@ static int threads_initialize(const pxi_space_config *c)
     if (rc != PX_OK)
         goto fail;
 
-    /* The wait policy and budget are core/wait.c's (PX_WAIT_POLICY, PX_SPIN_US). */
+    /* The wait policy and budget are base/wait.c's (PX_WAIT_POLICY, PX_SPIN_US). */
     st.wait_name = pxi_wait_policy_name();
     st.throttled = pxi_wait_throttled(n, st.pus);
     st.spin_us = pxi_wait_spin_ns(n, st.pus) / 1000;

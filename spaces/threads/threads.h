@@ -31,7 +31,7 @@
 /* Upper bound on the value slots of one dynamic reduction (see above); the plan
  * (policy/plan.h, PXI_PLAN_MAX_UNITS) groups chunks into units to stay below it. */
 #define PXI_THREADS_MAX_UNITS PXI_PLAN_MAX_UNITS
-/* Spin budgets live in core/wait.c (one wait primitive; the Threads section of the benchmark
+/* Spin budgets live in base/wait.c (one wait primitive; the Threads section of the benchmark
  * results chose its 100 us default). */
 
 /* How dynamic schedules claim units: per-rank ranges (a rank claims from its own static share

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "core/log.h"
+#include "base/log.h"
 
 const char *const pxi_topo_bind_names[3] = {"close", "spread", "none"};
 

@@ -25,7 +25,7 @@
 
 #include <stdio.h>
 
-#include "core/check.h"
+#include "base/check.h"
 #include "parex/core.h"
 
 /* Opaque: the hwloc topology (when built) plus the process cpuset and the list of usable

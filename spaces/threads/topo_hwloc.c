@@ -16,9 +16,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
-#include "core/os.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/os.h"
 #include "spaces/threads/topo_impl.h"
 
 /* The process cpuset seen by the first load of this machine. A rank bound on the thread that

@@ -5,9 +5,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "core/alloc.h"
-#include "core/log.h"
-#include "core/os.h"
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/os.h"
 #include "spaces/threads/topo_impl.h"
 
 void pxi_topo_free(pxi_topo *t)

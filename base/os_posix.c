@@ -1,7 +1,7 @@
-/* core/os_posix.c - the platform layer without futexes: a small table of mutex + condition
+/* base/os_posix.c - the platform layer without futexes: a small table of mutex + condition
  * variable buckets hashed by address stands in for the futex wait queue. Wake-ups broadcast the
- * bucket, so they may be spurious; callers re-check their condition (core/os.h contract). */
-#include "core/os.h"
+ * bucket, so they may be spurious; callers re-check their condition (base/os.h contract). */
+#include "base/os.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -1,7 +1,7 @@
-/* core/os_linux.c - the platform layer on Linux: futex syscall, clocks, thread names. The only
+/* base/os_linux.c - the platform layer on Linux: futex syscall, clocks, thread names. The only
  * file that defines _GNU_SOURCE. */
 #define _GNU_SOURCE
-#include "core/os.h"
+#include "base/os.h"
 
 #include <linux/futex.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
-/* core/alloc.c - internal allocation with a counting, failure-injecting test hook. */
-#include "core/alloc.h"
+/* base/alloc.c - internal allocation with a counting, failure-injecting test hook. */
+#include "base/alloc.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* core/check.h - assertions and "cannot happen" guards (STYLE.md section 7).
+/* base/check.h - assertions and "cannot happen" guards (STYLE.md section 7).
  * PX_ASSERT checks in checking builds (PXI_CHECKING=1: Debug and sanitizer builds) and costs
  * nothing otherwise, yet stays type-checked. PX_ALWAYS/PX_NEVER (SQLite's ALWAYS/NEVER) assert
  * in checking builds and evaluate to the condition in release, so callers return a status

@@ -1,5 +1,5 @@
-/* core/os.h - the platform layer (STYLE.md section 5). core/os_linux.c implements it with the
- * futex syscall, core/os_posix.c with a mutex and condition variable; CMake picks one. No other
+/* base/os.h - the platform layer (STYLE.md section 5). base/os_linux.c implements it with the
+ * futex syscall, base/os_posix.c with a mutex and condition variable; CMake picks one. No other
  * file tests the platform. */
 #ifndef PXI_OS_H
 #define PXI_OS_H

@@ -1,8 +1,7 @@
-/* core/wait.c - spin-then-sleep waits, the spin budget and its policy (see core/wait.h). */
-#include "core/wait.h"
+/* base/wait.c - spin-then-sleep waits, the spin budget and its policy (see base/wait.h). */
+#include "base/wait.h"
 
-#include "core/os.h"
-#include "core/settings.h"
+#include "base/os.h"
 
 /* Polls between two clock reads while spinning: a clock read costs ~20 ns, a pause 10-40 ns,
  * so this keeps the clock off the fast path and still bounds the spin to about +1 us. */

@@ -1,4 +1,4 @@
-/* core/log.h - internal logging (core/log.c). Report once, where detected, naming the call
+/* base/log.h - internal logging (base/log.c). Report once, where detected, naming the call
  * and the bad value. Messages above the threshold cost one relaxed load. */
 #ifndef PXI_LOG_H
 #define PXI_LOG_H

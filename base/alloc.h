@@ -1,4 +1,4 @@
-/* core/alloc.h - internal allocation (core/alloc.c). Every internal allocation goes through
+/* base/alloc.h - internal allocation (base/alloc.c). Every internal allocation goes through
  * these so tests can count calls and fail the Nth one (see pxi_alloc_fail_at), in the manner
  * of Argobots' test/leakcheck/rtrace.h. */
 #ifndef PXI_ALLOC_H

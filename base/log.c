@@ -1,5 +1,5 @@
-/* core/log.c - levelled logging with a replaceable handler. */
-#include "core/log.h"
+/* base/log.c - levelled logging with a replaceable handler. */
+#include "base/log.h"
 
 #include <pthread.h>
 #include <stdarg.h>

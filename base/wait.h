@@ -1,6 +1,6 @@
-/* core/wait.h - the one way the runtime waits for another thread (core/wait.c).
+/* base/wait.h - the one way the runtime waits for another thread (base/wait.c).
  *
- * Every wait spins with a CPU pause for a budget, then sleeps on a futex (core/os.h), the way
+ * Every wait spins with a CPU pause for a budget, then sleeps on a futex (base/os.h), the way
  * libgomp's config/linux/wait.h do_wait does: a short wait costs no system call, a long one no
  * CPU. The budget comes from PX_WAIT_POLICY and PX_SPIN_US, interpreted once, here
  * (pxi_wait_configure), and is cut to a tiny one for a group of threads that outnumbers the
@@ -25,7 +25,11 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "core/os.h"
+#include "base/os.h"
+
+/* PX_WAIT_POLICY: default (spin the budget, then sleep), active (spin long), passive (sleep
+ * at once). Read once at initialize (core/settings.c) and handed to pxi_wait_configure. */
+typedef enum { PXI_WAIT_DEFAULT = 0, PXI_WAIT_ACTIVE, PXI_WAIT_PASSIVE } pxi_wait_policy;
 
 /* Budgets in microseconds for each PX_WAIT_POLICY (a pxi_wait_policy of core/settings.h):
  * default spins a little longer than a typical fan-in or hand-off, active spins (nearly) for
@@ -98,7 +102,7 @@ static inline void pxi_wait_flag_post(pxi_wait_flag *f, unsigned v)
 }
 /* Wait until the flag holds @v (masked), spinning up to @spin_ns first; acquire. Inline: a
  * flag that already holds @v (a free ticket lock, a child that posted first) costs one load;
- * only a real wait calls core/wait.c. */
+ * only a real wait calls base/wait.c. */
 void pxi_wait_flag_wait_eq(pxi_wait_flag *f, unsigned v, int64_t spin_ns);
 static inline void pxi_wait_flag_until_eq(pxi_wait_flag *f, unsigned v, int64_t spin_ns)
 {
