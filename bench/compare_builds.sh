@@ -16,6 +16,7 @@
 #   BENCH_PREFIX="nice -n -19"  prefix of every measured command
 #   CHOL_N=2048 CHOL_TILE=256 CG_GRID=64   problem sizes
 #   DATA=bench/compare_data.txt   raw values, one line "round metric old|new value" each
+#   METRICS="m1 m2 ..."   only these metrics (names below), e.g. the engine rows alone
 # Builds: Release, no CUDA, no MPI, no tests (examples and bench on: parex-cg and
 # parex-cholesky are examples); only the four targets below are built.
 #
@@ -150,6 +151,8 @@ for p in $threads_list; do metrics+=("empty_for_us@$p" "reduce_us@$p"); done
 for p in $threads_list; do metrics+=("triad_gbs@$p"); done
 metrics+=(idle_cpu_ms engine_chain_ns engine_independent_ns engine_chain_ns_noinline
           engine_independent_ns_noinline cg_ms_per_iter cg_min_iter_ms cholesky_gflops)
+# METRICS="engine_chain_ns empty_for_us@1 ..." measures only those (same names as above).
+if [ -n "${METRICS:-}" ]; then read -r -a metrics <<< "$METRICS"; fi
 data=${DATA:-$root/bench/compare_data.txt}
 : > "$data"
 echo "compare_builds.sh: old $old_dir ($(git -C "$old_src" rev-parse --short HEAD)), new $new_dir;" \
