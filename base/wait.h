@@ -139,7 +139,7 @@ void pxi_wait_event_until(pxi_wait_event *ev, int (*ready)(const void *arg), con
 /* Sleep on @ev, without spinning, until @ready(@arg) holds, a notify comes or about
  * @timeout_us passed (whichever is first; may return early, like every futex wait): for a
  * poller that must look at something no notify announces (an MPI request) every so often, yet
- * wake at once for what is announced (core/engine/mpi.c's progress thread). */
+ * wake at once for what is announced (core/engine/mpi_progress.c's progress thread). */
 void pxi_wait_event_sleep_for(pxi_wait_event *ev, int (*ready)(const void *arg), const void *arg,
                               int64_t timeout_us);
 

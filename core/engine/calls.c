@@ -137,7 +137,7 @@ static int check_may_wait(const char *caller)
 }
 
 /* Sleeps of a helping waiter on one processor once the spin budget is spent (as the MPI
- * progress thread's, core/engine/mpi.c). */
+ * progress thread's, core/engine/mpi_progress.c). */
 #define HELP_SLEEP_MIN_NS 50000L
 #define HELP_SLEEP_MAX_NS 250000L
 /* A waiter holding progress polls this long (at least; PX_WAIT_POLICY=passive: not at all)

@@ -1,0 +1,55 @@
+/* core/engine/mpi_impl.h - what the MPI ops (core/engine/mpi.c) and the progress layer below
+ * them (core/engine/mpi_progress.c) share: the message, the hand-off and the MPI error log.
+ * Internal; compiled only with PX_HAVE_MPI.
+ *
+ * Layering: mpi.c calls down into mpi_progress.c (pxi_mpi_hand_off, pxi_mpi_log_error); the
+ * progress layer never calls up: it completes a message through the message's own function
+ * pointer (complete), which the ops set. */
+#ifndef PXI_MPI_IMPL_H
+#define PXI_MPI_IMPL_H
+
+#include <stdint.h>
+
+#include "parex/engine.h"
+#include "parex/mpi.h"
+
+typedef enum { PXI_MSG_SEND, PXI_MSG_RECV, PXI_MSG_ALLREDUCE } pxi_msg_kind;
+
+typedef struct pxi_mpi_msg {
+    pxi_msg_kind kind;
+    const void *sbuf;
+    void *rbuf;
+    int count;
+    MPI_Datatype type;
+    MPI_Op op;
+    int peer, tag;
+    MPI_Comm comm;
+    px_engine *e;
+    /* Written by post_msg before the hand-off (the list lock orders it for the progress
+     * layer), then owned by whoever holds the request set's lock. */
+    MPI_Request req;
+    px_on_complete *done;
+    /* Finishes the op with a status (mpi.c's complete_msg); after it the message may be freed
+     * at once, so the caller touches it no more. */
+    void (*complete)(struct pxi_mpi_msg *m, int status);
+    int64_t t0_ns;    /* trace start, when tracing */
+    uint32_t section; /* tools section, when has_section */
+    int has_section;
+    int64_t cancel_ns; /* progress layer: when the cancel was issued, 0: not cancelled */
+    /* A recorded message (graph_record.c) is a template: each post (each launch of its
+     * graph) copies it into a message of its own (per_post), which complete_msg frees, so a
+     * request belongs to one launch and queued launches never share one. */
+    int is_template, per_post;
+    struct pxi_mpi_msg *next; /* incoming list link, under the progress layer's list lock */
+    char name[64];
+} pxi_mpi_msg;
+
+/* Give a posted message (its request started, m->complete set) to the progress layer, starting
+ * the progress thread on first use. PX_OK, or PX_ENOMEM when the thread cannot start (logged;
+ * the caller completes the op with it and still owns @m). Thread-safe. */
+int pxi_mpi_hand_off(pxi_mpi_msg *m);
+
+/* Log MPI error code @err as "@what: <MPI's error string>" (PXI_ERROR). Thread-safe. */
+void pxi_mpi_log_error(const char *what, int err);
+
+#endif

@@ -1,0 +1,519 @@
+/* core/engine/mpi_progress.c - the progress layer below the MPI ops (core/engine/mpi.c): the
+ * hand-off list, the shared set of posted requests under its lock, the progress thread,
+ * pxi_mpi_poll / pxi_mpi_outstanding / pxi_mpi_hold for waiters that drive progress
+ * (core/engine/calls.c), and closing engines with their drain deadlines (StarPU-MPI's detached
+ * requests are the model).
+ *
+ * Layering: the ops post a message's nonblocking call and hand it over (pxi_mpi_hand_off,
+ * core/engine/mpi_impl.h); from then on the request belongs to the active set, which one thread
+ * at a time tests (the holder of act.lock: the progress thread, or a thread waiting on an
+ * engine that drives progress itself, pxi_mpi_poll), all requests with one MPI_Testsome. A
+ * done request is completed through the message's own m->complete (set by the ops), never by a
+ * call up into mpi.c; after it the message belongs to the engine again (it may be freed at
+ * once), so nothing here touches it any more.
+ *
+ * Waiters that drive progress (calls.c, help-while-waiting): on a process with one processor a
+ * waiting thread holds progress (pxi_mpi_hold): the progress thread then sleeps without
+ * polling and a post does not wake it, so a rank bound to one core completes its messages
+ * with no thread switch; when the last holder stops, it wakes the thread if anything is
+ * outstanding. Elsewhere waiters poll opportunistically beside the thread.
+ *
+ * Waiting: with requests outstanding the thread polls for the wait budget after its last
+ * completion or new post, then sleeps 50 us, doubling to 250 us, between polls (a completion or
+ * a new post resets both; a post made while it sleeps wakes it at once);
+ * with none it sleeps on the wake event (a futex) until a hand-off, a closing engine or the
+ * stop flag.
+ *
+ * Shutdown: engine teardown (runtime.c) marks the engine closing with a deadline before it
+ * drains; past it, the thread cancels that engine's messages (parex/mpi.h, Shutdown).
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/alloc.h"
+#include "base/log.h"
+#include "base/os.h"
+#include "base/wait.h"
+#include "core/engine/mpi_hooks.h"
+#include "core/engine/mpi_impl.h"
+#include "core/trace.h"
+#include "parex/mpi.h"
+
+#define SLEEP_MIN_NS     50000LL       /* first sleep between polls once the budget is spent */
+#define SLEEP_MAX_NS     250000LL      /* the doubling stops here */
+#define CANCEL_GRACE_NS  100000000LL   /* a cancelled request gets this long to complete */
+#define DRAIN_DEFAULT_NS 10000000000LL /* px_mpi_set_drain_timeout_ms default: 10 s */
+#define MAX_CLOSING      64            /* engines closing at the same time */
+
+typedef pxi_mpi_msg msg;
+
+static struct {
+    pthread_mutex_t lock;
+    int running;            /* under lock: the progress thread exists */
+    pthread_t thread;       /* under lock */
+    msg *in_head, *in_tail; /* under lock: handed off, not yet taken by the thread */
+    /* Hand-offs not taken yet, closing engines, stop: the thread's wake conditions. Written
+     * under lock; read by the sleeping thread's ready check with acquire. */
+    atomic_int n_in;
+    atomic_int n_closing;
+    atomic_int stop;
+    pxi_wait_event wake;
+    struct {
+        px_engine *e;
+        int64_t deadline_ns;
+    } closing[MAX_CLOSING]; /* under lock */
+    atomic_llong drain_ns;  /* relaxed: a setting read at each closing */
+    atomic_int n_holders;   /* waiters holding progress (pxi_mpi_hold) */
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .drain_ns = DRAIN_DEFAULT_NS};
+
+void pxi_mpi_log_error(const char *what, int err)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(err, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "MPI error %d", err);
+    PXI_ERROR("%s: %s", what, text);
+}
+
+int px_mpi_set_drain_timeout_ms(int64_t ms)
+{
+    if (ms < 0 || ms > 3600000) {
+        PXI_ERROR("px_mpi_set_drain_timeout_ms: %lld ms is outside [0, 3600000]", (long long)ms);
+        return PX_EINVAL;
+    }
+    atomic_store_explicit(&g.drain_ns, (long long)ms * 1000000LL, memory_order_relaxed);
+    return PX_OK;
+}
+
+/* ---- closing engines ------------------------------------------------------------------- */
+
+void pxi_mpi_engine_closing(px_engine *e)
+{
+    int64_t deadline =
+        pxi_os_now_ns() + (int64_t)atomic_load_explicit(&g.drain_ns, memory_order_relaxed);
+    pthread_mutex_lock(&g.lock);
+    int n = atomic_load_explicit(&g.n_closing, memory_order_relaxed);
+    if (n >= MAX_CLOSING) {
+        /* 64 engines close at once: the 65th waits without a deadline (it still completes
+         * when its messages do). */
+        PXI_WARN("px_engine_destroy: %d engines closing at once; engine %p waits for its "
+                 "messages without a timeout",
+                 n, (void *)e);
+        pthread_mutex_unlock(&g.lock);
+        return;
+    }
+    g.closing[n].e = e;
+    g.closing[n].deadline_ns = deadline;
+    /* Release (under the lock as well): the thread's acquire of the count sees the entry. */
+    atomic_store_explicit(&g.n_closing, n + 1, memory_order_release);
+    pthread_mutex_unlock(&g.lock);
+    pxi_wait_event_notify(&g.wake, 0);
+}
+
+void pxi_mpi_engine_closed(px_engine *e)
+{
+    pthread_mutex_lock(&g.lock);
+    int n = atomic_load_explicit(&g.n_closing, memory_order_relaxed);
+    for (int i = 0; i < n; ++i)
+        if (g.closing[i].e == e) {
+            g.closing[i] = g.closing[n - 1];
+            atomic_store_explicit(&g.n_closing, n - 1, memory_order_release);
+            break;
+        }
+    pthread_mutex_unlock(&g.lock);
+}
+
+/* ---- the progress thread ---------------------------------------------------------------- */
+
+typedef struct {
+    msg **m;
+    MPI_Request *req;
+    int *idx;
+    MPI_Status *st;
+    int n, cap;
+} active_set;
+
+/* The posted requests and the lock of whoever tests them (the progress thread or a waiter). */
+static struct {
+    pthread_mutex_t lock;
+    active_set a; /* under lock */
+    atomic_int n; /* a.n, stored under lock: a waiter's cheap look */
+} act = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int active_grow(active_set *a, int need)
+{
+    if (need <= a->cap)
+        return 1;
+    int cap = a->cap ? a->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    msg **m = pxi_malloc((size_t)cap * sizeof *m);
+    MPI_Request *req = pxi_malloc((size_t)cap * sizeof *req);
+    int *idx = pxi_malloc((size_t)cap * sizeof *idx);
+    MPI_Status *st = pxi_malloc((size_t)cap * sizeof *st);
+    if (!m || !req || !idx || !st) {
+        pxi_free(m);
+        pxi_free(req);
+        pxi_free(idx);
+        pxi_free(st);
+        return 0;
+    }
+    if (a->n) {
+        memcpy(m, a->m, (size_t)a->n * sizeof *m);
+        memcpy(req, a->req, (size_t)a->n * sizeof *req);
+    }
+    pxi_free(a->m);
+    pxi_free(a->req);
+    pxi_free(a->idx);
+    pxi_free(a->st);
+    a->m = m;
+    a->req = req;
+    a->idx = idx;
+    a->st = st;
+    a->cap = cap;
+    return 1;
+}
+
+/* Complete @m's op with @status through its own function pointer (the ops' completion); @m
+ * may be freed at once, so the caller touches it no more. */
+static void finish(msg *m, int status)
+{
+    m->complete(m, status);
+}
+
+/* Status of a completed request: PX_OK, PX_ECANCELED or PX_EMPI (logged). @err is the
+ * request's own error (MPI_SUCCESS when the call reported none). */
+static int request_status(msg *m, int err, MPI_Status *st)
+{
+    if (err != MPI_SUCCESS) {
+        char what[128];
+        int cls = err;
+        MPI_Error_class(err, &cls);
+        snprintf(what, sizeof what, "%s%s", m->name,
+                 cls == MPI_ERR_TRUNCATE ? " (message longer than the receive buffer)" : "");
+        pxi_mpi_log_error(what, err);
+        return PX_EMPI;
+    }
+    if (m->cancel_ns) {
+        int cancelled = 0;
+        MPI_Test_cancelled(st, &cancelled);
+        if (cancelled) {
+            PXI_WARN("%s: cancelled at engine destroy after the drain timeout", m->name);
+            return PX_ECANCELED;
+        }
+    }
+    return PX_OK;
+}
+
+/* Move hand-offs into the active set. Returns 0 when the set cannot grow (logged; the
+ * hand-offs stay queued and the caller backs off before retrying). */
+static int take_incoming(active_set *a)
+{
+    if (atomic_load_explicit(&g.n_in, memory_order_acquire) == 0)
+        return 1;
+    pthread_mutex_lock(&g.lock);
+    int n_in = atomic_load_explicit(&g.n_in, memory_order_relaxed);
+    if (!active_grow(a, a->n + n_in)) {
+        pthread_mutex_unlock(&g.lock);
+        PXI_ERROR("px-mpi-progress: out of memory growing the request set; retrying");
+        return 0;
+    }
+    for (msg *m = g.in_head; m; m = m->next) {
+        a->m[a->n] = m;
+        a->req[a->n] = m->req;
+        ++a->n;
+    }
+    g.in_head = g.in_tail = NULL;
+    atomic_store_explicit(&g.n_in, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&g.lock);
+    return 1;
+}
+
+/* Drop the entries whose request is MPI_REQUEST_NULL and whose op was completed (m NULL). */
+static void compact(active_set *a)
+{
+    int k = 0;
+    for (int i = 0; i < a->n; ++i)
+        if (a->m[i]) {
+            a->m[k] = a->m[i];
+            a->req[k] = a->req[i];
+            ++k;
+        }
+    a->n = k;
+}
+
+/* One MPI_Testsome over the set; returns how many ops completed. */
+static int test_all(active_set *a)
+{
+    int out = 0;
+    int err = MPI_Testsome(a->n, a->req, &out, a->idx, a->st);
+    if (err != MPI_SUCCESS && err != MPI_ERR_IN_STATUS) {
+        /* Not attributable to one request: find the failing ones one by one. */
+        int done = 0;
+        for (int i = 0; i < a->n; ++i) {
+            int flag = 0;
+            MPI_Status st;
+            int e1 = MPI_Test(&a->req[i], &flag, &st);
+            if (e1 != MPI_SUCCESS || flag) {
+                finish(a->m[i], request_status(a->m[i], e1, &st));
+                a->m[i] = NULL;
+                ++done;
+            }
+        }
+        compact(a);
+        return done;
+    }
+    if (out == MPI_UNDEFINED || out <= 0)
+        return 0;
+    for (int k = 0; k < out; ++k) {
+        int i = a->idx[k];
+        int e1 = err == MPI_ERR_IN_STATUS ? a->st[k].MPI_ERROR : MPI_SUCCESS;
+        finish(a->m[i], request_status(a->m[i], e1, &a->st[k]));
+        a->m[i] = NULL;
+    }
+    compact(a);
+    return out;
+}
+
+/* Cancel the messages of engines past their drain deadline; returns how many completed. */
+static int enforce_deadlines(active_set *a, int64_t now)
+{
+    if (atomic_load_explicit(&g.n_closing, memory_order_acquire) == 0)
+        return 0;
+    px_engine *late[MAX_CLOSING];
+    int n_late = 0;
+    pthread_mutex_lock(&g.lock);
+    int n = atomic_load_explicit(&g.n_closing, memory_order_relaxed);
+    for (int i = 0; i < n; ++i)
+        if (now >= g.closing[i].deadline_ns)
+            late[n_late++] = g.closing[i].e;
+    pthread_mutex_unlock(&g.lock);
+    int done = 0;
+    for (int i = 0; i < a->n; ++i) {
+        msg *m = a->m[i];
+        int is_late = 0;
+        for (int j = 0; j < n_late && !is_late; ++j)
+            is_late = m->e == late[j];
+        if (!is_late)
+            continue;
+        if (m->kind == PXI_MSG_ALLREDUCE) {
+            /* MPI can neither cancel nor free a nonblocking collective: abandon it. */
+            PXI_WARN("%s: abandoned at engine destroy after the drain timeout (its request stays "
+                     "with MPI)",
+                     m->name);
+            finish(m, PX_ECANCELED);
+            a->m[i] = NULL;
+            ++done;
+        } else if (!m->cancel_ns) {
+            MPI_Cancel(&a->req[i]);
+            m->cancel_ns = now;
+        } else if (now - m->cancel_ns > CANCEL_GRACE_NS) {
+            PXI_WARN("%s: MPI did not cancel it; released at engine destroy (MPI may still use "
+                     "its buffer)",
+                     m->name);
+            MPI_Request_free(&a->req[i]);
+            finish(m, PX_ECANCELED);
+            a->m[i] = NULL;
+            ++done;
+        }
+    }
+    if (done)
+        compact(a);
+    return done;
+}
+
+static int wake_ready(const void *arg)
+{
+    (void)arg;
+    return atomic_load_explicit(&g.n_in, memory_order_acquire) != 0 ||
+           atomic_load_explicit(&g.n_closing, memory_order_acquire) != 0 ||
+           atomic_load_explicit(&g.stop, memory_order_acquire) != 0;
+}
+
+static void sleep_ns(int64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
+    nanosleep(&ts, NULL);
+}
+
+/* One round over the active set, under act.lock: take the hand-offs, test every request,
+ * enforce closing deadlines (@deadlines). Returns how many ops completed; *grew: new posts were
+ * taken; *oom: the set could not grow (logged). */
+static int progress_round(int deadlines, int *grew, int *oom)
+{
+    active_set *a = &act.a;
+    int n_before = a->n;
+    *oom = !take_incoming(a);
+    *grew = a->n > n_before;
+    int done = a->n ? test_all(a) : 0;
+    if (deadlines && a->n)
+        done += enforce_deadlines(a, pxi_os_now_ns());
+    atomic_store_explicit(&act.n, a->n, memory_order_release);
+    return done;
+}
+
+int pxi_mpi_poll(void)
+{
+    if (atomic_load_explicit(&g.n_in, memory_order_acquire) == 0 &&
+        atomic_load_explicit(&act.n, memory_order_acquire) == 0)
+        return 0;
+    if (pthread_mutex_trylock(&act.lock) != 0)
+        return 0; /* someone else is testing them right now */
+    int grew = 0, oom = 0;
+    int done = progress_round(0, &grew, &oom);
+    pthread_mutex_unlock(&act.lock);
+    return done;
+}
+
+int pxi_mpi_outstanding(void)
+{
+    return atomic_load_explicit(&g.n_in, memory_order_acquire) != 0 ||
+           atomic_load_explicit(&act.n, memory_order_acquire) != 0;
+}
+
+void pxi_mpi_hold(int delta)
+{
+    if (delta > 0) {
+        atomic_fetch_add_explicit(&g.n_holders, 1, memory_order_seq_cst);
+        return;
+    }
+    /* seq_cst decrement, then the look at what is outstanding: the Dekker pair of
+     * pxi_mpi_hand_off's n_in increment and look at the holders (either it saw no holder and woke
+     * the thread, or we see its message and wake the thread now). */
+    if (atomic_fetch_sub_explicit(&g.n_holders, 1, memory_order_seq_cst) == 1 &&
+        (atomic_load_explicit(&g.n_in, memory_order_seq_cst) != 0 ||
+         atomic_load_explicit(&act.n, memory_order_seq_cst) != 0))
+        pxi_wait_event_notify(&g.wake, 0);
+}
+
+/* The idle progress thread's wake condition: as wake_ready, or requests a waiter holding
+ * progress took over and left outstanding when it stopped (pxi_mpi_hold). */
+static int idle_ready(const void *arg)
+{
+    return wake_ready(arg) || atomic_load_explicit(&act.n, memory_order_seq_cst) != 0;
+}
+
+/* The progress thread's wake condition while waiters hold progress. */
+static int unheld_ready(const void *arg)
+{
+    (void)arg;
+    return atomic_load_explicit(&g.n_holders, memory_order_seq_cst) == 0 ||
+           atomic_load_explicit(&g.n_closing, memory_order_acquire) != 0 ||
+           atomic_load_explicit(&g.stop, memory_order_acquire) != 0;
+}
+
+static void *progress_main(void *arg)
+{
+    (void)arg;
+    pxi_trace_thread_name("px-mpi-progress");
+    int64_t budget_ns = pxi_wait_spin_ns(1, 0);
+    int64_t last_ns = pxi_os_now_ns(), step_ns = SLEEP_MIN_NS;
+    for (;;) {
+        if (!unheld_ready(NULL)) {
+            /* A waiter drives progress (one processor): sleep until the last one stops. */
+            pxi_wait_event_until(&g.wake, unheld_ready, NULL, 0, NULL, 0);
+            last_ns = pxi_os_now_ns();
+            step_ns = SLEEP_MIN_NS;
+            continue;
+        }
+        pthread_mutex_lock(&act.lock);
+        int grew = 0, oom = 0;
+        int done = progress_round(1, &grew, &oom);
+        int n = act.a.n;
+        pthread_mutex_unlock(&act.lock);
+        if (oom)
+            sleep_ns(SLEEP_MAX_NS);
+        int64_t now = pxi_os_now_ns();
+        if (grew || done) { /* new posts or completions: poll for a whole budget again */
+            last_ns = now;
+            step_ns = SLEEP_MIN_NS;
+        }
+        if (n == 0) {
+            if (atomic_load_explicit(&g.stop, memory_order_acquire) &&
+                atomic_load_explicit(&g.n_in, memory_order_acquire) == 0)
+                break;
+            /* Nothing outstanding: sleep on the futex (a closing engine with nothing of ours
+             * outstanding has nothing to wait for, so only hand-offs and stop wake us). */
+            if (atomic_load_explicit(&g.n_in, memory_order_acquire) == 0 &&
+                !atomic_load_explicit(&g.stop, memory_order_acquire)) {
+                if (atomic_load_explicit(&g.n_closing, memory_order_acquire))
+                    sleep_ns(SLEEP_MAX_NS);
+                else
+                    pxi_wait_event_until(&g.wake, idle_ready, NULL, 0, NULL, 0);
+            }
+            last_ns = pxi_os_now_ns();
+            step_ns = SLEEP_MIN_NS;
+            continue;
+        }
+        if (!done && now - last_ns > budget_ns) {
+            /* A hand-off (a new post, a closing engine, stop) ends the sleep at once: a message
+             * posted while we sleep does not wait for the step to run out. */
+            pxi_wait_event_sleep_for(&g.wake, wake_ready, NULL, step_ns / 1000);
+            if (step_ns < SLEEP_MAX_NS)
+                step_ns *= 2;
+        } else if (!done) {
+            /* Polling: leave the core to a runnable thread (the peer rank on an
+             * oversubscribed node, an engine worker) between polls. */
+            sched_yield();
+        }
+    }
+    pthread_mutex_lock(&act.lock);
+    pxi_free(act.a.m);
+    pxi_free(act.a.req);
+    pxi_free(act.a.idx);
+    pxi_free(act.a.st);
+    memset(&act.a, 0, sizeof act.a);
+    pthread_mutex_unlock(&act.lock);
+    return NULL;
+}
+
+/* Give a posted message to the progress thread, starting it on first use. PX_OK, or
+ * PX_ENOMEM when the thread cannot start (the caller completes the op with it). */
+int pxi_mpi_hand_off(msg *m)
+{
+    pthread_mutex_lock(&g.lock);
+    if (!g.running) {
+        atomic_store_explicit(&g.stop, 0, memory_order_relaxed);
+        if (pthread_create(&g.thread, NULL, progress_main, NULL) != 0) {
+            pthread_mutex_unlock(&g.lock);
+            PXI_ERROR("%s: cannot start the MPI progress thread", m->name);
+            return PX_ENOMEM;
+        }
+        g.running = 1;
+    }
+    m->next = NULL;
+    if (g.in_tail)
+        g.in_tail->next = m;
+    else
+        g.in_head = m;
+    g.in_tail = m;
+    /* Release: the thread's acquire of the count sees the list (it takes the lock anyway). */
+    atomic_fetch_add_explicit(&g.n_in, 1, memory_order_seq_cst);
+    pthread_mutex_unlock(&g.lock);
+    /* A waiter holding progress will test it (pxi_mpi_hold wakes the thread when the last one
+     * stops); otherwise wake the thread. seq_cst fence, then the look at the holders. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&g.n_holders, memory_order_seq_cst) == 0)
+        pxi_wait_event_notify(&g.wake, 1);
+    return PX_OK;
+}
+
+void pxi_mpi_shutdown(void)
+{
+    pthread_mutex_lock(&g.lock);
+    if (!g.running) {
+        pthread_mutex_unlock(&g.lock);
+        return;
+    }
+    atomic_store_explicit(&g.stop, 1, memory_order_release);
+    pthread_t t = g.thread;
+    pthread_mutex_unlock(&g.lock);
+    pxi_wait_event_notify(&g.wake, 0);
+    pthread_join(t, NULL);
+    pthread_mutex_lock(&g.lock);
+    g.running = 0;
+    pthread_mutex_unlock(&g.lock);
+}
