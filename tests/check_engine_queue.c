@@ -216,6 +216,13 @@ START_TEST(test_prioritized_ops_run_higher_first_equal_in_push_order)
                                              "prio"),
                          PX_OK);
     atomic_store(&gate_open, 1);
+    /* The priority worker alone must run them: a thread in px_engine_wait_for_all helps with
+     * the priority lane (calls.c, help-while-waiting), so waiting there while they are queued
+     * makes two consumers, and one preempted between its pop and prio_fn's log lets the other
+     * log a lower op first (seen as a rare failure under load). Wait for them outside the
+     * engine, then for the engine. */
+    while (atomic_load(&prio_n) < 6)
+        sleep_ms(1);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
     static const int want[] = {51, 53, 55, 32, 24, 10};
     ck_assert_int_eq(atomic_load(&prio_n), 6);
