@@ -11,11 +11,12 @@
  * (on one core every wake is a thread switch), the waiter tests the outstanding MPI requests
  * between ops (pxi_mpi_poll) and, after the engine's spin budget with nothing to run or
  * complete, sleeps 50 us, doubling to 250 us, between looks, as the progress thread does (it
- * polls up to 1 ms first while requests are outstanding). On several processors it stops
- * helping after the budget (a worker is woken for anything still queued) and sleeps on the
- * wait as before; there the progress thread alone tests requests (waiters that tested them
- * too, in turn with it, hung 4 oversubscribed parex-cg ranks in about 1 run of 5: Open MPI 4,
- * nonblocking allreduces; not investigated further). */
+ * polls up to 1 ms first while requests are outstanding). On several processors it helps
+ * only when the engine has fewer CPU workers than processors, and stops helping after the budget (a
+ * worker is woken for anything still queued) and sleeps on the wait as before; there the progress
+ * thread alone tests requests (waiters that tested them too, in turn with it, hung 4 oversubscribed
+ * parex-cg ranks in about 1 run of 5: Open MPI 4, nonblocking allreduces; not investigated
+ * further). */
 #include <time.h>
 
 #include "base/log.h"
@@ -156,7 +157,16 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
 {
     if (done(arg))
         return;
-    const int hold = pxi_os_num_cpus() <= 1;
+    const int ncpus = pxi_os_num_cpus();
+    const int hold = ncpus <= 1;
+    /* On several processors the waiter helps only where its processor would otherwise idle:
+     * with as many CPU workers as processors (the default: 2 on the 2-core VM) a helping
+     * waiter is one thread too many. Graph re-launches waited for with it helping, 2 workers,
+     * 3 runs each (bench_engine --no-push): wavefront 38-50 ns/task against 27-34 without,
+     * tree 45-55 against 34-37. TBB sizes its arena the same way: the waiting thread takes
+     * one of P slots, next to P - 1 workers. */
+    if (!hold && e->cpu_workers >= ncpus)
+        return;
     unsigned held = 0;
     if (hold) {
         held = pxi_lane_help_hold(e);
@@ -261,7 +271,13 @@ int px_engine_wait_for_all(px_engine *e)
      * WaitForAll clears the exceptions it rethrows from every Var that holds them. A new epoch
      * makes every Var's recorded failure stale at once, without visiting the Vars. */
     int first = atomic_exchange_explicit(&e->first_failure, PX_OK, memory_order_relaxed);
-    if (first != PX_OK)
+    if (first != PX_OK) {
+        /* The count before the epoch: a mark made in between is counted after the snapshot and
+         * keeps the look-ups on (harmless); one made after the epoch advanced is too. */
+        atomic_store_explicit(&e->marks_at_epoch,
+                              atomic_load_explicit(&e->n_marks, memory_order_relaxed),
+                              memory_order_relaxed);
         atomic_fetch_add_explicit(&e->fail_epoch, 1u, memory_order_relaxed);
+    }
     return first;
 }

@@ -156,10 +156,12 @@ typedef struct pxi_var {
      * (epoch << 32) | (uint32_t)status, 0 when clean; a failure of an older epoch counts as
      * clean (px_engine_wait_for_all advances the epoch: failure.h, pxi_var_failure). Written by
      * the completing writer (exclusive) or exchanged by a wait; relaxed: the Var lock orders
-     * it for the next op. On its own line: every op reads it before it runs (push.c,
-     * skip_if_input_failed), and on the lock's line that read took the line from the pusher,
-     * which appends under the lock, once per op of a chain. */
-    alignas(PXI_CACHE_LINE) _Atomic(uint64_t) failure;
+     * it for the next op. Ops read it before they run only while the engine has marks of the
+     * current epoch (failure.h, pxi_engine_has_marks): on the lock's line, which the pusher
+     * appending under the lock writes, a read per op of a chain took the line from the pusher;
+     * a line of its own instead doubled the Var to 128 bytes and made a graph re-launch over
+     * the 10^6 Vars of the wavefront 1.4x slower (bench/run_graph.sh). */
+    _Atomic(uint64_t) failure;
 } pxi_var;
 
 typedef enum {
@@ -371,6 +373,13 @@ struct px_engine {
     int64_t clock_ns;    /* cost of one pxi_os_now_ns() read, taken off every timed run */
     int is_default;
     int debug_check; /* PX_DEBUG_CHECK: run the Var queue checker after mutations */
+    /* Var failure marks ever made (pxi_engine_var_fail) and their count when fail_epoch last
+     * advanced: equal, no Var holds a failure of the current epoch and an op need not read its
+     * Vars' failure words (failure.h). Read by every op, written only on failures and by
+     * wait_for_all's recovery, so they stay in this read-mostly line. Relaxed: a mark an op
+     * must see happens before it through the Var queue that granted it. */
+    atomic_uint n_marks;
+    atomic_uint marks_at_epoch;
     /* pools, by op capacity class */
     pxi_pool opr_pool[PXI_OPR_CLASSES];
     pxi_pool kop_pool; /* kernel op payloads */
@@ -507,7 +516,7 @@ static inline uintptr_t pxi_push_handle(const pxi_push *p, size_t i)
 
 /* Mark @v failed with @status in the engine's current failure epoch (failure.c). The caller holds
  * the Var as its writer (an op or a graph launch at the head of its queue). */
-void pxi_engine_var_fail(const pxi_engine *e, pxi_var *v, int status);
+void pxi_engine_var_fail(pxi_engine *e, pxi_var *v, int status);
 
 /* inflight.c: wait until no op is in flight (no failure cleared). */
 void pxi_engine_drain(pxi_engine *e);

@@ -6,8 +6,10 @@
 #include "core/engine/failure.h"
 #include "core/trace.h"
 
-void pxi_engine_var_fail(const pxi_engine *e, pxi_var *v, int status)
+void pxi_engine_var_fail(pxi_engine *e, pxi_var *v, int status)
 {
+    /* Counted first: an op that sees this mark through the Var then also sees the count. */
+    atomic_fetch_add_explicit(&e->n_marks, 1u, memory_order_relaxed);
     uint64_t epoch = atomic_load_explicit(&e->fail_epoch, memory_order_relaxed);
     atomic_store_explicit(&v->failure, (epoch << 32) | (uint32_t)status, memory_order_relaxed);
 }

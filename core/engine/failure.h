@@ -19,6 +19,15 @@ static inline int pxi_var_failure(const pxi_engine *e, pxi_var *v)
     return (int)(int32_t)(uint32_t)w;
 }
 
+/* Whether some Var may hold a failure of the current epoch: a mark was made since
+ * px_engine_wait_for_all last advanced the epoch (or ever, before the first). When not, no op
+ * needs to look at its Vars' failure words. Wraps after 2^32 marks in one epoch. */
+static inline int pxi_engine_has_marks(const pxi_engine *e)
+{
+    return atomic_load_explicit(&e->n_marks, memory_order_relaxed) !=
+           atomic_load_explicit(&e->marks_at_epoch, memory_order_relaxed);
+}
+
 /* An op failed (@skipped == 0: its function returned or completed with @status, or it could
  * not be dispatched) or was skipped because the Var of dep @cause failed: tell the log (a
  * failure once at warn level, with the Vars it poisons; a skip at debug level) and the trace

@@ -266,6 +266,8 @@ static void execute_internal(pxi_opr *o)
 /* Skip @o when a Var it uses failed, passing the failure on: nonzero when it was skipped. */
 static int skip_if_input_failed(pxi_opr *o)
 {
+    if (PXI_LIKELY(!pxi_engine_has_marks(o->e)))
+        return 0;
     for (uint32_t i = 0; i < o->n_deps; ++i) {
         int s = pxi_var_failure(o->e, o->deps[i].var);
         if (s != PX_OK) {

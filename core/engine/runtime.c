@@ -158,6 +158,8 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     atomic_init(&e->n_finishing, 0);
     atomic_init(&e->first_failure, PX_OK);
     atomic_init(&e->fail_epoch, 0u);
+    atomic_init(&e->n_marks, 0u);
+    atomic_init(&e->marks_at_epoch, 0u);
     for (int i = 0; i < PXI_MAX_CPU_DEVS; ++i)
         atomic_init(&e->cpu_lanes[i], NULL);
     for (int i = 0; i < PXI_MAX_GPU_DEVS; ++i) {
