@@ -40,8 +40,9 @@
 #                      round trip); without both files' lines the model has no engine term
 #   BENCH_PREFIX="nice -n -19"   prefix of every measured mpirun
 # Binding: where ranks x threads <= cores each rank gets its own THREADS cores (mpirun --map-by
-# slot:PE=T --bind-to core, threads bound close inside); otherwise mpirun --oversubscribe
-# --bind-to none --mca mpi_yield_when_idle 1, OMP_WAIT_POLICY=passive (libgomp's spinning
+# slot:PE=T --bind-to core, threads bound close inside); more one-thread ranks than cores:
+# --oversubscribe --map-by core --bind-to core:overload-allowed (each rank on one core, cores
+# shared); otherwise mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1, OMP_WAIT_POLICY=passive (libgomp's spinning
 # threads otherwise take the cores from the other ranks: 100x slower), and the row is
 # labelled oversubscribed.
 # Output: the raw JSON lines in DATA, a markdown table (parex/bsp ratio per row, halo share of the
@@ -89,6 +90,15 @@ launch() {
     over=false
     mpi_opts="--map-by slot:PE=$t --bind-to core"
     env_opts="OMP_NUM_THREADS=$t OMP_PROC_BIND=close OMP_PLACES=cores PX_NUM_THREADS=$t PX_BIND=close"
+  elif ((t == 1)); then
+    # More one-thread ranks than cores: each rank bound to one core, ranks sharing cores
+    # (overload-allowed). A parex rank bound to one processor runs its ops and MPI progress on
+    # the thread that waits (core/engine/calls.c); unbound it starts its engine workers and
+    # progress thread on every core (bcsstk16 4x1: 3.4 ms/iteration unbound, 0.14-0.16 bound;
+    # bench_cg_bsp 0.11 either way).
+    over=true
+    mpi_opts="--oversubscribe --map-by core --bind-to core:overload-allowed --mca mpi_yield_when_idle 1"
+    env_opts="OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive PX_NUM_THREADS=1"
   else
     over=true
     mpi_opts="--oversubscribe --bind-to none --mca mpi_yield_when_idle 1"
