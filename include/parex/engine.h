@@ -40,12 +40,12 @@
  * px_engine_wait_for_var or px_engine_wait_for_all runs ready ops of the engine's CPU lanes
  * itself meanwhile, in their queue order, when the engine has fewer CPU workers than the
  * process has processors (TBB's and Taskflow's corun; with as many workers as processors a
- * helping waiter is one thread too many): such an op sees worker -2. On a process that may run on one processor only (an MPI
- * rank bound to one core) the waiter keeps the workers and the MPI progress thread asleep and
- * does it all, sleeping 50-250 us between looks once the wait budget is spent (1 ms while MPI
- * requests are outstanding). Results never depend on where an op runs; Caller must not write
- * an op that waits for something its pusher, or any thread that waits on the engine, does
- * later (any engine may run it on such a thread, the naive one always runs it on its pusher).
+ * helping waiter is one thread too many): such an op sees worker -2. On a process that may run on
+ * one processor only (an MPI rank bound to one core) the waiter keeps the workers and the MPI
+ * progress thread asleep and does it all, sleeping 50-250 us between looks once the wait budget is
+ * spent (1 ms while MPI requests are outstanding). Results never depend on where an op runs; Caller
+ * must not write an op that waits for something its pusher, or any thread that waits on the engine,
+ * does later (any engine may run it on such a thread, the naive one always runs it on its pusher).
  *
  * Sizing: see PX_CPU_WORKER_NTHREADS in px_engine_create.
  *
