@@ -18,56 +18,8 @@
 
 #include "parex.h"
 
-static int rank, nranks, failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "check_graph_mpi: rank %d: %s:%d: %s failed\n", rank, __func__,        \
-                    __LINE__, #cond);                                                              \
-            ++failures;                                                                            \
-        }                                                                                          \
-    } while (0)
-#define CHECK_RC(call, want)                                                                       \
-    do {                                                                                           \
-        int rc_ = (call);                                                                          \
-        if (rc_ != (want)) {                                                                       \
-            fprintf(stderr, "check_graph_mpi: rank %d: %s:%d: %s gave %s, wanted %s\n", rank,      \
-                    __func__, __LINE__, #call, px_strerror(rc_), px_strerror(want));               \
-            ++failures;                                                                            \
-        }                                                                                          \
-    } while (0)
-
-static char last_log[512];
-
-static void capture_log(px_log_level level, const char *msg, void *user)
-{
-    (void)user;
-    if (level == PX_LOG_ERROR)
-        snprintf(last_log, sizeof last_log, "%s", msg);
-}
-
-static void quiet(int on)
-{
-    if (on)
-        last_log[0] = 0;
-    px_log_set_handler(on ? capture_log : NULL, NULL);
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int left(void)
-{
-    return (rank + nranks - 1) % nranks;
-}
-static int right(void)
-{
-    return (rank + 1) % nranks;
-}
+#define MPI_CHECK_PROG "check_graph_mpi"
+#include "mpi_check.h"
 
 static const px_context cpu = {PX_DEV_CPU, 0};
 
@@ -410,21 +362,8 @@ static void test_graph_launched_after_mpi_finalize_fails_its_mpi_op(px_engine *e
 
 int main(int argc, char **argv)
 {
-    if (px_mpi_init(&argc, &argv) != PX_OK) {
-        fprintf(stderr, "check_graph_mpi: px_mpi_init failed\n");
-        return 1;
-    }
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (px_initialize(&argc, &argv) != PX_OK) {
-        fprintf(stderr, "check_graph_mpi: px_initialize failed\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    px_engine *e = px_engine_default();
-    struct {
-        const char *name;
-        void (*fn)(px_engine *);
-    } tests[] = {
+    px_engine *e = mpi_check_start(&argc, &argv);
+    static const mpi_case tests[] = {
         {"ring_graph_launched_100_times", test_ring_graph_launched_100_times},
         {"overlapping_launches_post_own_requests", test_overlapping_launches_post_own_requests},
         {"graph_receive_feeds_kernel_op", test_graph_receive_feeds_kernel_op},
@@ -432,13 +371,7 @@ int main(int argc, char **argv)
         {"graph_truncated_receive_fails_op_and_var", test_graph_truncated_receive_fails_op_and_var},
         {"bad_arguments_rejected_while_recording", test_bad_arguments_rejected_while_recording},
     };
-    for (size_t i = 0; i < sizeof tests / sizeof *tests; ++i) {
-        int before = failures;
-        tests[i].fn(e);
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == 0)
-            printf("%-44s %s\n", tests[i].name, failures == before ? "ok" : "FAILED");
-    }
+    mpi_check_run(e, tests, sizeof tests / sizeof *tests, 44);
     /* Recorded while MPI is up, launched after px_mpi_finalize: checked last, after the
      * ranks' counts were summed (MPI is gone then), so it counts on this rank only. */
     int x = rank;

@@ -22,48 +22,8 @@
 #include "kptest.h"
 #include "parex.h"
 
-static int rank, nranks, failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "check_mpi: rank %d: %s:%d: %s failed\n", rank, __func__, __LINE__,    \
-                    #cond);                                                                        \
-            ++failures;                                                                            \
-        }                                                                                          \
-    } while (0)
-#define CHECK_RC(call, want)                                                                       \
-    do {                                                                                           \
-        int rc_ = (call);                                                                          \
-        if (rc_ != (want)) {                                                                       \
-            fprintf(stderr, "check_mpi: rank %d: %s:%d: %s gave %s, wanted %s\n", rank, __func__,  \
-                    __LINE__, #call, px_strerror(rc_), px_strerror(want));                         \
-            ++failures;                                                                            \
-        }                                                                                          \
-    } while (0)
-
-/* Log capture: the bad-input and failure tests check that the library said why. */
-static char last_log[512]; /* the last error-level message (the engine's warn-level line naming
-                            * a failed op follows the MPI error) */
-static int n_logs, n_cancel_logs;
-
-static void capture_log(px_log_level level, const char *msg, void *user)
-{
-    (void)user;
-    ++n_logs;
-    n_cancel_logs += strstr(msg, "cancel") != NULL;
-    if (level == PX_LOG_ERROR)
-        snprintf(last_log, sizeof last_log, "%s", msg);
-}
-
-static void quiet(int on)
-{
-    if (on) { /* counts and the last message stay readable after quiet(0) */
-        n_logs = n_cancel_logs = 0;
-        last_log[0] = 0;
-    }
-    px_log_set_handler(on ? capture_log : NULL, NULL);
-}
+#define MPI_CHECK_PROG "check_mpi"
+#include "mpi_check.h"
 
 static double now_s(void)
 {
@@ -78,21 +38,6 @@ static double cpu_s(void)
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
            (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int left(void)
-{
-    return (rank + nranks - 1) % nranks;
-}
-static int right(void)
-{
-    return (rank + 1) % nranks;
 }
 
 /* ---- ring exchange ordered by Vars -------------------------------------------------------- */
@@ -602,21 +547,8 @@ int main(int argc, char **argv)
         return run_level_mode(argc, argv);
     if (argc > 1 && strcmp(argv[1], "--finalize") == 0)
         return run_finalize_mode(argc, argv);
-    if (px_mpi_init(&argc, &argv) != PX_OK) {
-        fprintf(stderr, "check_mpi: px_mpi_init failed\n");
-        return 1;
-    }
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (px_initialize(&argc, &argv) != PX_OK) {
-        fprintf(stderr, "check_mpi: px_initialize failed\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    px_engine *e = px_engine_default();
-    struct {
-        const char *name;
-        void (*fn)(px_engine *);
-    } tests[] = {
+    px_engine *e = mpi_check_start(&argc, &argv);
+    static const mpi_case tests[] = {
         {"ring_ordered_by_vars", test_ring_ordered_by_vars},
         {"messages_traced_with_bytes_peer_tag", test_messages_traced_with_bytes_peer_tag},
         {"kernel_op_reads_received_var", test_kernel_op_reads_received_var},
@@ -627,13 +559,7 @@ int main(int argc, char **argv)
         {"refused_push_keeps_errhandler", test_refused_push_keeps_errhandler},
         {"idle_cpu_near_zero", test_idle_cpu_near_zero},
     };
-    for (size_t i = 0; i < sizeof tests / sizeof *tests; ++i) {
-        int before = failures;
-        tests[i].fn(e);
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == 0)
-            printf("%-40s %s\n", tests[i].name, failures == before ? "ok" : "FAILED");
-    }
+    mpi_check_run(e, tests, sizeof tests / sizeof *tests, 40);
     test_destroy_waits_for_late_message();
     if (rank == 0)
         printf("%-40s done\n", "destroy_waits_for_late_message");
