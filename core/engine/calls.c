@@ -137,10 +137,6 @@ static int check_may_wait(const char *caller)
     return PX_EDEADLK;
 }
 
-/* Sleeps of a helping waiter on one processor once the spin budget is spent (as the MPI
- * progress thread's, core/engine/mpi_progress.c). */
-#define HELP_SLEEP_MIN_NS 50000L
-#define HELP_SLEEP_MAX_NS 250000L
 /* A waiter holding progress polls this long (at least; PX_WAIT_POLICY=passive: not at all)
  * while MPI requests are outstanding, as a blocking MPI call would, before it sleeps between
  * looks: a halo message or an allreduce round arrives within an iteration (0.1-1 ms for
@@ -157,22 +153,22 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
 {
     if (done(arg))
         return;
-    const int ncpus = pxi_os_num_cpus();
-    const int hold = ncpus <= 1;
+    /* The processor count is the engine's, taken at create: the waits do not ask the OS. */
+    const int hold = e->n_cpus <= 1;
     /* On several processors the waiter helps only where its processor would otherwise idle:
      * with as many CPU workers as processors (the default: 2 on the 2-core VM) a helping
      * waiter is one thread too many. Graph re-launches waited for with it helping, 2 workers,
      * 3 runs each (bench_engine --no-push): wavefront 38-50 ns/task against 27-34 without,
      * tree 45-55 against 34-37. TBB sizes its arena the same way: the waiting thread takes
      * one of P slots, next to P - 1 workers. */
-    if (!hold && e->cpu_workers >= ncpus)
+    if (!hold && e->cpu_workers >= e->n_cpus)
         return;
     unsigned held = 0;
     if (hold) {
         held = pxi_lane_help_hold(e);
         pxi_mpi_hold(1);
     }
-    int64_t last_ns = pxi_os_now_ns(), step_ns = HELP_SLEEP_MIN_NS;
+    int64_t last_ns = pxi_os_now_ns(), step_ns = PXI_POLL_SLEEP_MIN_NS;
     unsigned idle = 0;
     while (!done(arg)) {
         pxi_opr *o = pxi_lane_help_pop(e);
@@ -187,7 +183,7 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
         }
         if (idle == 0) {
             last_ns = pxi_os_now_ns();
-            step_ns = HELP_SLEEP_MIN_NS;
+            step_ns = PXI_POLL_SLEEP_MIN_NS;
         } else if ((idle & 15u) == 0 && pxi_os_now_ns() - last_ns > e->spin_ns) {
             if (!hold)
                 break;
@@ -201,7 +197,7 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
              * between looks (no core at 100% while the wait lasts; as the progress thread). */
             struct timespec ts = {0, (long)step_ns};
             nanosleep(&ts, NULL);
-            if (step_ns < HELP_SLEEP_MAX_NS)
+            if (step_ns < PXI_POLL_SLEEP_MAX_NS)
                 step_ns *= 2;
             continue;
         }

@@ -7,6 +7,12 @@
 #include "parex/config.h"
 #include "parex/engine.h"
 
+/* A thread that polls for progress with nothing to do once its spin budget is spent (the MPI
+ * progress thread; a waiter holding the only processor, calls.c) sleeps this long between
+ * looks, doubling up to the max: no core at 100 % while a wait lasts. */
+#define PXI_POLL_SLEEP_MIN_NS 50000LL
+#define PXI_POLL_SLEEP_MAX_NS 250000LL
+
 #if PX_HAVE_MPI
 /* Before draining @e for destroy or finalize: its outstanding messages get the drain timeout
  * (px_mpi_set_drain_timeout_ms), after which the progress thread cancels them, so the drain

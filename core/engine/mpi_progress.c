@@ -42,8 +42,6 @@
 #include "core/trace.h"
 #include "parex/mpi.h"
 
-#define SLEEP_MIN_NS     50000LL       /* first sleep between polls once the budget is spent */
-#define SLEEP_MAX_NS     250000LL      /* the doubling stops here */
 #define CANCEL_GRACE_NS  100000000LL   /* a cancelled request gets this long to complete */
 #define DRAIN_DEFAULT_NS 10000000000LL /* px_mpi_set_drain_timeout_ms default: 10 s */
 #define MAX_CLOSING      64            /* engines closing at the same time */
@@ -410,13 +408,13 @@ static void *progress_main(void *arg)
     (void)arg;
     pxi_trace_thread_name("px-mpi-progress");
     int64_t budget_ns = pxi_wait_spin_ns(1, 0);
-    int64_t last_ns = pxi_os_now_ns(), step_ns = SLEEP_MIN_NS;
+    int64_t last_ns = pxi_os_now_ns(), step_ns = PXI_POLL_SLEEP_MIN_NS;
     for (;;) {
         if (!unheld_ready(NULL)) {
             /* A waiter drives progress (one processor): sleep until the last one stops. */
             pxi_wait_event_until(&g.wake, unheld_ready, NULL, 0, NULL, 0);
             last_ns = pxi_os_now_ns();
-            step_ns = SLEEP_MIN_NS;
+            step_ns = PXI_POLL_SLEEP_MIN_NS;
             continue;
         }
         pthread_mutex_lock(&act.lock);
@@ -425,11 +423,11 @@ static void *progress_main(void *arg)
         int n = act.a.n;
         pthread_mutex_unlock(&act.lock);
         if (oom)
-            sleep_ns(SLEEP_MAX_NS);
+            sleep_ns(PXI_POLL_SLEEP_MAX_NS);
         int64_t now = pxi_os_now_ns();
         if (grew || done) { /* new posts or completions: poll for a whole budget again */
             last_ns = now;
-            step_ns = SLEEP_MIN_NS;
+            step_ns = PXI_POLL_SLEEP_MIN_NS;
         }
         if (n == 0) {
             if (atomic_load_explicit(&g.stop, memory_order_acquire) &&
@@ -440,19 +438,19 @@ static void *progress_main(void *arg)
             if (atomic_load_explicit(&g.n_in, memory_order_acquire) == 0 &&
                 !atomic_load_explicit(&g.stop, memory_order_acquire)) {
                 if (atomic_load_explicit(&g.n_closing, memory_order_acquire))
-                    sleep_ns(SLEEP_MAX_NS);
+                    sleep_ns(PXI_POLL_SLEEP_MAX_NS);
                 else
                     pxi_wait_event_until(&g.wake, idle_ready, NULL, 0, NULL, 0);
             }
             last_ns = pxi_os_now_ns();
-            step_ns = SLEEP_MIN_NS;
+            step_ns = PXI_POLL_SLEEP_MIN_NS;
             continue;
         }
         if (!done && now - last_ns > budget_ns) {
             /* A hand-off (a new post, a closing engine, stop) ends the sleep at once: a message
              * posted while we sleep does not wait for the step to run out. */
             pxi_wait_event_sleep_for(&g.wake, wake_ready, NULL, step_ns / 1000);
-            if (step_ns < SLEEP_MAX_NS)
+            if (step_ns < PXI_POLL_SLEEP_MAX_NS)
                 step_ns *= 2;
         } else if (!done) {
             /* Polling: leave the core to a runnable thread (the peer rank on an

@@ -108,11 +108,12 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
         return NULL;
     }
     const pxi_config *cfg = pxi_config_get();
+    const int n_cpus = pxi_os_num_cpus();
     if (cpu_workers == 0)
         cpu_workers = cfg->cpu_worker_nthreads;
     if (cpu_workers <= 0)
-        cpu_workers = kind == PX_ENGINE_POOLED ? pxi_os_num_cpus()
-                      : pxi_os_num_cpus() >= 2 ? PXI_DEFAULT_PER_DEVICE_WORKERS
+        cpu_workers = kind == PX_ENGINE_POOLED ? n_cpus
+                      : n_cpus >= 2            ? PXI_DEFAULT_PER_DEVICE_WORKERS
                                                : 1;
     if (cpu_workers <= 0)
         cpu_workers = 1;
@@ -123,6 +124,7 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
         return NULL;
     }
     memset(e, 0, sizeof *e);
+    e->n_cpus = n_cpus;
     e->magic = PXI_ENGINE_MAGIC;
     e->kind = kind;
     e->cpu_workers = cpu_workers;
