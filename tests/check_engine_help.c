@@ -48,6 +48,20 @@ static int open_fn(const px_run_context *rc, void *arg)
     return PX_OK;
 }
 
+/* Push CHAIN rec ops writing @v, ids 0..CHAIN-1; the op with id @fail_at (-1: none) returns
+ * PX_EUSER. */
+static void push_chain(px_engine *e, px_var *v, int fail_at)
+{
+    static rec_arg args[CHAIN];
+    for (int i = 0; i < CHAIN; ++i) {
+        args[i].id = i;
+        args[i].status = i == fail_at ? PX_EUSER : PX_OK;
+        ck_assert_int_eq(
+            px_engine_push_sync(e, rec_fn, &args[i], CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "rec"),
+            PX_OK);
+    }
+}
+
 /* The gate holds the only CPU worker of @e (started before anything else is pushed). */
 static px_engine *gated_engine(px_var **gv)
 {
@@ -80,14 +94,7 @@ START_TEST(test_waiter_runs_a_chain_in_push_order_as_worker_minus_2)
     px_var *gv;
     px_engine *e = gated_engine(&gv);
     px_var *v = px_var_new(e);
-    static rec_arg args[CHAIN];
-    for (int i = 0; i < CHAIN; ++i) {
-        args[i].id = i;
-        args[i].status = PX_OK;
-        ck_assert_int_eq(
-            px_engine_push_sync(e, rec_fn, &args[i], CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "rec"),
-            PX_OK);
-    }
+    push_chain(e, v, -1);
     ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK);
     ck_assert_int_eq(atomic_load(&log_n), CHAIN);
     for (int i = 0; i < CHAIN; ++i) {
@@ -132,14 +139,7 @@ START_TEST(test_op_failing_on_the_waiter_skips_its_successors_and_is_reported)
     px_var *gv;
     px_engine *e = gated_engine(&gv);
     px_var *v = px_var_new(e);
-    static rec_arg args[CHAIN];
-    for (int i = 0; i < CHAIN; ++i) {
-        args[i].id = i;
-        args[i].status = i == 3 ? PX_EUSER : PX_OK;
-        ck_assert_int_eq(
-            px_engine_push_sync(e, rec_fn, &args[i], CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "rec"),
-            PX_OK);
-    }
+    push_chain(e, v, 3);
     ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_EUSER);
     ck_assert_int_eq(atomic_load(&log_n), 4); /* 0..3 ran, 4.. were skipped */
     for (int i = 0; i < 4; ++i)
@@ -158,14 +158,7 @@ START_TEST(test_wait_for_all_helps_and_returns_only_when_nothing_is_in_flight)
     px_var *gv;
     px_engine *e = gated_engine(&gv);
     px_var *v = px_var_new(e);
-    static rec_arg args[CHAIN];
-    for (int i = 0; i < CHAIN; ++i) {
-        args[i].id = i;
-        args[i].status = PX_OK;
-        ck_assert_int_eq(
-            px_engine_push_sync(e, rec_fn, &args[i], CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "rec"),
-            PX_OK);
-    }
+    push_chain(e, v, -1);
     /* The last op opens the gate the worker sits in: wait_for_all must run the chain itself,
      * then wait for the gate op to finish on the worker. */
     ck_assert_int_eq(

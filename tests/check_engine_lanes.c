@@ -297,7 +297,7 @@ START_TEST(test_cheap_ops_with_several_vars_run_at_push_or_wait_their_turn)
      * runs at push, from a pool block. */
     for (int k = INL_OPS; k < INL_OPS + 64; ++k) {
         args[k].index = k;
-        inl_worker[k] = -2;
+        inl_worker[k] = INL_NOT_RUN;
         ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[k], CPU, &v[8], 3, &v[3], 5,
                                              PX_FN_NORMAL, 0, "inl-8-vars"),
                          PX_OK);
@@ -313,14 +313,14 @@ START_TEST(test_cheap_ops_with_several_vars_run_at_push_or_wait_their_turn)
         PX_OK);
     const int last = INL_OPS + 64;
     args[last].index = last;
-    inl_worker[last] = -2;
+    inl_worker[last] = INL_NOT_RUN;
     px_var *reads[2] = {v[1], v[1]};
     px_var *writes[2] = {v[2], v[0]};
     ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[last], CPU, reads, 2, writes, 2,
                                          PX_FN_NORMAL, 0, "inl-after-gate"),
                      PX_OK);
     sleep_ms(20);
-    ck_assert_int_eq(inl_worker[last], -2); /* still waiting for the gate */
+    ck_assert_int_eq(inl_worker[last], INL_NOT_RUN); /* still waiting for the gate */
     atomic_store(&gate_open, 1);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
     ck_assert_int_ge(inl_worker[last], 0); /* run by the worker that released v[0] */
