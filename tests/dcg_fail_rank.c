@@ -10,6 +10,7 @@
  * return instead, this program says so on stdout and exits 0 (check_dcg fails on that). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dcg.h"
 #include "parex.h"
@@ -36,7 +37,10 @@ int main(int argc, char **argv)
     cg_result res;
     dcg_stats st;
     px_space *s = px_space_by_name("serial");
-    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, &res, &st);
+    /* PX_DCG_MODE=push takes the pushed iterations; else the recorded graph (the default). */
+    const char *m = getenv("PX_DCG_MODE");
+    const dcg_mode mode = m && strcmp(m, "push") == 0 ? DCG_PUSH : DCG_GRAPH;
+    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, mode, &res, &st);
     printf("dcg_fail_rank: rank %d: dcg_solve returned %s (%s)\n", rank, px_strerror(rc),
            res.message);
     cgp_free(&part);

@@ -17,72 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cg_kernels.h"
-
-typedef struct {
-    const int32_t *idx;
-    const double *v;
-    double *out;
-} pack_args;
-
-/* out[j] = v[idx[j]]: the boundary values each neighbour needs, in send-list order. */
-PX_FOR(dcg_pack, pack_args, j, a)
-{
-    a->out[j] = a->v[a->idx[j]];
-}
-
-/* The update kernels of cg.c with alpha and beta read at run time from @coef (space memory, a
- * scalar op writes them: dcg_alpha / dcg_beta) instead of copied at push, so a whole iteration
- * is pushed before its scalars are known. */
-typedef struct {
-    const double *coef; /* [alpha, beta] */
-    const double *ap;
-    const double *dinv;
-    double *r;
-} dcg_r_args;
-
-typedef struct {
-    const double *coef; /* [alpha, beta] */
-    const double *r;
-    const double *dinv;
-    double *x, *p;
-} dcg_xp_args;
-
-PX_REDUCE(dcg_update_r, dcg_r_args, double, i, a, acc)
-{
-    const double ri = a->r[i] - a->coef[0] * a->ap[i];
-    a->r[i] = ri;
-    *acc += ri * ri;
-}
-
-PX_REDUCE(dcg_update_r_pair, dcg_r_args, cg_pair, i, a, acc)
-{
-    const double ri = a->r[i] - a->coef[0] * a->ap[i];
-    a->r[i] = ri;
-    acc->rz += ri * ri * a->dinv[i];
-    acc->rr += ri * ri;
-}
-
-PX_REDUCE(dcg_update_r_rz, dcg_r_args, double, i, a, acc)
-{
-    const double ri = a->r[i] - a->coef[0] * a->ap[i];
-    a->r[i] = ri;
-    *acc += ri * ri * a->dinv[i];
-}
-
-PX_FOR(dcg_update_xp, dcg_xp_args, i, a)
-{
-    const double pi = a->p[i];
-    a->x[i] += a->coef[0] * pi;
-    a->p[i] = a->r[i] + a->coef[1] * pi;
-}
-
-PX_FOR(dcg_update_xp_jacobi, dcg_xp_args, i, a)
-{
-    const double pi = a->p[i];
-    a->x[i] += a->coef[0] * pi;
-    a->p[i] = a->dinv[i] * a->r[i] + a->coef[1] * pi;
-}
+#include "dcg_kernels.h"
 
 /* A copy between spaces as a synchronous engine op (cuda staging). */
 typedef struct {
@@ -124,9 +59,16 @@ typedef struct {
     px_var *v_hdev, *v_send, *v_ap, *v_r, *v_loc, *v_glob, *v_clk_h, *v_clk_i, *v_clk_l;
     px_var *v_coef;  /* coef (and coef_d): written by the scalar ops, read by the updates */
     px_var *v_state; /* the iteration state below, written by the scalar ops */
-    double loc[2], glob[2];
-    double coef[2]; /* alpha, beta (host) */
-    double *coef_d; /* what the kernels read: coef itself on host spaces, else a copy */
+    dcg_mode mode;
+    px_graph *g[2]; /* DCG_GRAPH: one iteration recorded with halo tag 100 (0) and 101 (1) */
+    /* The two sums of an allreduce, compensated (dcg_kernels.h): p.Ap's interior and boundary
+     * halves, or r.r (plain), or {r.M^-1 r, r.r} (Jacobi). The staging path's plain reducers
+     * write the hi halves (lo stays 0). */
+    dcg_dd loc[2], glob[2];
+    MPI_Datatype dd_type; /* one dcg_dd */
+    MPI_Op dd_op;         /* their sum */
+    double coef[2];       /* alpha, beta (host) */
+    double *coef_d;       /* what the kernels read: coef itself on host spaces, else a copy */
     /* Iteration state, owned by the scalar ops while an iteration runs (v_state); the host
      * reads it after waiting for v_state. */
     double rz, bnorm, relres;
@@ -220,10 +162,19 @@ static int push_exchange(dcg *d, int which)
     return PX_OK;
 }
 
+/* Where a dot's reduce writes: the whole compensated sum on host spaces (dd kernels, custom
+ * reducers), its hi half on the staging path (cg.c's kernels, px_sum_f64; lo stays 0). */
+static void *dot_slot(const dcg *d, dcg_dd *slot)
+{
+    return d->on_host ? (void *)slot : (void *)&slot->hi;
+}
+
 /* Ap = A vec on all local rows, the interior while the halos travel; the two partial sums of
  * vec.Ap land in d->loc[0] (interior) and d->loc[1] (boundary). */
 static int push_spmv(dcg *d, int which)
 {
+    const px_kernel *kern = d->on_host ? &dcg_spmv_dot_dd : &cg_spmv_dot;
+    const px_reducer *red = d->on_host ? &dcg_dd_sum : &px_sum_f64;
     const cgp_part *P = d->P;
     spmv_args sa;
     sa.row_ptr = d->A.row_ptr;
@@ -232,9 +183,9 @@ static int push_spmv(dcg *d, int which)
     sa.p = which ? d->x : d->p;
     sa.ap = d->ap;
     px_var *w[2] = {d->v_ap, d->v_loc};
-    DCG_TRY(d, px_engine_push_parallel_reduce(
-                   d->e, d->s, "dcg_spmv_interior", px_range(0, P->n_interior), &cg_spmv_dot, &sa,
-                   sizeof sa, &px_sum_f64, &d->loc[0], &d->v_vec[which], 1, w, 2));
+    DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_spmv_interior",
+                                              px_range(0, P->n_interior), kern, &sa, sizeof sa, red,
+                                              dot_slot(d, &d->loc[0]), &d->v_vec[which], 1, w, 2));
     px_var *const *hv;
     const size_t nh = halo_ready(d, &hv);
     if (P->n_neighbors > 0) {
@@ -250,8 +201,8 @@ static int push_spmv(dcg *d, int which)
     for (size_t k = 0; k < nh; k++)
         reads[3 + k] = hv[k];
     DCG_TRY(d, px_engine_push_parallel_reduce(
-                   d->e, d->s, "dcg_spmv_boundary", px_range(P->n_interior, P->n_local),
-                   &cg_spmv_dot, &sa, sizeof sa, &px_sum_f64, &d->loc[1], reads, 3 + nh, w, 2));
+                   d->e, d->s, "dcg_spmv_boundary", px_range(P->n_interior, P->n_local), kern, &sa,
+                   sizeof sa, red, dot_slot(d, &d->loc[1]), reads, 3 + nh, w, 2));
     return PX_OK;
 }
 
@@ -260,7 +211,7 @@ static int push_spmv(dcg *d, int which)
 static int push_allreduce(dcg *d)
 {
     DCG_TRY(d, push_stamp(d, &d->t_loc, &d->v_loc, 1, &d->v_clk_l, 1, "dcg_clock_local"));
-    DCG_TRY(d, px_engine_push_mpi_allreduce(d->e, d->loc, d->glob, 2, MPI_DOUBLE, MPI_SUM, d->comm,
+    DCG_TRY(d, px_engine_push_mpi_allreduce(d->e, d->loc, d->glob, 2, d->dd_type, d->dd_op, d->comm,
                                             d->v_loc, d->v_glob));
     return PX_OK;
 }
@@ -276,7 +227,9 @@ static int dcg_alpha(const px_run_context *rc, void *arg)
         d->msg_s += d->t_in - d->t_post;
         d->exposed_s += d->t_in > d->t_int ? d->t_in - d->t_int : 0.0;
     }
-    const double pap = d->glob[0] + d->glob[1];
+    dcg_dd sum = d->glob[0];
+    dcg_dd_join(&sum, &d->glob[1]);
+    const double pap = dcg_dd_value(&sum);
     if (!(pap > 0.0) || !isfinite(pap)) {
         d->collective = 1;
         snprintf(d->msg, d->msglen,
@@ -295,7 +248,8 @@ static int dcg_beta(const px_run_context *rc, void *arg)
     (void)rc;
     dcg *d = (dcg *)arg;
     d->allred_s += cg_now() - d->t_loc;
-    const double rr = d->jacobi ? d->glob[1] : d->glob[0], rz_new = d->glob[0];
+    const double rz_new = dcg_dd_value(&d->glob[0]);
+    const double rr = d->jacobi ? dcg_dd_value(&d->glob[1]) : rz_new;
     d->it++;
     d->relres = sqrt(rr) / d->bnorm;
     if (!isfinite(d->relres)) {
@@ -338,25 +292,27 @@ static int push_update_r(dcg *d)
     px_var *rd[2] = {d->v_ap, d->v_coef};
     px_var *w[2] = {d->v_r, d->v_loc};
     if (!d->jacobi) {
-        /* loc[1] stays 0 (set at setup): the allreduce sums both slots. */
+        /* dcg_beta reads glob[0] only. */
         DCG_TRY(d,
-                px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r", all, &dcg_update_r, &ua,
-                                               sizeof ua, &px_sum_f64, &d->loc[0], rd, 2, w, 2));
+                px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r", all,
+                                               d->on_host ? &dcg_update_r_dd : &dcg_update_r, &ua,
+                                               sizeof ua, d->on_host ? &dcg_dd_sum : &px_sum_f64,
+                                               dot_slot(d, &d->loc[0]), rd, 2, w, 2));
     } else if (d->on_host) {
-        /* cg_pair is two doubles {rz, rr}: the reduce writes loc[0..1] in that order. */
+        /* dcg_dd2 is {rz, rr}: the reduce writes loc[0..1] in that order. */
         DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r_pair", all,
-                                                  &dcg_update_r_pair, &ua, sizeof ua, &cg_pair_sum,
-                                                  d->loc, rd, 2, w, 2));
+                                                  &dcg_update_r_pair_dd, &ua, sizeof ua,
+                                                  &dcg_dd2_sum, d->loc, rd, 2, w, 2));
     } else {
         dot_args da;
         da.u = d->r;
         da.v = d->r;
         DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r_rz", all,
                                                   &dcg_update_r_rz, &ua, sizeof ua, &px_sum_f64,
-                                                  &d->loc[0], rd, 2, w, 2));
+                                                  &d->loc[0].hi, rd, 2, w, 2));
         DCG_TRY(d,
                 px_engine_push_parallel_reduce(d->e, d->s, "cg_dot", all, &cg_dot, &da, sizeof da,
-                                               &px_sum_f64, &d->loc[1], NULL, 0, w, 2));
+                                               &px_sum_f64, &d->loc[1].hi, NULL, 0, w, 2));
     }
     return PX_OK;
 }
@@ -425,7 +381,37 @@ static int dcg_next(const px_run_context *rc, void *arg)
     }
     if (d->relres < o->tol || d->it >= o->max_iters)
         return PX_OK;
+    if (d->mode == DCG_GRAPH) /* iteration it + 1 runs the graph of tag parity it mod 2 */
+        return px_graph_launch(d->g[d->it & 1]);
     return push_iteration(d);
+}
+
+/* DCG_GRAPH: record one iteration twice, as d->g[0] (halo tag 100) and d->g[1] (tag 101),
+ * the tags push_iteration alternates. Each graph's dcg_next launches the other one (graph.h:
+ * a launch from inside an op is allowed; it is queued behind the running launch, whose Vars
+ * it shares, and starts when that one ends). Recording runs nothing. */
+static int record_graphs(dcg *d)
+{
+    for (int k = 0; k < 2; k++) {
+        DCG_TRY(d, px_graph_begin(d->e));
+        d->tag_parity = k;
+        const int rc = push_iteration(d);
+        const int rc_end = px_graph_end(d->e, &d->g[k]);
+        if (rc != PX_OK)
+            return rc; /* push_iteration wrote the message */
+        DCG_TRY(d, rc_end);
+    }
+    d->tag_parity = 0;
+    return PX_OK;
+}
+
+static void destroy_graphs(dcg *d)
+{
+    for (int k = 0; k < 2; k++)
+        if (d->g[k]) {
+            (void)px_graph_destroy(d->g[k]);
+            d->g[k] = NULL;
+        }
 }
 
 /* Sum (or min/max) of one value over the ranks, blocking (setup and verification only). */
@@ -436,6 +422,24 @@ static int allreduce1(dcg *d, double *v, MPI_Op op)
         snprintf(d->msg, d->msglen, "MPI_Allreduce failed");
         return PX_EMPI;
     }
+    return PX_OK;
+}
+
+/* A dot product over the ranks (setup): kernel @p kdd with its compensated sum on host
+ * spaces, else @p kplain with plain sums; its value in *out. */
+static int global_dot(dcg *d, const char *name, const px_kernel *kdd, const px_kernel *kplain,
+                      const void *args, size_t size, double *out)
+{
+    dcg_dd v = {0.0, 0.0};
+    DCG_TRY(d, px_parallel_reduce(d->s, name, px_range(0, d->P->n_local), d->on_host ? kdd : kplain,
+                                  args, size, d->on_host ? &dcg_dd_sum : &px_sum_f64,
+                                  dot_slot(d, &v)));
+    DCG_TRY(d, px_fence(d->s));
+    if (MPI_Allreduce(MPI_IN_PLACE, &v, 1, d->dd_type, d->dd_op, d->comm) != MPI_SUCCESS) {
+        snprintf(d->msg, d->msglen, "MPI_Allreduce of %s failed", name);
+        return PX_EMPI;
+    }
+    *out = dcg_dd_value(&v);
     return PX_OK;
 }
 
@@ -469,8 +473,7 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
     da.u = d->b;
     da.v = d->b;
     double bb = 0.0;
-    DCG_TRY(d, px_parallel_reduce(s, "cg_dot", all, &cg_dot, &da, sizeof da, &px_sum_f64, &bb));
-    DCG_TRY(d, allreduce1(d, &bb, MPI_SUM));
+    DCG_TRY(d, global_dot(d, "cg_dot", &dcg_dot_dd, &cg_dot, &da, sizeof da, &bb));
     if (!(bb > 0.0) || !isfinite(bb)) {
         d->collective = 1;
         snprintf(d->msg, d->msglen,
@@ -484,10 +487,7 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
     ia.x = d->x;
     ia.r = d->r;
     ia.p = d->p;
-    *rz = 0.0;
-    DCG_TRY(d, px_parallel_reduce(s, "cg_init", all, &cg_init, &ia, sizeof ia, &px_sum_f64, rz));
-    DCG_TRY(d, px_fence(s));
-    return allreduce1(d, rz, MPI_SUM);
+    return global_dot(d, "cg_init", &dcg_init_dd, &cg_init, &ia, sizeof ia, rz);
 }
 
 /* The iteration loop (cg.c's solve_with, distributed): push the first iteration, whose
@@ -501,16 +501,27 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
     d->relres = 1.0;
     d->it = 0;
     d->jacobi = o->jacobi;
-    d->loc[1] = 0.0;
+    memset(d->loc, 0, sizeof d->loc);
     d->t0 = d->t_iter = cg_now();
     d->next_progress = d->t0 + o->progress_s;
     d->min_iter = HUGE_VAL;
     if (d->relres >= o->tol && o->max_iters > 0) {
-        const int rc = push_iteration(d);
+        int rc = PX_OK;
+        if (d->mode == DCG_GRAPH && (rc = record_graphs(d)) == PX_OK) {
+            d->t0 = d->t_iter = cg_now(); /* the recording is setup, not iteration time */
+            d->next_progress = d->t0 + o->progress_s;
+            rc = px_graph_launch(d->g[0]);
+        } else if (d->mode != DCG_GRAPH) {
+            rc = push_iteration(d);
+        }
         if (rc != PX_OK)
             return rc;
     }
     const int rc = px_engine_wait_for_all(d->e);
+    /* The graphs alternate the halo tags as the pushed iterations do: the verification's
+     * exchange takes the next one. */
+    if (d->mode == DCG_GRAPH)
+        d->tag_parity = (int)(d->it & 1);
     if (rc != PX_OK) {
         /* A scalar op's message (d->collective) or a failed push's stays. */
         if (!d->msg[0])
@@ -557,6 +568,10 @@ static int dcg_alloc(dcg *d)
     const size_t nl = (size_t)P->n_local * sizeof(double) + 8;
     const size_t ne = (size_t)P->n_ext * sizeof(double) + 8;
     d->n_send = P->send_ptr[P->n_neighbors];
+    if (dcg_dd_mpi_create(&d->dd_type, &d->dd_op) != PX_OK) {
+        snprintf(d->msg, d->msglen, "creating the MPI datatype and op of the dot products failed");
+        return PX_EMPI;
+    }
     d->n_recv = P->recv_ptr[P->n_neighbors];
     DCG_TRY(d, cg_matrix_upload(s, P->n_local, P->nnz, P->row_ptr, P->col, P->val, &d->A));
     d->send_idx = (int32_t *)px_malloc(s, (size_t)d->n_send * sizeof(int32_t) + 8);
@@ -620,6 +635,7 @@ static void dcg_release(dcg *d)
 {
     if (d->e) {
         (void)px_engine_wait_for_all(d->e);
+        destroy_graphs(d);
         px_var *vs[] = {d->v_vec[0], d->v_vec[1], d->v_hdev, d->v_send,  d->v_ap,
                         d->v_r,      d->v_loc,    d->v_glob, d->v_clk_h, d->v_clk_i,
                         d->v_clk_l,  d->v_coef,   d->v_state};
@@ -633,6 +649,7 @@ static void dcg_release(dcg *d)
     }
     free(d->v_halo);
     free(d->v_bnd);
+    dcg_dd_mpi_free(&d->dd_type, &d->dd_op);
     double *vecs[] = {d->b, d->r, d->ap, d->dinv, d->x, d->p, d->send_d};
     for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; k++)
         (void)px_free(d->s, vecs[k]);
@@ -690,13 +707,18 @@ static void abort_alone(const dcg *d, int rc)
     MPI_Abort(d->comm, 1);
 }
 
-int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, cg_result *res,
-              dcg_stats *st)
+int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, dcg_mode mode,
+              cg_result *res, dcg_stats *st)
 {
     if (!s || !part || !o || !res || !st)
         return PX_EFAULT;
     memset(res, 0, sizeof *res);
     memset(st, 0, sizeof *st);
+    if (mode != DCG_PUSH && mode != DCG_GRAPH) {
+        snprintf(res->message, sizeof res->message,
+                 "dcg_solve: mode %d is not DCG_PUSH or DCG_GRAPH", (int)mode);
+        return PX_EINVAL;
+    }
     dcg d;
     memset(&d, 0, sizeof d);
     d.e = px_engine_default();
@@ -704,6 +726,9 @@ int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options
     d.host = px_space_by_name("serial");
     d.comm = comm;
     d.P = part;
+    d.mode = mode;
+    d.dd_type = MPI_DATATYPE_NULL;
+    d.dd_op = MPI_OP_NULL;
     /* PX_CG_HOST_STAGING=1 takes the device path (staging buffers, copy ops, two reductions
      * instead of the pair reducer) on a host space too, so tests run it without a GPU. */
     const char *stage = getenv("PX_CG_HOST_STAGING");

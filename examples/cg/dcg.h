@@ -16,7 +16,8 @@
  *                 sums, then an allreduce
  *   beta          dcg_beta: the residual and beta = rz' / rz
  *   x, p update   (dcg_update_xp / _jacobi)
- *   next          dcg_next: pushes the next iteration unless converged or at the limit
+ *   next          dcg_next: pushes the next iteration (DCG_PUSH) or launches the recorded
+ *                 iteration graph again (DCG_GRAPH) unless converged or at the limit
  *
  * The scalars live in memory the engine protects with Vars (v_coef, v_state), so nothing
  * waits for an allreduce on the host: the host pushes the first iteration and waits once for
@@ -34,6 +35,18 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/**
+ * How dcg_solve issues its iterations (parex-cg --engine push|graph).
+ * DCG_PUSH: the ops of each iteration are pushed one by one (px_engine_push_*), the next
+ * iteration's by the last op of the previous one.
+ * DCG_GRAPH: one iteration is recorded once per solve as a px_graph (parex/graph.h; two
+ * copies, one per halo tag), and each iteration is one px_graph_launch, made by the last op
+ * of the previous launch: no per-op Var locking inside the iteration. The same ops, in the
+ * same dependency order, so the same arithmetic: iterations and errors equal DCG_PUSH's.
+ * Either way the host waits once per solve. (CUDA graphs / Kokkos Experimental::Graph.)
+ */
+typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
 
 /** What the distributed run adds to cg_result (see the README for the exact definitions). */
 typedef struct dcg_stats {
@@ -56,11 +69,13 @@ typedef struct dcg_stats {
 /**
  * Solve A x = b (b = A * ones, x0 = 0) by (Jacobi-preconditioned) CG over the ranks of
  * @p comm, each rank holding @p part (built on @p comm) and computing on @p s through the
- * default engine. Collective: every rank calls it with the same options. Results in @p res
+ * default engine, issuing the iterations as @p mode says (DCG_PUSH or DCG_GRAPH). Collective:
+ * every rank calls it with the same options and mode. Results in @p res
  * are global (identical on every rank): iterations, converged, relres, true_relres,
  * max_abs_err; seconds and min_iter_seconds are the largest over ranks; flops and bytes
  * follow cg.c's model for the global matrix.
- * @return PX_OK when the solve ran (converged or not); PX_EINVAL for an unsuitable matrix
+ * @return PX_OK when the solve ran (converged or not); PX_EINVAL for a @p mode that is not a
+ *         dcg_mode (message in res->message), or for an unsuitable matrix
  *         (as cg_solve, the message in res->message on every rank: a non-positive Jacobi
  *         diagonal, a zero right-hand side, a CG breakdown, a non-finite residual, all decided
  *         on global values); PX_ENOMEM or another status when allocating the vectors, buffers
@@ -82,8 +97,8 @@ typedef struct dcg_stats {
  * message; calling MPI_Abort" to stderr and calls MPI_Abort(comm, 1), which ends the whole
  * job (mpirun exits non-zero); it does not return. On one rank it returns the status.
  */
-int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, cg_result *res,
-              dcg_stats *st);
+int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, dcg_mode mode,
+              cg_result *res, dcg_stats *st);
 
 #ifdef __cplusplus
 }

@@ -41,7 +41,8 @@
 static const char usage[] =
     "usage: parex-cg [--matrix FILE | --grid N|NXxNYxNZ]   (or: mpirun -np P parex-cg ...)\n"
     "                [--space serial|threads|cuda] [--precond none|jacobi] [--tol X]\n"
-    "                [--max-iters N] [--progress S] [--partition metis|block] [--json]\n"
+    "                [--max-iters N] [--progress S] [--partition metis|block]\n"
+    "                [--engine graph|push|none] [--json]\n"
     "                [--px-* runtime flags, see --px-help]\n"
     "\n"
     "Solves A x = b by Conjugate Gradient with b = A * ones and x0 = 0, stopping when\n"
@@ -62,13 +63,19 @@ static const char usage[] =
     "  --progress S       seconds between progress lines (default 2; 0: none)\n"
     "  --partition KIND   rows of a --matrix over MPI ranks: metis (default, needs METIS)\n"
     "                     or block (contiguous row blocks); ignored on one rank\n"
+    "  --engine MODE      how the distributed solver issues an iteration to the parex\n"
+    "                     engine: graph (default under mpirun with P > 1: one recorded\n"
+    "                     iteration graph launched per iteration), push (its ops pushed one\n"
+    "                     by one), or none (the shared-memory solver, one rank only;\n"
+    "                     the default on one rank). graph and push need mpirun, also for\n"
+    "                     one rank (mpirun -np 1)\n"
     "  --json             print one JSON object as the last line of output (rank 0)\n"
     "\n"
     "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, tol,\n"
     "relres, true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter,\n"
     "min_iter_seconds (fastest single iteration), setup_seconds, gflops, gbs, ranks,\n"
-    "threads_per_rank, halo_bytes, comm_seconds, overlap (see the README). gbs counts the\n"
-    "bytes each kernel must move once: per iteration\n"
+    "threads_per_rank, halo_bytes, comm_seconds, overlap, engine (see the README). gbs counts\n"
+    "the bytes each kernel must move once: per iteration\n"
     "12 nnz + 88 n + 8 bytes for plain CG and 12 nnz + 104 n + 8 with Jacobi (8-byte values\n"
     "and row offsets, 4-byte column indices, the SpMV's gathered vector counted once).\n"
     "\n"
@@ -79,6 +86,7 @@ typedef struct {
     int64_t grid;    /* nonzero when the HPCG problem is asked for */
     int64_t gdim[3]; /* its NX, NY, NZ */
     int partition;   /* -1: default (metis), 0: block, 1: metis */
+    int engine;      /* -1: default (none on one rank, else graph), 0: none, 1: push, 2: graph */
     const char *space;
     int jacobi;
     double tol;
@@ -152,6 +160,16 @@ static int apply_option(size_t which, const char *val, cli *c)
         if (!ex_cli_parse_double(val, &c->progress_s) || c->progress_s < 0.0)
             return ex_cli_usage_error(PROG, "--progress '%s' is not a number of seconds >= 0", val);
         break;
+    case 8:
+        if (strcmp(val, "none") == 0)
+            c->engine = 0;
+        else if (strcmp(val, "push") == 0)
+            c->engine = 1;
+        else if (strcmp(val, "graph") == 0)
+            c->engine = 2;
+        else
+            return ex_cli_usage_error(PROG, "--engine '%s' is not graph, push or none", val);
+        break;
     default:
         if (strcmp(val, "block") == 0)
             c->partition = 0;
@@ -170,6 +188,7 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
     c->matrix = NULL;
     c->grid = 0;
     c->partition = -1;
+    c->engine = -1;
     c->space = NULL;
     c->jacobi = 0;
     c->tol = 1e-8;
@@ -187,9 +206,9 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
             c->json = 1;
             continue;
         }
-        static const char *const valued[] = {"--matrix",   "--grid",     "--space",
-                                             "--precond",  "--tol",      "--max-iters",
-                                             "--progress", "--partition"};
+        static const char *const valued[] = {"--matrix",   "--grid",      "--space",
+                                             "--precond",  "--tol",       "--max-iters",
+                                             "--progress", "--partition", "--engine"};
         const char *val = NULL;
         const int which = ex_cli_valued_option(PROG, argc, argv, &i, valued,
                                                sizeof valued / sizeof valued[0], &val);
@@ -243,6 +262,7 @@ static const char *base_name(const char *path)
 typedef struct {
     int ranks, threads_per_rank;
     double halo_bytes, comm_seconds, overlap;
+    const char *engine; /* "none", "push" or "graph" (--engine) */
 } run_extra;
 
 /* The human-readable summary and (with --json) the JSON line, on rank 0 only. */
@@ -288,8 +308,8 @@ static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_
     printf("\"ranks\": %d, \"threads_per_rank\": %d, ", x->ranks, x->threads_per_rank);
     json_number(stdout, "halo_bytes", x->halo_bytes, 0);
     json_number(stdout, "comm_seconds", x->comm_seconds, 0);
-    json_number(stdout, "overlap", x->overlap, 1);
-    printf("}\n");
+    json_number(stdout, "overlap", x->overlap, 0);
+    printf("\"engine\": \"%s\"}\n", x->engine);
 }
 
 static void fill_options(const cli *c, FILE *info, cg_options *o)
@@ -359,7 +379,7 @@ static int run_single(const cli *c, px_space *s, FILE *info)
         fprintf(stderr, "parex-cg: %s: %s\n", name, r.message);
         status = EXIT_FAILURE;
     } else {
-        run_extra x = {1, threads, 0.0, 0.0, NAN};
+        run_extra x = {1, threads, 0.0, 0.0, NAN, "none"};
         report(c, info, name, A.n, A.nnz, s, &r, setup_s, &x);
         status = r.converged ? 0 : EXIT_NOT_CONVERGED;
     }
@@ -419,7 +439,8 @@ static int build_part(const cli *c, int rank, cgp_part *part, char *name, size_t
     return 0;
 }
 
-/* P > 1 ranks: partition, then dcg_solve through the engine. Returns the exit status. */
+/* P > 1 ranks, or --engine push|graph on one: partition, then dcg_solve through the engine.
+ * Returns the exit status. */
 static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int nranks)
 {
     if (c->matrix && c->partition != 0 && !cgp_have_metis()) {
@@ -451,13 +472,16 @@ static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int 
     fill_options(c, rank == 0 ? info : NULL, &o);
     cg_result r;
     dcg_stats st;
-    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, &r, &st);
+    /* --engine: graph unless push was asked for (none never gets here). */
+    const dcg_mode mode = c->engine == 1 ? DCG_PUSH : DCG_GRAPH;
+    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, mode, &r, &st);
     if (rc != PX_OK) {
         if (rank == 0)
             fprintf(stderr, "parex-cg: %s: %s\n", name, r.message);
         status = EXIT_FAILURE;
     } else {
-        run_extra x = {st.ranks, st.threads_per_rank, st.halo_bytes, st.comm_seconds, st.overlap};
+        run_extra x = {st.ranks,        st.threads_per_rank, st.halo_bytes,
+                       st.comm_seconds, st.overlap,          mode == DCG_PUSH ? "push" : "graph"};
         if (rank == 0)
             report(c, info, name, part.n_global, part.nnz_global, s, &r, setup_s, &x);
         status = r.converged ? 0 : EXIT_NOT_CONVERGED;
@@ -519,6 +543,25 @@ static px_space *pick_space(const cli *c, int mpi, int rank, int nranks)
     return s;
 }
 
+/* --engine against the launch: none needs one rank, push and graph need MPI (mpirun, also
+ * for one rank). 0 or the usage exit status (rank 0 alone speaks: stderr is silenced on the
+ * others until the options are checked). */
+static int check_engine_mode(const cli *c, int mpi, int nranks)
+{
+    if (c->engine == 0 && nranks > 1)
+        return ex_cli_usage_error(PROG,
+                                  "--engine none runs the shared-memory solver: one rank "
+                                  "only (this run has %d)",
+                                  nranks);
+    if (c->engine > 0 && !mpi)
+        return ex_cli_usage_error(PROG,
+                                  "--engine %s runs the distributed solver: start parex-cg under "
+                                  "mpirun (mpirun -np 1 for one rank)%s",
+                                  c->engine == 1 ? "push" : "graph",
+                                  PX_HAVE_MPI ? "" : "; this build has no MPI");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int rank = 0, nranks = 1, mpi = 0;
@@ -550,6 +593,8 @@ int main(int argc, char **argv)
     cli c;
     int help = 0;
     status = parse_cli(argc, argv, &c, &help);
+    if (status == 0 && !help)
+        status = check_engine_mode(&c, mpi, nranks);
     if (status != 0)
         goto out;
     if (help) {
@@ -568,7 +613,7 @@ int main(int argc, char **argv)
     }
     FILE *info = c.json ? stderr : stdout;
 #if PX_HAVE_MPI
-    if (nranks > 1)
+    if (nranks > 1 || c.engine > 0)
         status = run_distributed(&c, s, info, rank, nranks);
     else
 #endif
