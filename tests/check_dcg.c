@@ -97,6 +97,7 @@ static double json_num(const char *json, const char *key)
 
 typedef struct {
     double iterations, max_abs_err, ranks, threads, halo_bytes, comm_seconds, overlap, n;
+    char engine[16]; /* "none", "push" or "graph" */
 } outcome;
 
 /* Run and parse the JSON line; the run must converge (exit 0). Returns 0 when skipped. */
@@ -119,6 +120,15 @@ static int solve(int np, const char *args, outcome *o)
     o->comm_seconds = json_num(j, "comm_seconds");
     o->overlap = json_num(j, "overlap");
     o->n = json_num(j, "n");
+    const char *e = strstr(j, "\"engine\": \"");
+    ck_assert_msg(e != NULL, "JSON '%s' lacks engine", j);
+    e += strlen("\"engine\": \"");
+    size_t k = 0;
+    while (e[k] && e[k] != '"' && k + 1 < sizeof o->engine) {
+        o->engine[k] = e[k];
+        k++;
+    }
+    o->engine[k] = '\0';
     return 1;
 }
 
@@ -365,22 +375,133 @@ START_TEST(test_dcg_one_rank_failing_alone_aborts_the_job)
         fprintf(stderr, "check_dcg: SKIP failing rank: runs once, on the 2-rank ctests\n");
         return;
     }
-    char cmd[2048];
-    /* timeout(1) turns a hang into exit 124 well before the case's own timeout. */
-    snprintf(cmd, sizeof cmd,
-             "timeout -k 5 40 '%s' --allow-run-as-root --oversubscribe -np 2 '%s' >'%s' 2>'%s'",
-             mpirun, helper, out_path, err_path);
-    const int st = system(cmd);
-    slurp(out_path, run_out, sizeof run_out);
-    slurp(err_path, run_err, sizeof run_err);
-    ck_assert_msg(st != -1 && WIFEXITED(st), "%s did not exit normally", cmd);
-    ck_assert_msg(WEXITSTATUS(st) != 124 && WEXITSTATUS(st) != 137,
-                  "the job hung after one rank failed: %s", run_err);
-    ck_assert_msg(WEXITSTATUS(st) != 0, "exit 0: stdout %s", run_out);
-    ck_assert_msg(strstr(run_err, "dcg_solve: rank 1 of 2 failed alone") != NULL, "stderr: %s",
-                  run_err);
-    ck_assert_msg(strstr(run_out, "dcg_solve returned") == NULL,
-                  "a rank returned from dcg_solve: %s", run_out);
+    /* Both ways of issuing iterations (dcg_fail_rank.c reads PX_DCG_MODE). */
+    static const char *const modes[] = {"graph", "push"};
+    for (int m = 0; m < 2; m++) {
+        char cmd[2048];
+        /* timeout(1) turns a hang into exit 124 well before the case's own timeout. */
+        snprintf(cmd, sizeof cmd,
+                 "PX_DCG_MODE=%s timeout -k 5 40 '%s' --allow-run-as-root --oversubscribe -np 2 "
+                 "'%s' >'%s' 2>'%s'",
+                 modes[m], mpirun, helper, out_path, err_path);
+        const int st = system(cmd);
+        slurp(out_path, run_out, sizeof run_out);
+        slurp(err_path, run_err, sizeof run_err);
+        ck_assert_msg(st != -1 && WIFEXITED(st), "%s did not exit normally", cmd);
+        ck_assert_msg(WEXITSTATUS(st) != 124 && WEXITSTATUS(st) != 137,
+                      "%s: the job hung after one rank failed: %s", modes[m], run_err);
+        ck_assert_msg(WEXITSTATUS(st) != 0, "%s: exit 0: stdout %s", modes[m], run_out);
+        ck_assert_msg(strstr(run_err, "dcg_solve: rank 1 of 2 failed alone") != NULL,
+                      "%s: stderr: %s", modes[m], run_err);
+        ck_assert_msg(strstr(run_out, "dcg_solve returned") == NULL,
+                      "%s: a rank returned from dcg_solve: %s", modes[m], run_out);
+    }
+}
+END_TEST
+
+/* --engine graph and --engine push run the same ops in the same dependency order, so the
+ * same arithmetic: equal iterations and errors (bit for bit: the JSON's %.6g of them), and
+ * both as one process within 2% (on 1 rank too: mpirun -np 1 --engine graph is dcg.c). */
+static void check_graph_equals_push(const char *args, const char *what)
+{
+    const int np = nranks(), t = px_test_env_int("PX_NUM_THREADS", 1);
+    char full[1600];
+    outcome ref, g, p;
+    if (!solve(0, args, &ref))
+        return;
+    ck_assert_str_eq(ref.engine, "none");
+    snprintf(full, sizeof full, "%s --engine graph", args);
+    if (!solve(np, full, &g))
+        return;
+    snprintf(full, sizeof full, "%s --engine push", args);
+    if (!solve(np, full, &p))
+        return;
+    ck_assert_str_eq(g.engine, "graph");
+    ck_assert_str_eq(p.engine, "push");
+    ck_assert_double_eq(g.iterations, p.iterations);
+    ck_assert_double_eq(g.max_abs_err, p.max_abs_err);
+    ck_assert_double_eq(g.halo_bytes, p.halo_bytes);
+    compare(&ref, &g, np, t, what);
+}
+
+START_TEST(test_dcg_graph_equals_push_bcsstk16_jacobi)
+{
+    char p[1024], args[1400];
+    if (!matrix_path("bcsstk16.mtx", p, sizeof p))
+        return;
+    snprintf(args, sizeof args, "--matrix '%s' --precond jacobi --space threads", p);
+    check_graph_equals_push(args, "bcsstk16 graph/push");
+}
+END_TEST
+
+START_TEST(test_dcg_graph_equals_push_hpcg_16)
+{
+    /* One rank: --grid 16 is the whole problem; more: the single run solves their union. */
+    const int np = nranks();
+    const int dims[5][3] = {{1, 1, 1}, {1, 1, 1}, {2, 1, 1}, {3, 1, 1}, {2, 2, 1}};
+    char args[256];
+    snprintf(args, sizeof args, "--grid %dx%dx%d --space threads", 16 * dims[np][0],
+             16 * dims[np][1], 16 * dims[np][2]);
+    const int t = px_test_env_int("PX_NUM_THREADS", 1);
+    outcome ref, g, p;
+    if (!solve(0, args, &ref) || !solve(np, "--grid 16 --space threads --engine graph", &g) ||
+        !solve(np, "--grid 16 --space threads --engine push", &p))
+        return;
+    ck_assert_str_eq(g.engine, "graph");
+    ck_assert_double_eq(g.iterations, p.iterations);
+    ck_assert_double_eq(g.max_abs_err, p.max_abs_err);
+    compare(&ref, &g, np, t, "hpcg 16 graph/push");
+}
+END_TEST
+
+/* Issue 15: the iteration count must not depend on how the rows are split. Plain CG on
+ * 1138_bus and bcsstk01 (where plain sums gave 2118-2204 and 130-135 iterations by rank
+ * count and partition): the compensated dots (dcg_kernels.h) make every split compute the
+ * same numbers, so 1 rank and this run's ranks under both partitions agree exactly. */
+START_TEST(test_dcg_iterations_do_not_depend_on_the_partition)
+{
+    static const char *const files[] = {"1138_bus.mtx", "bcsstk01.mtx"};
+    static const char *const parts[] = {"metis", "block"};
+    for (int f = 0; f < 2; f++) {
+        char p[1024], args[1400];
+        if (!matrix_path(files[f], p, sizeof p))
+            continue;
+        outcome one, d;
+        snprintf(args, sizeof args, "--matrix '%s' --space serial --engine graph", p);
+        if (!solve(1, args, &one))
+            return;
+        for (int k = 0; k < 2; k++) {
+            snprintf(args, sizeof args,
+                     "--matrix '%s' --space serial --engine graph --partition %s", p, parts[k]);
+            if (!solve(nranks(), args, &d))
+                return;
+            fprintf(stderr, "check_dcg: %s %s: 1 rank %.0f iterations, %d ranks %.0f\n", files[f],
+                    parts[k], one.iterations, nranks(), d.iterations);
+            ck_assert_double_eq(d.iterations, one.iterations);
+            ck_assert_double_eq(d.max_abs_err, one.max_abs_err);
+        }
+    }
+}
+END_TEST
+
+/* --engine: a bad value, none on several ranks, push/graph without mpirun: usage errors. */
+START_TEST(test_dcg_engine_flag_misuse_exits_2)
+{
+    int st = run(nranks(), "--grid 4 --engine maybe");
+    if (st < 0)
+        return;
+    ck_assert_int_eq(st, 2);
+    ck_assert_msg(strstr(run_err, "--engine 'maybe' is not graph, push or none") != NULL,
+                  "stderr: %s", run_err);
+    if (nranks() > 1) {
+        st = run(nranks(), "--grid 4 --engine none");
+        ck_assert_int_eq(st, 2);
+        ck_assert_msg(strstr(run_err, "--engine none runs the shared-memory solver") != NULL,
+                      "stderr: %s", run_err);
+    }
+    st = run(0, "--grid 4 --engine graph");
+    ck_assert_int_eq(st, 2);
+    ck_assert_msg(strstr(run_err, "start parex-cg under mpirun") != NULL, "stderr: %s", run_err);
 }
 END_TEST
 
@@ -400,6 +521,10 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_one_rank_failing_alone_aborts_the_job);
     tcase_add_test(tc, test_dcg_indefinite_matrix_is_a_breakdown_on_every_rank);
     tcase_add_test(tc, test_dcg_ranks_without_neighbours_or_interior_rows_match_one_process);
+    tcase_add_test(tc, test_dcg_graph_equals_push_bcsstk16_jacobi);
+    tcase_add_test(tc, test_dcg_graph_equals_push_hpcg_16);
+    tcase_add_test(tc, test_dcg_iterations_do_not_depend_on_the_partition);
+    tcase_add_test(tc, test_dcg_engine_flag_misuse_exits_2);
     suite_add_tcase(s, tc);
     return s;
 }
