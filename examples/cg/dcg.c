@@ -1,8 +1,13 @@
 /*
  * examples/cg/dcg.c - distributed CG on engine ops (dcg.h has the op sequence).
  *
- * Kept in the common subset of C11 and C++ (nvcc compiles it with the Cuda space, which adds
- * the device half of dcg_pack); the other kernels are cg.c's (cg_kernels.h).
+ * Kept in the common subset of C11 and C++ (nvcc compiles it with the Cuda space). The kernels
+ * are cg.c's (cg_kernels.h) and dcg_kernels.c's: the pack, the updates that read alpha and beta
+ * at run time, and the compensated dot products that make every partition compute the same
+ * numbers (dcg_kernels.h says why).
+ *
+ * Iterations (dcg_mode): pushed op by op (DCG_PUSH), or recorded once per solve as two
+ * px_graphs, one per halo tag, that launch each other from their last op (DCG_GRAPH).
  *
  * Timing (all host wall clock, cg_now). Three tiny PX_FN_ASYNC ops per exchange note times:
  * "post" runs just before the receives are posted (it writes the halo Vars, so it runs first),
