@@ -456,7 +456,7 @@ END_TEST
 
 /* Issue 15: the iteration count must not depend on how the rows are split. Plain CG on
  * 1138_bus and bcsstk01 (where plain sums gave 2118-2204 and 130-135 iterations by rank
- * count and partition): the compensated dots (dcg_kernels.h) make every split compute the
+ * count and partition): the compensated dots (cg_dd.h) make every split compute the
  * same numbers, so 1 rank and this run's ranks under both partitions agree exactly. */
 START_TEST(test_dcg_iterations_do_not_depend_on_the_partition)
 {

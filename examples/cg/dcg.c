@@ -4,7 +4,7 @@
  * Kept in the common subset of C11 and C++ (nvcc compiles it with the Cuda space). The kernels
  * are cg.c's (cg_kernels.h) and dcg_kernels.c's: the pack, the updates that read alpha and beta
  * at run time, and the compensated dot products that make every partition compute the same
- * numbers (dcg_kernels.h says why).
+ * numbers (cg_dd.h says why).
  *
  * Iterations (dcg_mode): pushed op by op (DCG_PUSH), or recorded once per solve as two
  * px_graphs, one per halo tag, that launch each other from their last op (DCG_GRAPH).
@@ -66,11 +66,11 @@ typedef struct {
     px_var *v_state; /* the iteration state below, written by the scalar ops */
     dcg_mode mode;
     px_graph *g[2]; /* DCG_GRAPH: one iteration recorded with halo tag 100 (0) and 101 (1) */
-    /* The two sums of an allreduce, compensated (dcg_kernels.h): p.Ap's interior and boundary
+    /* The two sums of an allreduce, compensated (cg_dd.h): p.Ap's interior and boundary
      * halves, or r.r (plain), or {r.M^-1 r, r.r} (Jacobi). The staging path's plain reducers
      * write the hi halves (lo stays 0). */
-    dcg_dd loc[2], glob[2];
-    MPI_Datatype dd_type; /* one dcg_dd */
+    cg_dd loc[2], glob[2];
+    MPI_Datatype dd_type; /* one cg_dd */
     MPI_Op dd_op;         /* their sum */
     double coef[2];       /* alpha, beta (host) */
     double *coef_d;       /* what the kernels read: coef itself on host spaces, else a copy */
@@ -169,7 +169,7 @@ static int push_exchange(dcg *d, int which)
 
 /* Where a dot's reduce writes: the whole compensated sum on host spaces (dd kernels, custom
  * reducers), its hi half on the staging path (cg.c's kernels, px_sum_f64; lo stays 0). */
-static void *dot_slot(const dcg *d, dcg_dd *slot)
+static void *dot_slot(const dcg *d, cg_dd *slot)
 {
     return d->on_host ? (void *)slot : (void *)&slot->hi;
 }
@@ -178,8 +178,8 @@ static void *dot_slot(const dcg *d, dcg_dd *slot)
  * vec.Ap land in d->loc[0] (interior) and d->loc[1] (boundary). */
 static int push_spmv(dcg *d, int which)
 {
-    const px_kernel *kern = d->on_host ? &dcg_spmv_dot_dd : &cg_spmv_dot;
-    const px_reducer *red = d->on_host ? &dcg_dd_sum : &px_sum_f64;
+    const px_kernel *kern = d->on_host ? &cg_spmv_dot_dd : &cg_spmv_dot;
+    const px_reducer *red = d->on_host ? &cg_dd_sum : &px_sum_f64;
     const cgp_part *P = d->P;
     spmv_args sa;
     sa.row_ptr = d->A.row_ptr;
@@ -232,9 +232,9 @@ static int dcg_alpha(const px_run_context *rc, void *arg)
         d->msg_s += d->t_in - d->t_post;
         d->exposed_s += d->t_in > d->t_int ? d->t_in - d->t_int : 0.0;
     }
-    dcg_dd sum = d->glob[0];
-    dcg_dd_join(&sum, &d->glob[1]);
-    const double pap = dcg_dd_value(&sum);
+    cg_dd sum = d->glob[0];
+    cg_dd_join(&sum, &d->glob[1]);
+    const double pap = cg_dd_value(&sum);
     if (!(pap > 0.0) || !isfinite(pap)) {
         d->collective = 1;
         snprintf(d->msg, d->msglen,
@@ -253,8 +253,8 @@ static int dcg_beta(const px_run_context *rc, void *arg)
     (void)rc;
     dcg *d = (dcg *)arg;
     d->allred_s += cg_now() - d->t_loc;
-    const double rz_new = dcg_dd_value(&d->glob[0]);
-    const double rr = d->jacobi ? dcg_dd_value(&d->glob[1]) : rz_new;
+    const double rz_new = cg_dd_value(&d->glob[0]);
+    const double rr = d->jacobi ? cg_dd_value(&d->glob[1]) : rz_new;
     d->it++;
     d->relres = sqrt(rr) / d->bnorm;
     if (!isfinite(d->relres)) {
@@ -301,13 +301,13 @@ static int push_update_r(dcg *d)
         DCG_TRY(d,
                 px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r", all,
                                                d->on_host ? &dcg_update_r_dd : &dcg_update_r, &ua,
-                                               sizeof ua, d->on_host ? &dcg_dd_sum : &px_sum_f64,
+                                               sizeof ua, d->on_host ? &cg_dd_sum : &px_sum_f64,
                                                dot_slot(d, &d->loc[0]), rd, 2, w, 2));
     } else if (d->on_host) {
-        /* dcg_dd2 is {rz, rr}: the reduce writes loc[0..1] in that order. */
+        /* cg_dd2 is {rz, rr}: the reduce writes loc[0..1] in that order. */
         DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r_pair", all,
                                                   &dcg_update_r_pair_dd, &ua, sizeof ua,
-                                                  &dcg_dd2_sum, d->loc, rd, 2, w, 2));
+                                                  &cg_dd2_sum, d->loc, rd, 2, w, 2));
     } else {
         dot_args da;
         da.u = d->r;
@@ -435,16 +435,16 @@ static int allreduce1(dcg *d, double *v, MPI_Op op)
 static int global_dot(dcg *d, const char *name, const px_kernel *kdd, const px_kernel *kplain,
                       const void *args, size_t size, double *out)
 {
-    dcg_dd v = {0.0, 0.0};
-    DCG_TRY(d, px_parallel_reduce(d->s, name, px_range(0, d->P->n_local), d->on_host ? kdd : kplain,
-                                  args, size, d->on_host ? &dcg_dd_sum : &px_sum_f64,
-                                  dot_slot(d, &v)));
+    cg_dd v = {0.0, 0.0};
+    DCG_TRY(d,
+            px_parallel_reduce(d->s, name, px_range(0, d->P->n_local), d->on_host ? kdd : kplain,
+                               args, size, d->on_host ? &cg_dd_sum : &px_sum_f64, dot_slot(d, &v)));
     DCG_TRY(d, px_fence(d->s));
     if (MPI_Allreduce(MPI_IN_PLACE, &v, 1, d->dd_type, d->dd_op, d->comm) != MPI_SUCCESS) {
         snprintf(d->msg, d->msglen, "MPI_Allreduce of %s failed", name);
         return PX_EMPI;
     }
-    *out = dcg_dd_value(&v);
+    *out = cg_dd_value(&v);
     return PX_OK;
 }
 
@@ -478,7 +478,7 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
     da.u = d->b;
     da.v = d->b;
     double bb = 0.0;
-    DCG_TRY(d, global_dot(d, "cg_dot", &dcg_dot_dd, &cg_dot, &da, sizeof da, &bb));
+    DCG_TRY(d, global_dot(d, "cg_dot", &cg_dot_dd, &cg_dot, &da, sizeof da, &bb));
     if (!(bb > 0.0) || !isfinite(bb)) {
         d->collective = 1;
         snprintf(d->msg, d->msglen,
@@ -492,7 +492,7 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
     ia.x = d->x;
     ia.r = d->r;
     ia.p = d->p;
-    return global_dot(d, "cg_init", &dcg_init_dd, &cg_init, &ia, sizeof ia, rz);
+    return global_dot(d, "cg_init", &cg_init_dd, &cg_init, &ia, sizeof ia, rz);
 }
 
 /* The iteration loop (cg.c's solve_with, distributed): push the first iteration, whose
