@@ -25,6 +25,12 @@
  * On a space the host cannot address (cuda), the MPI buffers are host staging buffers, copied
  * by engine ops (px_deep_copy) after the pack kernel and before the boundary SpMV; MPI never
  * sees device memory (no CUDA-aware MPI assumed).
+ *
+ * Dot products. On host spaces every dot (and the local sums of each allreduce) is a
+ * compensated double-double sum (cg_dd.h), joined over threads by a custom reducer and over
+ * ranks by a user MPI op, and rounded once: the result does not depend on the rank count,
+ * the partition or the threads per rank, so neither do the iterations or the error. The
+ * staging path (cuda, PX_CG_HOST_STAGING=1) sums plainly (custom reducers have no device half).
  */
 #ifndef PAREX_EXAMPLES_CG_DCG_H
 #define PAREX_EXAMPLES_CG_DCG_H
