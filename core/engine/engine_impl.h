@@ -226,8 +226,18 @@ typedef struct pxi_opr {
     uint8_t finish_extra;
     uint32_t n_deps;
     uint32_t cap_deps;
+    /* Written by the pusher before the op is published, then read-only: the CPU device id when
+     * the op may join a worker's run (var_queue.h, pxi_var_run: a SYNC op of the normal CPU lane
+     * whose only Var it writes), else -1. It sits in the header's last line, the line of deps[0]
+     * (static assert below), so a claim walk under the Var lock reads one line per op. */
+    int32_t run_dev;
     pxi_dep deps[];
 } pxi_opr;
+
+/* run_dev and deps[0] share a cache line in a block from a 64-byte aligned pool slab. */
+_Static_assert(offsetof(pxi_opr, run_dev) / PXI_CACHE_LINE ==
+                   offsetof(pxi_opr, deps) / PXI_CACHE_LINE,
+               "pxi_opr.run_dev must share deps[0]'s cache line");
 
 /* A FIFO of ops linked through pxi_opr.next, for ops that one thread owns (made ready and not
  * yet handed on): a Var queue release's ready ops, a thread's inline run list. */

@@ -99,7 +99,7 @@ static pxi_opr *take_local(void)
  * write takes the single-Var writes queued behind it as one run (var_queue.h, pxi_var_run) of
  * at most this many ops, so it locks the Var once per run. The bound caps the walk done under
  * the Var lock, which the pusher waits for. */
-#define PXI_RUN_MAX_OPS 8
+#define PXI_RUN_MAX_OPS 32
 
 /* Release @o's Vars, keeping a run for this worker when it may run one next. */
 static pxi_opr *release_vars(pxi_opr *o)
@@ -555,6 +555,11 @@ static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p, int inline_ok
     atomic_store_explicit(&o->wait, (int)o->n_deps + (o->n_deps != 1), memory_order_relaxed);
     o->inline_ok = (uint8_t)inline_ok;
     o->finish_extra = p->cleanup || p->oper || p->kind == PXI_OP_DELETE;
+    /* Whether a worker may claim the op into a run (var_queue.c, run_eligible). */
+    o->run_dev = o->n_deps == 1 && o->deps[0].write && p->kind == PXI_OP_SYNC &&
+                         p->prop == PX_FN_NORMAL && p->ctx.type == PX_DEV_CPU
+                     ? p->ctx.device_id
+                     : -1;
 }
 
 /* Whether the cost rule applies to @p's op (pxi_opr.inline_ok, cost.c): a SYNC op of the

@@ -53,58 +53,65 @@ static void complete_read(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
 }
 
 /* Under @v's lock: whether @d, a queued write, may join a run (pxi_var_run): the only Var of
- * a sync op for the claimer's CPU lane. Such an op holds no pusher's count (push.c, opr_fill):
- * queued, its counter is 1, this grant is all that is left, and no other thread touches it
- * (its pusher let go of it at the unlock, which published the block to this lock holder). */
-static int run_eligible(const pxi_dep *d, const pxi_var_run *run)
+ * a sync op for the claimer's CPU lane (pxi_opr.run_dev, set at push). Such an op holds no
+ * pusher's count (push.c, opr_fill): queued, its counter is 1, this grant is all that is left,
+ * and no other thread touches it (its pusher let go of it at the unlock, which published the
+ * block to this lock holder). Reads only @d's cache line: run_dev shares it (engine_impl.h). */
+static inline int run_eligible(const pxi_dep *d, const pxi_var_run *run)
 {
-    const pxi_opr *o = d->opr;
-    if (!d->write || o->n_deps != 1 || o->kind != PXI_OP_SYNC || o->prop != PX_FN_NORMAL ||
-        o->ctx.type != PX_DEV_CPU || (run->device_id >= 0 && o->ctx.device_id != run->device_id))
-        return 0;
-    PX_ASSERT(atomic_load_explicit(&o->wait, memory_order_relaxed) == 1);
-    return 1;
+    int32_t dev = d->opr->run_dev;
+    return dev >= 0 && (run->device_id < 0 || dev == run->device_id);
 }
 
-/* Hint the block of the op whose only dep is @d into this cache: its counter and fields (line
- * 0 and 1) are read next, and the dep's own line is being loaded anyway. A block whose dep is
- * not deps[0] gets a useless prefetch, never a fault. */
+/* Hint the first two lines of @d's op (its counter and queue link, written by run_collect,
+ * then its function and argument, read by the run) into this cache for writing: a hint issued
+ * under the lock, where the walk meets each dep, costs no wait there. */
 static inline void prefetch_opr(const pxi_dep *d)
 {
 #if defined(__GNUC__)
-    uintptr_t base = (uintptr_t)d - offsetof(pxi_opr, deps);
-    __builtin_prefetch((const void *)base, 1);
-    __builtin_prefetch((const void *)(base + PXI_CACHE_LINE), 0);
+    const char *base = (const char *)d->opr;
+    __builtin_prefetch(base, 1);
+    __builtin_prefetch(base + PXI_CACHE_LINE, 1);
 #else
     (void)d;
 #endif
 }
 
 /* Under @v's lock, its head write just finished and @n, the next dep, is a write: claim @n and
- * the eligible writes after it as one run (pxi_var_run). Returns the new granted head (the
- * run's last dep), or NULL when @n is not eligible (nothing claimed). */
-static pxi_dep *claim_run(pxi_var_run *run, pxi_dep *n)
+ * the eligible writes after it as one run (pxi_var_run), at most run->max_ops. Returns the new
+ * granted head (the run's last dep), or NULL when @n is not eligible (nothing claimed). Only
+ * the deps' lines are read here, under the lock the pusher waits for; the claimed ops' own
+ * lines are written after the unlock (run_collect). */
+static pxi_dep *claim_run(const pxi_var_run *run, pxi_dep *n)
 {
     if (!run_eligible(n, run))
         return NULL;
-    int k = 0;
-    for (;;) {
-        pxi_opr *o = n->opr;
-        /* Relaxed: no other thread holds a count (run_eligible); the Var lock's release
-         * publishes the store to whoever locks the Var next. */
+    prefetch_opr(n);
+    for (int k = 1; k < run->max_ops; ++k) {
+        pxi_dep *nn = n->next;
+        if (!nn || !run_eligible(nn, run))
+            break;
+        prefetch_opr(nn);
+        n = nn;
+    }
+    return n;
+}
+
+/* After the unlock: link the ops of the claimed deps @first .. @last (queue order) into
+ * run->ops with their counters at zero. The deps before @last left the queue at the claim and
+ * nobody else reads or writes them or their ops; @last is the Var's granted head, whose link
+ * the pusher may still write, so it is not read. */
+static void run_collect(pxi_var_run *run, pxi_dep *first, const pxi_dep *last)
+{
+    for (pxi_dep *d = first;; d = d->next) {
+        pxi_opr *o = d->opr;
+        PX_ASSERT(atomic_load_explicit(&o->wait, memory_order_relaxed) == 1);
+        /* Relaxed: the claim made this thread the op's only owner; the Var lock's acquire
+         * published the pusher's writes to the block. */
         atomic_store_explicit(&o->wait, 0, memory_order_relaxed);
         pxi_opr_fifo_push(&run->ops, o);
-        pxi_dep *nn = n->next;
-        if (!nn)
-            return n;
-        /* The next op's lines are wanted either way: by this walk, or by the release of the
-         * run's last op, which then finds them here. */
-        prefetch_opr(nn);
-        if (++k >= run->max_ops)
-            return n;
-        if (!run_eligible(nn, run))
-            return n;
-        n = nn;
+        if (d == last)
+            return;
     }
 }
 
@@ -125,9 +132,10 @@ static void complete_write(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e,
         v->tail = NULL;
     v->running_reads = n_reads;
     pxi_opr *trig = NULL;
+    pxi_dep *last = NULL;
     if (n && n_reads == 0) {
         v->running_reads = PXI_HEAD_WRITE_GRANTED;
-        pxi_dep *last = run && run->max_ops > 0 ? claim_run(run, n) : NULL;
+        last = run && run->max_ops > 0 ? claim_run(run, n) : NULL;
         if (last) {
             /* The run's ops before @last count as finished here: the queue resumes at it. */
             v->head = last;
@@ -138,6 +146,8 @@ static void complete_write(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e,
     }
     VAR_CHECK(e, v);
     pxi_spin_unlock(&v->lock);
+    if (last)
+        run_collect(run, n, last);
     /* The granted reads are detached from the queue; read each link before granting, since
      * a granted op may finish and be recycled at once. */
     pxi_dep *d = first_read;
