@@ -63,9 +63,9 @@ static inline int run_eligible(const pxi_dep *d, const pxi_var_run *run)
     return dev >= 0 && (run->device_id < 0 || dev == run->device_id);
 }
 
-/* Hint the first two lines of @d's op (its counter and queue link, written by run_collect,
- * then its function and argument, read by the run) into this cache for writing: a hint issued
- * under the lock, where the walk meets each dep, costs no wait there. */
+/* Hint the first two lines of @d's op (its counter, which the run's claimer zeroes, its
+ * function and argument, read by the run) into this cache for writing: a hint issued under the
+ * lock, where the walk meets each dep, costs no wait there. */
 static inline void prefetch_opr(const pxi_dep *d)
 {
 #if defined(__GNUC__)
@@ -78,41 +78,38 @@ static inline void prefetch_opr(const pxi_dep *d)
 }
 
 /* Under @v's lock, its head write just finished and @n, the next dep, is a write: claim @n and
- * the eligible writes after it as one run (pxi_var_run), at most run->max_ops. Returns the new
- * granted head (the run's last dep), or NULL when @n is not eligible (nothing claimed). Only
- * the deps' lines are read here, under the lock the pusher waits for; the claimed ops' own
- * lines are written after the unlock (run_collect). */
-static pxi_dep *claim_run(const pxi_var_run *run, pxi_dep *n)
+ * the eligible writes after it as one run (pxi_var_run) into run->first .. run->last. When
+ * @n starts the Var's eligible suffix (pxi_var.run_first) the run is the whole rest of the
+ * queue and nothing is walked; otherwise the walk takes at most run->max_ops, reading only
+ * the deps' lines under the lock the pusher waits for (and hinting their ops' lines for the
+ * run). Returns the new granted head (the run's last dep), or NULL when @n is not eligible
+ * (nothing claimed). */
+static pxi_dep *claim_run(pxi_var_run *run, pxi_var *v, pxi_dep *n)
 {
     if (!run_eligible(n, run))
         return NULL;
+    run->first = n;
+    if (v->run_first == n && (run->device_id < 0 || v->run_dev == run->device_id)) {
+        run->last = v->tail;
+        v->run_first = v->tail;
+        return v->tail;
+    }
     prefetch_opr(n);
+    int passed_first = n == v->run_first;
     for (int k = 1; k < run->max_ops; ++k) {
         pxi_dep *nn = n->next;
         if (!nn || !run_eligible(nn, run))
             break;
         prefetch_opr(nn);
         n = nn;
+        passed_first |= n == v->run_first;
     }
+    /* The suffix's first dep left the queue with the run: the suffix now starts at the run's
+     * last dep, the new head. */
+    if (passed_first)
+        v->run_first = n;
+    run->last = n;
     return n;
-}
-
-/* After the unlock: link the ops of the claimed deps @first .. @last (queue order) into
- * run->ops with their counters at zero. The deps before @last left the queue at the claim and
- * nobody else reads or writes them or their ops; @last is the Var's granted head, whose link
- * the pusher may still write, so it is not read. */
-static void run_collect(pxi_var_run *run, pxi_dep *first, const pxi_dep *last)
-{
-    for (pxi_dep *d = first;; d = d->next) {
-        pxi_opr *o = d->opr;
-        PX_ASSERT(atomic_load_explicit(&o->wait, memory_order_relaxed) == 1);
-        /* Relaxed: the claim made this thread the op's only owner; the Var lock's acquire
-         * published the pusher's writes to the block. */
-        atomic_store_explicit(&o->wait, 0, memory_order_relaxed);
-        pxi_opr_fifo_push(&run->ops, o);
-        if (d == last)
-            return;
-    }
 }
 
 static void complete_write(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e, pxi_var *v)
@@ -130,12 +127,16 @@ static void complete_write(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e,
     v->head = n;
     if (!n)
         v->tail = NULL;
+    /* The eligible suffix holds only writes: when it started at @w it goes on at @n (NULL once
+     * the queue is empty). */
+    if (v->run_first == w)
+        v->run_first = n;
     v->running_reads = n_reads;
     pxi_opr *trig = NULL;
     pxi_dep *last = NULL;
     if (n && n_reads == 0) {
         v->running_reads = PXI_HEAD_WRITE_GRANTED;
-        last = run && run->max_ops > 0 ? claim_run(run, n) : NULL;
+        last = run && run->max_ops > 0 ? claim_run(run, v, n) : NULL;
         if (last) {
             /* The run's ops before @last count as finished here: the queue resumes at it. */
             v->head = last;
@@ -146,8 +147,6 @@ static void complete_write(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e,
     }
     VAR_CHECK(e, v);
     pxi_spin_unlock(&v->lock);
-    if (last)
-        run_collect(run, n, last);
     /* The granted reads are detached from the queue; read each link before granting, since
      * a granted op may finish and be recycled at once. */
     pxi_dep *d = first_read;
@@ -167,7 +166,7 @@ pxi_opr *pxi_var_queue_release(pxi_opr *o, pxi_var_run *run)
         if (o->deps[i].write) {
             complete_write(&ready, run, o->e, o->deps[i].var);
             /* One run per release: its ops run back to back on the caller. */
-            if (run && run->ops.head)
+            if (run && run->first)
                 run = NULL;
             continue;
         }

@@ -27,9 +27,15 @@ void pxi_var_queue_check(const pxi_var *v);
  * last op's release. The releasing worker then takes the Var's lock once per run instead of
  * once per op, and the pusher appending at the tail finds the lock's line in its own cache. */
 typedef struct pxi_var_run {
-    pxi_opr_fifo ops; /* out: the claimed ops, in queue order, wait counters at zero */
-    int device_id;    /* in: ctx.device_id the ops must have, -1 for any (pooled engine) */
-    int max_ops;      /* in: at most this many; 0 claims nothing */
+    /* out: the claimed deps, first to last in queue order (linked through pxi_dep.next; the
+     * link of @last is not the run's), both NULL when nothing was claimed. Their ops' wait
+     * counters are still 1: the claimer owns them and zeroes each as it takes it. */
+    pxi_dep *first, *last;
+    int device_id; /* in: ctx.device_id the ops must have, -1 for any (pooled engine) */
+    /* in: at most this many when the claim must walk the queue (ops of other kinds queued
+     * behind); a queue whose rest is all eligible (pxi_var.run_first) is claimed whole. 0
+     * claims nothing. */
+    int max_ops;
 } pxi_var_run;
 
 /* When @o finishes: release each Var, granting the next deps. Returns the ops whose wait
@@ -85,6 +91,15 @@ static inline int pxi_var_queue_all_granted(const pxi_opr *o)
 static inline uint32_t pxi_var_queue_append_dep(pxi_dep *d)
 {
     pxi_var *v = d->var;
+    /* The run-eligible suffix (pxi_var.run_first): @d extends it, starts a new one, or ends it.
+     * A read granted at once below leaves the queue empty, where run_first is NULL already. */
+    int32_t dev = d->opr->run_dev;
+    if (dev < 0)
+        v->run_first = NULL;
+    else if (!v->run_first || v->run_dev != dev) {
+        v->run_first = d;
+        v->run_dev = dev;
+    }
     if (!v->head) {
         /* An empty queue grants a read at once, and a write when no read runs (the write
          * then heads the queue until it finishes). */
