@@ -35,6 +35,14 @@ void pxi_var_queue_check(const pxi_var *v)
                   atomic_load_explicit(&d->opr->wait, memory_order_relaxed) > 0);
         PX_ASSERT(d->next != NULL || d == v->tail);
     }
+    /* The run-eligible suffix (pxi_var.run_first): none in an empty queue; from its first dep
+     * on (a bounded walk), single-Var sync writes of device run_dev. */
+    PX_ASSERT(v->head != NULL || v->run_first == NULL);
+    k = 0;
+    for (const pxi_dep *d = v->run_first; d && k < 64; d = d->next, ++k) {
+        PX_ASSERT(d->write && d->opr->run_dev == v->run_dev);
+        PX_ASSERT(d->next != NULL || d == v->tail);
+    }
 }
 
 static void complete_read(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
