@@ -349,7 +349,7 @@ START_TEST(test_runs_claimed_while_two_pushers_append_keep_each_pushers_order)
 }
 END_TEST
 
-/* ---- whole-queue runs and the eligible suffix (pxi_var.run_first) --------------------------- */
+/* ---- whole-queue runs and where a run ends ------------------------------------------------- */
 
 /* Under x's write access: the next index expected, the ops out of order, and the worker each op
  * ran on. */
@@ -376,8 +376,8 @@ static int wq_gate_fn(const px_run_context *rc, void *arg)
 
 START_TEST(test_queue_of_single_var_writes_longer_than_the_walk_bound_runs_in_order_on_one_worker)
 {
-    /* Far more than the walk's bound (push.c, PXI_RUN_MAX_OPS): the gate's worker takes the
-     * whole queue as one run, in push order. */
+    /* Far more than the 8 ops a run was once capped at: the gate's worker takes the whole
+     * queue, up to the tail it found, as one run, in push order. */
     int n = 5000;
     wq_worker = calloc((size_t)n, sizeof *wq_worker);
     ck_assert_ptr_nonnull(wq_worker);
@@ -424,7 +424,7 @@ START_TEST(test_queue_of_single_var_writes_longer_than_the_walk_bound_runs_in_or
 END_TEST
 
 /* Segments of single-Var writes split by what may not join a run (a read, a two-Var write, an
- * op of CPU device 1): each segment ends the eligible suffix and the next starts a new one. Every
+ * op of CPU device 1): a run ends at each, and the op after it may start a new one. Every
  * op still runs in push order, reads see the writes before them, and on the per-device engine no
  * device-1 op runs on the device-0 gate's worker. */
 #define SEG_OPS  100

@@ -146,8 +146,11 @@ typedef struct pxi_dep {
 typedef struct pxi_var {
     pxi_slot_hdr hdr;
     pxi_spin lock;
-    /* Under lock: the CPU device of the run-eligible suffix (run_first). */
-    int32_t run_dev;
+    /* Under lock: nonzero while a worker's run holds the Var (var_queue.h, pxi_var_run): the
+     * head is then the run's first dep, and the ops from it up to the one the run is at may
+     * have finished and been recycled, so nothing walks the queue from the head until the run's
+     * last op releases the Var. In the lock's padding: the Var stays 56 bytes. */
+    int32_t in_run;
     /* Under lock: the queue of deps not yet granted. The head, when there is one, is always
      * a write (MXNet's pending_write): a read arriving at an empty queue is granted at once. */
     pxi_dep *head, *tail;
@@ -164,12 +167,6 @@ typedef struct pxi_var {
      * a line of its own instead doubled the Var to 128 bytes and made a graph re-launch over
      * the 10^6 Vars of the wavefront 1.4x slower (bench/run_graph.sh). */
     _Atomic(uint64_t) failure;
-    /* Under lock: the first dep of the longest suffix of the queue (ending at the tail) whose
-     * ops may all join a run of device run_dev (pxi_opr.run_dev), or NULL when the tail's op may
-     * not. A worker finishing the head write whose next dep is run_first claims the whole rest of
-     * the queue as one run without walking it under the lock (var_queue.c, complete_write). It
-     * makes the Var 64 bytes (56 before), one line in a line-aligned slot chunk. */
-    pxi_dep *run_first;
 } pxi_var;
 
 typedef enum {
@@ -234,18 +231,8 @@ typedef struct pxi_opr {
     uint8_t finish_extra;
     uint32_t n_deps;
     uint32_t cap_deps;
-    /* Written by the pusher before the op is published, then read-only: the CPU device id when
-     * the op may join a worker's run (var_queue.h, pxi_var_run: a SYNC op of the normal CPU lane
-     * whose only Var it writes), else -1. It sits in the header's last line, the line of deps[0]
-     * (static assert below), so a claim walk under the Var lock reads one line per op. */
-    int32_t run_dev;
     pxi_dep deps[];
 } pxi_opr;
-
-/* run_dev and deps[0] share a cache line in a block from a 64-byte aligned pool slab. */
-_Static_assert(offsetof(pxi_opr, run_dev) / PXI_CACHE_LINE ==
-                   offsetof(pxi_opr, deps) / PXI_CACHE_LINE,
-               "pxi_opr.run_dev must share deps[0]'s cache line");
 
 /* A FIFO of ops linked through pxi_opr.next, for ops that one thread owns (made ready and not
  * yet handed on): a Var queue release's ready ops, a thread's inline run list. */

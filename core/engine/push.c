@@ -57,12 +57,12 @@ const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES] = {4, 20, 64, 256};
 static PXI_ENGINE_TLS pxi_worker *tl_worker;
 static PXI_ENGINE_TLS int tl_in_op;
 static PXI_ENGINE_TLS pxi_opr *tl_local;
-/* A CPU worker's claimed run (var_queue.h, pxi_var_run): the deps of ops granted together at
- * one write release, run next on this worker in queue order, from tl_run_next up to and
- * including tl_run_last (NULL: no run); and the run op now running whose Var was already
- * passed on (every op of a run but its last), whose finish must not release it. */
+/* A CPU worker's claimed run (var_queue.h, pxi_var_run): the dep of the run's next op (NULL:
+ * no run), the run's limit and device; and the run op now running whose Var goes on with the
+ * run (every op of a run but its last), whose finish must not release it. */
 static PXI_ENGINE_TLS pxi_dep *tl_run_next;
-static PXI_ENGINE_TLS pxi_dep *tl_run_last;
+static PXI_ENGINE_TLS pxi_dep *tl_run_limit;
+static PXI_ENGINE_TLS int tl_run_dev;
 static PXI_ENGINE_TLS pxi_opr *tl_deferred;
 /* Depth of pxi_engine_push dispatches on this thread: an op run while it is positive, off a
  * worker, runs inside its pusher's call (Kokkos Tools regions, see run_op; an op the pusher
@@ -94,25 +94,18 @@ static pxi_opr *take_local(void)
     if (!d)
         return NULL;
     o = d->opr;
-    if (d == tl_run_last) { /* the run's last op: the Var's granted head, released as usual */
-        tl_run_next = NULL;
-        tl_deferred = NULL;
-    } else {
-        /* Read before @o runs: its finish recycles the block that holds @d. @d is not the
-         * Var's tail (the run's last dep is), so no pusher writes its link. */
-        pxi_dep *nd = d->next;
-        tl_run_next = nd;
-        tl_deferred = o;
+    /* Read before @o runs: its finish recycles the block that holds @d. */
+    pxi_dep *nd = d != tl_run_limit ? pxi_var_run_next(d, tl_run_dev) : NULL;
+    tl_run_next = nd;
+    tl_deferred = nd ? o : NULL; /* the run's last op releases the Var as usual */
 #if defined(__GNUC__)
-        /* The next op's block (run ops have one dep, deps[0]): its header lines are read when it
-         * runs, after this op. */
-        const char *nb = (const char *)nd - offsetof(pxi_opr, deps);
-        __builtin_prefetch(nb, 1);
-        __builtin_prefetch(nb + PXI_CACHE_LINE, 0);
-#endif
+    if (nd) {
+        /* The next op's header lines (its counter, function and argument): read when it runs. */
+        __builtin_prefetch(nd->opr, 1);
+        __builtin_prefetch((const char *)nd->opr + PXI_CACHE_LINE, 0);
     }
-    /* Relaxed: the claim made this thread the op's only owner (var_queue.c, run_eligible). */
-    PX_ASSERT(atomic_load_explicit(&o->wait, memory_order_relaxed) == 1);
+#endif
+    /* Relaxed: the claim made this thread the op's only owner (var_queue.h, pxi_var_run). */
     atomic_store_explicit(&o->wait, 0, memory_order_relaxed);
     return o;
 }
@@ -120,12 +113,11 @@ static pxi_opr *take_local(void)
 /* A chain of 200,000 empty ops on one Var with inlining off spent 29 % of its time in the
  * worker's release, on the Var lock line and the next op's lines, which the pusher appending at
  * the tail wrote (bench_engine --only chain, PX_ENGINE_INLINE_NS=0): a worker that finishes a
- * write takes the single-Var writes queued behind it as one run (var_queue.h, pxi_var_run), so
- * it locks the Var once per run. When the rest of the queue is all such writes (pxi_var.run_first)
- * the run is all of it, taken without a walk; otherwise the walk under the Var lock, which the
- * pusher waits for, stops after this many ops (runs of 8 -> 32 with the eligibility read from
- * the dep's own line: worker 238 -> 217 Ir/op on the chain, callgrind). */
-#define PXI_RUN_MAX_OPS 32
+ * write takes the single-Var writes queued behind it, up to the tail, as one run (var_queue.h,
+ * pxi_var_run), and locks the Var once per run. Runs used to be claimed by a walk under the Var
+ * lock, capped at 8 ops (the pusher waited for the walk); now the run goes on op by op without
+ * the lock, so it needs no cap: worker 238 -> ~195 Ir/op on the chain (callgrind), the pusher
+ * unchanged. */
 
 /* Release @o's Vars, keeping a run for this worker when it may run one next. */
 static pxi_opr *release_vars(pxi_opr *o)
@@ -137,11 +129,11 @@ static pxi_opr *release_vars(pxi_opr *o)
     const pxi_worker *w = tl_worker;
     if (!w || w->lane->kind != PXI_LANE_CPU || w->lane->e != o->e || tl_in_op != 0 || tl_run_next)
         return pxi_var_queue_release(o, NULL);
-    pxi_var_run run = {NULL, NULL, o->e->kind == PX_ENGINE_POOLED ? -1 : w->lane->device_id,
-                       PXI_RUN_MAX_OPS};
+    pxi_var_run run = {o->e->kind == PX_ENGINE_POOLED ? -1 : w->lane->device_id, NULL, NULL};
     pxi_opr *ready = pxi_var_queue_release(o, &run);
     tl_run_next = run.first;
-    tl_run_last = run.last;
+    tl_run_limit = run.limit;
+    tl_run_dev = run.device_id;
     return ready;
 }
 
@@ -550,9 +542,9 @@ static int deps_prepare(pxi_engine *e, pxi_opr *o, const pxi_push *p, size_t n)
     return PX_OK;
 }
 
-/* Fill the block from the push description, before anything publishes it; @plain and
- * @inline_ok as push_plain and push_inline_ok say. */
-static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p, int plain, int inline_ok)
+/* Fill the block from the push description, before anything publishes it; @inline_ok as
+ * push_inline_ok says. */
+static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p, int inline_ok)
 {
     o->kind = p->kind;
     o->sfn = p->sfn;
@@ -581,25 +573,15 @@ static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p, int plain, in
      * it into a run at once, var_queue.c), and when it is, nobody else holds it. */
     atomic_store_explicit(&o->wait, (int)o->n_deps + (o->n_deps != 1), memory_order_relaxed);
     o->inline_ok = (uint8_t)inline_ok;
-    /* Bitwise, not logical: a branch per term cost the pusher more than the terms. */
-    o->finish_extra =
-        (uint8_t)((p->cleanup != NULL) | (p->oper != NULL) | (p->kind == PXI_OP_DELETE));
-    /* Whether a worker may claim the op into a run (var_queue.c, run_eligible). */
-    o->run_dev = (plain & (o->n_deps == 1)) && o->deps[0].write ? p->ctx.device_id : -1;
+    o->finish_extra = p->cleanup || p->oper || p->kind == PXI_OP_DELETE;
 }
 
-/* Whether @p's op is a SYNC op of the normal CPU lane, what both the cost rule (push_inline_ok)
- * and a worker's run (pxi_opr.run_dev) ask first. */
-static inline int push_plain(const pxi_push *p)
+/* Whether the cost rule applies to @p's op (pxi_opr.inline_ok, cost.c): a SYNC op of the
+ * normal CPU lane that is not a kernel op, on a non-naive engine with inline_ns > 0. */
+static inline int push_inline_ok(const pxi_engine *e, const pxi_push *p)
 {
-    return (p->kind == PXI_OP_SYNC) & (p->prop == PX_FN_NORMAL) & (p->ctx.type == PX_DEV_CPU);
-}
-
-/* Whether the cost rule applies to @p's op (pxi_opr.inline_ok, cost.c): a plain op (push_plain)
- * that is not a kernel op, on a non-naive engine with inline_ns > 0. */
-static inline int push_inline_ok(const pxi_engine *e, const pxi_push *p, int plain)
-{
-    return plain & !p->no_inline & (e->kind != PX_ENGINE_NAIVE) & (e->inline_ns > 0);
+    return p->kind == PXI_OP_SYNC && p->prop == PX_FN_NORMAL && p->ctx.type == PX_DEV_CPU &&
+           !p->no_inline && e->kind != PX_ENGINE_NAIVE && e->inline_ns > 0;
 }
 
 /* Storage for an op block on the pusher's stack (PXI_OPR_ON_STACK): a candidate for running
@@ -666,8 +648,7 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
     /* A candidate for running here and now (work-first inlining, cost.c) takes no in-flight
      * slot unless it turns out not to be ready. A block its owner prepared (pxi_push.block: a
      * graph launch's own op) is never one. */
-    int plain = push_plain(p);
-    int inline_ok = push_inline_ok(e, p, plain);
+    int inline_ok = push_inline_ok(e, p);
     int candidate =
         !p->block && inline_ok && tl_in_op == 0 && pxi_cost_below(e, p->sfn, e->inline_ns);
     stack_opr on_stack;
@@ -682,7 +663,7 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
             return rc;
         }
     }
-    opr_fill(e, o, p, plain, inline_ok);
+    opr_fill(e, o, p, inline_ok);
     o->counted = !candidate;
     if (o->counted)
         pxi_inflight_reserve(e, tl_in_op == 0);
