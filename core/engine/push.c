@@ -62,9 +62,6 @@ static PXI_ENGINE_TLS pxi_opr *tl_local;
  * run (every op of a run but its last), whose finish must not release it. */
 static PXI_ENGINE_TLS pxi_dep *tl_run_next;
 static PXI_ENGINE_TLS pxi_dep *tl_run_limit;
-/* The run's dep PXI_RUN_AHEAD deps past tl_run_next (or the limit), whose op's lines are
- * hinted into this cache (run_prefetch_ahead). */
-static PXI_ENGINE_TLS pxi_dep *tl_run_ahead;
 static PXI_ENGINE_TLS int tl_run_dev;
 static PXI_ENGINE_TLS pxi_opr *tl_deferred;
 /* Depth of pxi_engine_push dispatches on this thread: an op run while it is positive, off a
@@ -84,42 +81,6 @@ int pxi_engine_on_worker(void)
     return tl_worker != NULL;
 }
 
-/* A worker runs a run's ops as fast as it can find them: each op's dep and header lines were
- * written by the pusher on another core, and the next dep is known only from the current one's
- * link, so without hints every op starts with two dependent cache misses (its dep line, then
- * its header). On the chain (bench_engine --only chain, inlining off) the runs are 10^4 ops
- * long and the worker is the slower side. The hints run this many deps ahead of the op being
- * taken, so the link each step reads was hinted that many ops earlier. */
-#define PXI_RUN_AHEAD 8
-
-/* Hint the lines of the op whose dep is @d (deps[0] for a run op, so the block is at a fixed
- * offset and no line must be loaded to find it; a dep of another op gets a useless hint, never
- * a fault). */
-static inline void run_prefetch_op(const pxi_dep *d)
-{
-#if defined(__GNUC__)
-    const char *b = (const char *)d - offsetof(pxi_opr, deps);
-    __builtin_prefetch(d, 0);
-    __builtin_prefetch(b, 1);
-    __builtin_prefetch(b + PXI_CACHE_LINE, 0);
-#else
-    (void)d;
-#endif
-}
-
-/* Move the hint pointer one dep on, up to the run's limit: the deps from the run's next op to
- * the limit are queued ops no other thread can run before the run ends, and their links were
- * set before the claim (pxi_var_run_next), so reading them is safe. */
-static inline void run_prefetch_ahead(void)
-{
-    pxi_dep *a = tl_run_ahead;
-    if (a && a != tl_run_limit) {
-        a = a->next;
-        tl_run_ahead = a;
-        run_prefetch_op(a);
-    }
-}
-
 /* The op this worker runs next without a lane: its continuation slot, else the next op of its
  * run (the run's last op, the Var's granted head, releases the Var as usual). */
 static pxi_opr *take_local(void)
@@ -133,13 +94,17 @@ static pxi_opr *take_local(void)
     if (!d)
         return NULL;
     o = d->opr;
-    run_prefetch_ahead();
     /* Read before @o runs: its finish recycles the block that holds @d. */
     pxi_dep *nd = d != tl_run_limit ? pxi_var_run_next(d, tl_run_dev) : NULL;
     tl_run_next = nd;
     tl_deferred = nd ? o : NULL; /* the run's last op releases the Var as usual */
-    if (!nd)
-        tl_run_ahead = NULL;
+#if defined(__GNUC__)
+    if (nd) {
+        /* The next op's header lines (its counter, function and argument): read when it runs. */
+        __builtin_prefetch(nd->opr, 1);
+        __builtin_prefetch((const char *)nd->opr + PXI_CACHE_LINE, 0);
+    }
+#endif
     /* Relaxed: the claim made this thread the op's only owner (var_queue.h, pxi_var_run). */
     atomic_store_explicit(&o->wait, 0, memory_order_relaxed);
     return o;
@@ -169,12 +134,6 @@ static pxi_opr *release_vars(pxi_opr *o)
     tl_run_next = run.first;
     tl_run_limit = run.limit;
     tl_run_dev = run.device_id;
-    if (run.first) {
-        /* Start the hints PXI_RUN_AHEAD deps ahead (a few misses in a row, once per run). */
-        tl_run_ahead = run.first;
-        for (int k = 0; k < PXI_RUN_AHEAD; ++k)
-            run_prefetch_ahead();
-    }
     return ready;
 }
 
