@@ -16,7 +16,7 @@ void pxi_var_queue_check(const pxi_var *v);
             pxi_var_queue_check(v);                                                                \
     } while (0)
 
-/* A run a releasing worker may claim (var_queue.c, claim_run): when a write release finds a
+/* A run a releasing worker may claim (var_queue.c, complete_write): when a write release finds a
  * write queued next that is the only Var of a sync op for the releaser's CPU lane, it grants it
  * as the first op of a run and notes the queue's tail at that moment (the limit). The releaser
  * then runs the ops from there, back to back on its thread, one after the other: after each, the
