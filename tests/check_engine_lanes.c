@@ -268,6 +268,10 @@ START_TEST(test_cheap_op_not_ready_at_push_is_counted_and_waits)
     ck_assert_int_eq(
         px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, &v[0], 1, PX_FN_NORMAL, 0, "gate"),
         PX_OK);
+    /* On the worker before anything waits: a wait_for_all that found the gate still queued (a
+     * loaded machine) would run it on the waiting thread, and the op after it there too. */
+    while (!atomic_load(&gate_started))
+        sleep_ms(1);
     args[INL_OPS].index = INL_OPS;
     inl_worker[INL_OPS] = INL_NOT_RUN;
     ck_assert_int_eq(px_engine_push_sync(e, inl_fn, &args[INL_OPS], CPU, NULL, 0, &v[0], 1,

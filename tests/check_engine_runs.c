@@ -349,6 +349,205 @@ START_TEST(test_runs_claimed_while_two_pushers_append_keep_each_pushers_order)
 }
 END_TEST
 
+/* ---- whole-queue runs and where a run ends ------------------------------------------------- */
+
+/* Under x's write access: the next index expected, the ops out of order, and the worker each op
+ * ran on. */
+static int wq_next;
+static int wq_errors;
+static int *wq_worker;
+
+static int wq_fn(const px_run_context *rc, void *arg)
+{
+    int k = (int)(intptr_t)arg;
+    if (k != wq_next)
+        ++wq_errors;
+    wq_next = k + 1;
+    wq_worker[k] = rc->worker;
+    return PX_OK;
+}
+
+static int wq_gate_worker;
+static int wq_gate_fn(const px_run_context *rc, void *arg)
+{
+    wq_gate_worker = rc->worker;
+    return rgate_fn(rc, arg);
+}
+
+START_TEST(test_queue_of_single_var_writes_longer_than_the_walk_bound_runs_in_order_on_one_worker)
+{
+    /* Far more than the 8 ops a run was once capped at: the gate's worker takes the whole
+     * queue, up to the tail it found, as one run, in push order. */
+    int n = 5000;
+    wq_worker = calloc((size_t)n, sizeof *wq_worker);
+    ck_assert_ptr_nonnull(wq_worker);
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    ck_assert_ptr_nonnull(e);
+    px_var *x = px_var_new(e);
+    ck_assert_ptr_nonnull(x);
+    wq_next = 0;
+    wq_errors = 0;
+    wq_gate_worker = -2;
+    int naive = kind_under_test() == PX_ENGINE_NAIVE;
+    atomic_store(&rg_open, 0);
+    atomic_store(&rg_started, 0);
+    atomic_store(&rg_done, 0);
+    if (!naive) {
+        ck_assert_int_eq(
+            px_engine_push_sync(e, wq_gate_fn, NULL, CPU, NULL, 0, &x, 1, PX_FN_NORMAL, 0, "gate"),
+            PX_OK);
+        while (!atomic_load(&rg_started))
+            sleep_ms(1);
+    }
+    int bad = 0;
+    for (int k = 0; k < n; ++k)
+        bad += px_engine_push_sync(e, wq_fn, (void *)(intptr_t)k, CPU, NULL, 0, &x, 1, PX_FN_NORMAL,
+                                   0, "wq") != PX_OK;
+    ck_assert_int_eq(bad, 0);
+    gate_release();
+    ck_assert_int_eq(px_engine_wait_for_var(e, x), PX_OK);
+    ck_assert_int_eq(wq_next, n);
+    ck_assert_int_eq(wq_errors, 0);
+    if (!naive) {
+        /* Queued whole behind the gate and nothing pushed after it opened: one run on the gate's
+         * worker, with no other worker involved. */
+        int elsewhere = 0;
+        for (int k = 0; k < n; ++k)
+            elsewhere += wq_worker[k] != wq_gate_worker;
+        ck_assert_msg(elsewhere == 0, "%d of %d ops ran off the gate's worker %d", elsewhere, n,
+                      wq_gate_worker);
+    }
+    ck_assert_int_eq(px_var_delete(e, x), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    free(wq_worker);
+}
+END_TEST
+
+/* Segments of single-Var writes split by what may not join a run (a read, a two-Var write, an
+ * op of CPU device 1): a run ends at each, and the op after it may start a new one. Every
+ * op still runs in push order, reads see the writes before them, and on the per-device engine no
+ * device-1 op runs on the device-0 gate's worker. */
+#define SEG_OPS  100
+#define SEG_KIND 4 /* read, two-Var write, device 1 x SEG_OPS, then plain writes again */
+
+static int seg_dev1_on_gate;
+static int seg_fn_dev1(const px_run_context *rc, void *arg)
+{
+    if (rc->worker == wq_gate_worker)
+        ++seg_dev1_on_gate;
+    return wq_fn(rc, arg);
+}
+
+START_TEST(test_segments_split_by_reads_two_var_writes_and_another_device_keep_push_order)
+{
+    int per_round = SEG_KIND * (SEG_OPS + 1), rounds = 6, n = rounds * per_round;
+    wq_worker = calloc((size_t)n, sizeof *wq_worker);
+    ck_assert_ptr_nonnull(wq_worker);
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    ck_assert_ptr_nonnull(e);
+    px_var *x = px_var_new(e), *y = px_var_new(e);
+    ck_assert_ptr_nonnull(x);
+    ck_assert_ptr_nonnull(y);
+    wq_next = 0;
+    wq_errors = 0;
+    seg_dev1_on_gate = 0;
+    wq_gate_worker = -2;
+    int naive = kind_under_test() == PX_ENGINE_NAIVE;
+    atomic_store(&rg_open, 0);
+    atomic_store(&rg_started, 0);
+    atomic_store(&rg_done, 0);
+    if (!naive) {
+        ck_assert_int_eq(
+            px_engine_push_sync(e, wq_gate_fn, NULL, CPU, NULL, 0, &x, 1, PX_FN_NORMAL, 0, "gate"),
+            PX_OK);
+        while (!atomic_load(&rg_started))
+            sleep_ms(1);
+    }
+    px_context dev1 = {PX_DEV_CPU, 1};
+    px_var *xy[2] = {x, y};
+    int bad = 0, k = 0;
+    for (int r = 0; r < rounds; ++r) {
+        for (int s = 0; s < SEG_KIND; ++s) {
+            for (int i = 0; i < SEG_OPS; ++i, ++k)
+                bad += px_engine_push_sync(e, wq_fn, (void *)(intptr_t)k, CPU, NULL, 0, &x, 1,
+                                           PX_FN_NORMAL, 0, "wq") != PX_OK;
+            void *arg = (void *)(intptr_t)k++;
+            if (s == 0) /* a read: the op order check holds, as nothing writes x meanwhile */
+                bad += px_engine_push_sync(e, wq_fn, arg, CPU, &x, 1, NULL, 0, PX_FN_NORMAL, 0,
+                                           "rd") != PX_OK;
+            else if (s == 1)
+                bad += px_engine_push_sync(e, wq_fn, arg, CPU, NULL, 0, xy, 2, PX_FN_NORMAL, 0,
+                                           "wxy") != PX_OK;
+            else if (s == 2)
+                bad += px_engine_push_sync(e, seg_fn_dev1, arg, dev1, NULL, 0, &x, 1, PX_FN_NORMAL,
+                                           0, "dev1") != PX_OK;
+            else
+                bad += px_engine_push_sync(e, wq_fn, arg, CPU, NULL, 0, &x, 1, PX_FN_NORMAL, 0,
+                                           "wq") != PX_OK;
+        }
+        if (r == rounds / 2) { /* half the rounds queued behind the gate, half pushed live */
+            gate_release();
+            ck_assert_int_eq(px_engine_wait_for_var(e, x), PX_OK);
+        }
+    }
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(wq_next, n);
+    ck_assert_int_eq(wq_errors, 0);
+    if (kind_under_test() == PX_ENGINE_PER_DEVICE)
+        ck_assert_int_eq(seg_dev1_on_gate, 0);
+    ck_assert_int_eq(px_var_delete(e, x), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, y), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    free(wq_worker);
+}
+END_TEST
+
+/* ---- a handed-off op is never stranded ----------------------------------------------------------
+ */
+
+static atomic_int lone_flag;
+static int lone_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    atomic_store(&lone_flag, 1);
+    return PX_OK;
+}
+
+START_TEST(test_one_pushed_op_runs_while_its_pusher_waits_outside_the_engine)
+{
+    /* With inlining off every op is handed off: the pusher pushes one op, then waits on a flag
+     * only that op sets, never calling the engine. Idle workers must take it (after sleeping). */
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return; /* its pusher runs the op inside the push */
+    setenv("PX_ENGINE_INLINE_NS", "0", 1);
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    unsetenv("PX_ENGINE_INLINE_NS");
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    ck_assert_ptr_nonnull(e);
+    px_var *x = px_var_new(e);
+    for (int round = 0; round < 50; ++round) {
+        atomic_store(&lone_flag, 0);
+        if (round % 10 == 9)
+            sleep_ms(20); /* let the workers go to sleep first */
+        ck_assert_int_eq(
+            px_engine_push_sync(e, lone_fn, NULL, CPU, NULL, 0, &x, 1, PX_FN_NORMAL, 0, "lone"),
+            PX_OK);
+        int ms = 0;
+        while (!atomic_load(&lone_flag) && ms < 10000) {
+            sleep_ms(1);
+            ++ms;
+        }
+        ck_assert_msg(atomic_load(&lone_flag), "round %d: the op did not run in 10 s", round);
+    }
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, x), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
 /* ---- backpressure -------------------------------------------------------------------------- */
 
 static atomic_int bp_order_errors, bp_next;
@@ -397,10 +596,15 @@ static Suite *engine_runs_suite(void)
     tcase_add_test(tc, test_failure_inside_a_released_run_skips_later_ops_and_reaches_the_wait);
     tcase_add_test(tc, test_wait_for_var_returns_after_every_op_queued_before_it);
     tcase_add_test(tc, test_runs_claimed_while_two_pushers_append_keep_each_pushers_order);
+    tcase_add_test(
+        tc, test_queue_of_single_var_writes_longer_than_the_walk_bound_runs_in_order_on_one_worker);
+    tcase_add_test(tc,
+                   test_segments_split_by_reads_two_var_writes_and_another_device_keep_push_order);
     suite_add_tcase(s, tc);
     TCase *life = tcase_create("lifecycle");
     tcase_set_timeout(life, 60);
     tcase_add_test(life, test_runs_under_max_pending_finish_every_op_in_push_order);
+    tcase_add_test(life, test_one_pushed_op_runs_while_its_pusher_waits_outside_the_engine);
     suite_add_tcase(s, life);
     return s;
 }

@@ -146,6 +146,11 @@ typedef struct pxi_dep {
 typedef struct pxi_var {
     pxi_slot_hdr hdr;
     pxi_spin lock;
+    /* Under lock: nonzero while a worker's run holds the Var (var_queue.h, pxi_var_run): the
+     * head is then the run's first dep, and the ops from it up to the one the run is at may
+     * have finished and been recycled, so nothing walks the queue from the head until the run's
+     * last op releases the Var. In the lock's padding: the Var stays 56 bytes. */
+    int32_t in_run;
     /* Under lock: the queue of deps not yet granted. The head, when there is one, is always
      * a write (MXNet's pending_write): a read arriving at an empty queue is granted at once. */
     pxi_dep *head, *tail;

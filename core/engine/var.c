@@ -11,6 +11,7 @@ static void var_slot_reset(pxi_var *v)
     pxi_spin_lock(&v->lock);
     v->head = v->tail = NULL;
     v->running_reads = 0;
+    v->in_run = 0;
     atomic_store_explicit(&v->failure, 0, memory_order_relaxed);
     pxi_spin_unlock(&v->lock);
 }

@@ -26,6 +26,11 @@ void pxi_var_queue_check(const pxi_var *v)
     PX_ASSERT(!v->head || v->head->write);
     PX_ASSERT((v->head == NULL) == (v->tail == NULL));
     PX_ASSERT(!v->tail || v->tail->next == NULL);
+    /* A run's finished ops may sit between the head and the run's current op (pxi_var.in_run). */
+    if (v->in_run) {
+        PX_ASSERT(v->head != NULL && v->running_reads == PXI_HEAD_WRITE_GRANTED);
+        return;
+    }
     /* Walk a bounded prefix: a full walk per mutation would make long queues quadratic. */
     int k = 0;
     for (const pxi_dep *d = v->head; d && k < 64; d = d->next, ++k) {
@@ -52,67 +57,15 @@ static void complete_read(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
         grant(ready, trig, 1);
 }
 
-/* Under @v's lock: whether @d, a queued write, may join a run (pxi_var_run): the only Var of
- * a sync op for the claimer's CPU lane. Such an op holds no pusher's count (push.c, opr_fill):
- * queued, its counter is 1, this grant is all that is left, and no other thread touches it
- * (its pusher let go of it at the unlock, which published the block to this lock holder). */
-static int run_eligible(const pxi_dep *d, const pxi_var_run *run)
-{
-    const pxi_opr *o = d->opr;
-    if (!d->write || o->n_deps != 1 || o->kind != PXI_OP_SYNC || o->prop != PX_FN_NORMAL ||
-        o->ctx.type != PX_DEV_CPU || (run->device_id >= 0 && o->ctx.device_id != run->device_id))
-        return 0;
-    PX_ASSERT(atomic_load_explicit(&o->wait, memory_order_relaxed) == 1);
-    return 1;
-}
-
-/* Hint the block of the op whose only dep is @d into this cache: its counter and fields (line
- * 0 and 1) are read next, and the dep's own line is being loaded anyway. A block whose dep is
- * not deps[0] gets a useless prefetch, never a fault. */
-static inline void prefetch_opr(const pxi_dep *d)
-{
-#if defined(__GNUC__)
-    uintptr_t base = (uintptr_t)d - offsetof(pxi_opr, deps);
-    __builtin_prefetch((const void *)base, 1);
-    __builtin_prefetch((const void *)(base + PXI_CACHE_LINE), 0);
-#else
-    (void)d;
-#endif
-}
-
-/* Under @v's lock, its head write just finished and @n, the next dep, is a write: claim @n and
- * the eligible writes after it as one run (pxi_var_run). Returns the new granted head (the
- * run's last dep), or NULL when @n is not eligible (nothing claimed). */
-static pxi_dep *claim_run(pxi_var_run *run, pxi_dep *n)
-{
-    if (!run_eligible(n, run))
-        return NULL;
-    int k = 0;
-    for (;;) {
-        pxi_opr *o = n->opr;
-        /* Relaxed: no other thread holds a count (run_eligible); the Var lock's release
-         * publishes the store to whoever locks the Var next. */
-        atomic_store_explicit(&o->wait, 0, memory_order_relaxed);
-        pxi_opr_fifo_push(&run->ops, o);
-        pxi_dep *nn = n->next;
-        if (!nn)
-            return n;
-        /* The next op's lines are wanted either way: by this walk, or by the release of the
-         * run's last op, which then finds them here. */
-        prefetch_opr(nn);
-        if (++k >= run->max_ops)
-            return n;
-        if (!run_eligible(nn, run))
-            return n;
-        n = nn;
-    }
-}
-
-static void complete_write(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e, pxi_var *v)
+/* Release write @w of @v: @w is the granted head, or the last op of a run whose first dep is
+ * the head (pxi_var.in_run): the run's other ops are finished and the queue resumes after @w. */
+static void complete_write(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e, pxi_var *v,
+                           pxi_dep *w)
 {
     pxi_spin_lock(&v->lock);
-    pxi_dep *w = v->head;
-    PX_ASSERT(w && w->write && v->running_reads == PXI_HEAD_WRITE_GRANTED);
+    PX_ASSERT(w->write && v->running_reads == PXI_HEAD_WRITE_GRANTED);
+    PX_ASSERT(w == v->head || v->in_run);
+    v->in_run = 0;
     pxi_dep *first_read = w->next;
     pxi_dep *n = first_read;
     int n_reads = 0;
@@ -127,11 +80,12 @@ static void complete_write(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e,
     pxi_opr *trig = NULL;
     if (n && n_reads == 0) {
         v->running_reads = PXI_HEAD_WRITE_GRANTED;
-        pxi_dep *last = run && run->max_ops > 0 ? claim_run(run, n) : NULL;
-        if (last) {
-            /* The run's ops before @last count as finished here: the queue resumes at it. */
-            v->head = last;
-            PX_ASSERT(last->next || v->tail == last);
+        if (run && pxi_var_run_eligible(n->opr, run->device_id)) {
+            /* The first op of a run (pxi_var_run): granted to this thread, which takes it and
+             * the ops after it up to the present tail. */
+            run->first = n;
+            run->limit = v->tail;
+            v->in_run = n != v->tail;
         } else {
             trig = n->opr;
         }
@@ -155,9 +109,9 @@ pxi_opr *pxi_var_queue_release(pxi_opr *o, pxi_var_run *run)
     pxi_opr_fifo ready = {NULL, NULL};
     for (uint32_t i = 0; i < o->n_deps; ++i) {
         if (o->deps[i].write) {
-            complete_write(&ready, run, o->e, o->deps[i].var);
+            complete_write(&ready, run, o->e, o->deps[i].var, &o->deps[i]);
             /* One run per release: its ops run back to back on the caller. */
-            if (run && run->ops.head)
+            if (run && run->first)
                 run = NULL;
             continue;
         }

@@ -16,27 +16,54 @@ void pxi_var_queue_check(const pxi_var *v);
             pxi_var_queue_check(v);                                                                \
     } while (0)
 
-/* A run a releasing worker may claim (var_queue.c, claim_run): when a write release finds
- * writes queued next that are each the only Var of a sync op for the releaser's CPU lane, it
- * grants up to max_ops of them at once and hands them back in queue order, to run back to back
- * on the releasing thread. The Var's granted head is then the last op of the run: the ops
- * before it count as finished for the Var, so their own finish must not release it (push.c
- * runs them with their release deferred). Run in order on one thread, they cannot be told
- * from the same ops granted one by one: each still starts after its predecessor finished and
- * sees its failure (skip_if_input_failed), and nothing queued behind the run starts before the
- * last op's release. The releasing worker then takes the Var's lock once per run instead of
- * once per op, and the pusher appending at the tail finds the lock's line in its own cache. */
+/* A run a releasing worker may claim (var_queue.c, complete_write): when a write release finds a
+ * write queued next that is the only Var of a sync op for the releaser's CPU lane, it grants it
+ * as the first op of a run and notes the queue's tail at that moment (the limit). The releaser
+ * then runs the ops from there, back to back on its thread, one after the other: after each, the
+ * next queued dep continues the run (pxi_var_run_next) while it is such an op and the limit is
+ * not passed, without the Var lock; the run's last op releases the Var (the release jumps the
+ * head from the run's first dep to it). Run in order on one thread, they cannot be told from the
+ * same ops granted one by one: each still starts after its predecessor finished and sees its
+ * failure (skip_if_input_failed), and nothing queued behind the run starts before the last op's
+ * release. The releasing worker takes the Var's lock once per run instead of once per op, never
+ * walks the queue under it, and the pusher appending at the tail pays nothing for the runs. */
 typedef struct pxi_var_run {
-    pxi_opr_fifo ops; /* out: the claimed ops, in queue order, wait counters at zero */
-    int device_id;    /* in: ctx.device_id the ops must have, -1 for any (pooled engine) */
-    int max_ops;      /* in: at most this many; 0 claims nothing */
+    int device_id; /* in: ctx.device_id the ops must have, -1 for any (pooled engine) */
+    /* out: the run's first dep (its op's wait counter still 1: the claimer owns the op and
+     * zeroes it as it takes it) and the queue's tail at the claim, NULL when none was claimed. */
+    pxi_dep *first, *limit;
 } pxi_var_run;
+
+/* Whether @o, whose dep is a queued write, may join a run (pxi_var_run) of device @device_id
+ * (-1: any): the only Var of a sync op for that CPU lane. Such an op holds no pusher's count
+ * (push.c, opr_fill): queued, its counter is 1, the grant is all that is left, and no other
+ * thread touches it (its pusher let go of it at the unlock that published its block). */
+static inline int pxi_var_run_eligible(const pxi_opr *o, int device_id)
+{
+    return o->n_deps == 1 && o->kind == PXI_OP_SYNC && o->prop == PX_FN_NORMAL &&
+           o->ctx.type == PX_DEV_CPU && (device_id < 0 || o->ctx.device_id == device_id);
+}
+
+/* The dep after @d that continues its run of device @device_id (-1: any), or NULL when the run
+ * ends at @d. @d is a claimed run dep other than the run's limit, so its link is set and no
+ * pusher writes it (the claim's lock acquisition ordered the append after @d, and the block it
+ * published, before this read); the caller owns @d's op and has not finished it yet. Inline:
+ * a worker calls it once per op of a run. */
+static inline pxi_dep *pxi_var_run_next(const pxi_dep *d, int device_id)
+{
+    pxi_dep *n = d->next;
+    PX_ASSERT(n != NULL);
+    if (!n->write || !pxi_var_run_eligible(n->opr, device_id))
+        return NULL;
+    PX_ASSERT(atomic_load_explicit(&n->opr->wait, memory_order_relaxed) == 1);
+    return n;
+}
 
 /* When @o finishes: release each Var, granting the next deps. Returns the ops whose wait
  * counter this took to zero, in grant order, linked through pxi_opr.next (NULL-terminated):
  * the caller owns them and dispatches them, outside every Var lock (push.c, finish). @run,
  * when not NULL, may receive one run claimed at a write release (pxi_var_run), which the
- * caller owns too and must run in order on this thread. */
+ * caller owns too and must run in order on this thread, releasing only its last op's Var. */
 PX_NODISCARD pxi_opr *pxi_var_queue_release(pxi_opr *o, pxi_var_run *run);
 
 /* The calls below take an op whose deps are sorted by Var address, n_deps set. */
