@@ -19,6 +19,8 @@
  * register, saving another 16n (24n with z). z is never stored: M^-1 r is recomputed where it
  * is needed. The x update is deferred to the p update of the same iteration, where p[i] is
  * read anyway: x += alpha p would otherwise read p a second time (saves 8n per iteration).
+ * On host spaces the SpMV runs four rows at a time (cg_spmv_dot_host: four independent
+ * addition chains instead of one, bitwise the same sums).
  *
  * Byte model per iteration (what --json's gbs uses). Doubles are 8 bytes, column indices 4,
  * row offsets 8. Each array element a kernel reads counts once, each element it writes counts
