@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cg.h"
+#include "cg_kernels.h"
 #include "mmio.h"
 #include "px_test.h"
 
@@ -79,6 +80,96 @@ START_TEST(test_hpcg_rejects_bad_dimensions)
     ck_assert_int_eq(cg_hpcg_generate(s, 4, -1, 4, &A), PX_EINVAL);
     ck_assert_int_eq(cg_hpcg_generate(s, 2000, 2000, 2000, &A), PX_EINVAL);
     ck_assert_int_eq(cg_hpcg_generate(s, 4, 4, 4, NULL), PX_EFAULT);
+}
+END_TEST
+
+/* ---- kernels ---- */
+
+/* Next value of a 64-bit LCG (Knuth's MMIX constants); deterministic test data. */
+static uint64_t lcg_next(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return *state >> 11;
+}
+
+/* A double in [-0.5, 0.5) times 10^-3 .. 10^3: sums of these round differently when
+ * reassociated, so a bitwise comparison sees any change of summation order. */
+static double lcg_double(uint64_t *state)
+{
+    const double u = (double)lcg_next(state) / 9007199254740992.0 - 0.5;
+    return u * pow(10.0, (double)(lcg_next(state) % 7) - 3.0);
+}
+
+/*
+ * cg_spmv_dot (host entry: four rows interleaved) against cg_spmv_dot_row (one row per index,
+ * the reference order) on a random CSR matrix whose row lengths are 0..40 in every mix (empty
+ * rows, groups of four of equal and of unequal lengths), over ranges whose ends are not
+ * multiples of four: Ap and p.Ap bitwise equal, rows outside the range untouched. On serial,
+ * p.Ap is also the sequential row-order fold.
+ */
+START_TEST(test_spmv_dot_is_bitwise_the_row_at_a_time_kernel)
+{
+    px_space *s = space_or_skip(_i);
+    if (!s)
+        return;
+    enum { N = 203 };
+    uint64_t seed = 12345;
+    int64_t *row_ptr = malloc((N + 1) * sizeof *row_ptr);
+    ck_assert_ptr_nonnull(row_ptr);
+    row_ptr[0] = 0;
+    for (int64_t i = 0; i < N; i++) /* lengths 0..40; every 9th row empty */
+        row_ptr[i + 1] = row_ptr[i] + (i % 9 == 4 ? 0 : (int64_t)(lcg_next(&seed) % 41));
+    const int64_t nnz = row_ptr[N];
+    int32_t *col = malloc((size_t)nnz * sizeof *col);
+    double *val = malloc((size_t)nnz * sizeof *val);
+    double *p = malloc(N * sizeof *p), *ap1 = malloc(N * sizeof *ap1);
+    double *ap2 = malloc(N * sizeof *ap2);
+    ck_assert(col && val && p && ap1 && ap2);
+    for (int64_t k = 0; k < nnz; k++) {
+        col[k] = (int32_t)(lcg_next(&seed) % N);
+        val[k] = lcg_double(&seed);
+    }
+    for (int64_t i = 0; i < N; i++)
+        p[i] = lcg_double(&seed);
+    static const int64_t ranges[][2] = {{0, N},  {1, N}, {2, N - 1}, {3, N - 2}, {5, 6},
+                                        {7, 10}, {0, 4}, {4, 4},     {N - 3, N}};
+    for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+        const int64_t b = ranges[r][0], e = ranges[r][1];
+        for (int64_t i = 0; i < N; i++)
+            ap1[i] = ap2[i] = -7.0;
+        spmv_args a1 = {row_ptr, col, val, p, ap1}, a2 = {row_ptr, col, val, p, ap2};
+        double d1 = 1.0, d2 = 2.0;
+        ck_assert_int_eq(px_parallel_reduce(s, NULL, px_range(b, e), &cg_spmv_dot, &a1, sizeof a1,
+                                            &px_sum_f64, &d1),
+                         PX_OK);
+        ck_assert_int_eq(px_parallel_reduce(s, NULL, px_range(b, e), &cg_spmv_dot_row, &a2,
+                                            sizeof a2, &px_sum_f64, &d2),
+                         PX_OK);
+        ck_assert_msg(memcmp(ap1, ap2, N * sizeof *ap1) == 0, "Ap differs on rows [%lld, %lld)",
+                      (long long)b, (long long)e);
+        ck_assert_msg(memcmp(&d1, &d2, sizeof d1) == 0, "p.Ap %.17g vs %.17g on rows [%lld, %lld)",
+                      d1, d2, (long long)b, (long long)e);
+        for (int64_t i = 0; i < N; i++)
+            if (i < b || i >= e)
+                ck_assert_double_eq(ap1[i], -7.0);
+        if (strcmp(space_names[_i], "serial") == 0) {
+            double ref = 0.0;
+            for (int64_t i = b; i < e; i++) {
+                double t = 0.0;
+                for (int64_t k = row_ptr[i]; k < row_ptr[i + 1]; k++)
+                    t += val[k] * p[col[k]];
+                ck_assert(memcmp(&t, &ap1[i], sizeof t) == 0);
+                ref += p[i] * t;
+            }
+            ck_assert(memcmp(&ref, &d1, sizeof ref) == 0);
+        }
+    }
+    free(row_ptr);
+    free(col);
+    free(val);
+    free(p);
+    free(ap1);
+    free(ap2);
 }
 END_TEST
 
@@ -491,6 +582,12 @@ static Suite *cg_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_loop_test(tc, test_hpcg_matches_sequential_stencil, 0, 2);
     tcase_add_test(tc, test_hpcg_rejects_bad_dimensions);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("kernels");
+    tcase_add_checked_fixture(tc, px_test_setup, px_test_teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_loop_test(tc, test_spmv_dot_is_bitwise_the_row_at_a_time_kernel, 0, 2);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("solver");

@@ -70,6 +70,7 @@ extern const px_kernel cg_diag_inv;         /* [rowop_args]  y = 1 / diag, min d
 extern const px_kernel cg_init;             /* [init_args]   x=0 r=b p=M^-1 b, r.p */
 extern const px_kernel cg_dot;              /* [dot_args]    u.v */
 extern const px_kernel cg_spmv_dot;         /* [spmv_args]   ap = A p, p.ap */
+extern const px_kernel cg_spmv_dot_row;     /* [spmv_args]   the same (device, reference) */
 extern const px_kernel cg_update_r;         /* [update_r_args] r -= alpha ap, r.r */
 extern const px_kernel cg_update_r_pair;    /* [update_r_args] ... r.M^-1 r and r.r (cg_pair) */
 extern const px_kernel cg_update_r_rz;      /* [update_r_args] ... r.M^-1 r */
