@@ -25,6 +25,7 @@
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/engine/mpi_hooks.h"
+#include "core/oversub.h"
 #include "core/registry.h"
 #include "core/trace.h"
 
@@ -155,6 +156,10 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
         return;
     /* The processor count is the engine's, taken at create: the waits do not ask the OS. */
     const int hold = e->n_cpus <= 1;
+    /* Oversubscribed (core/oversub.h; the engine then counts one processor): the processor is
+     * shared with other ranks' threads, which often make what we wait for, so polling yields
+     * it (Open MPI's mpi_yield_when_idle) instead of pausing on it. */
+    const int yield = hold && pxi_oversub_active();
     /* On several processors the waiter helps only where its processor would otherwise idle:
      * with as many CPU workers as processors (the default: 2 on the 2-core VM) a helping
      * waiter is one thread too many. Graph re-launches waited for with it helping, 2 workers,
@@ -189,7 +194,10 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
                 break;
             if (e->spin_ns > 0 && pxi_os_now_ns() - last_ns < HELP_MPI_SPIN_NS &&
                 pxi_mpi_outstanding()) {
-                pxi_os_cpu_pause();
+                if (yield)
+                    pxi_os_yield();
+                else
+                    pxi_os_cpu_pause();
                 ++idle;
                 continue;
             }
@@ -203,7 +211,9 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
         }
         /* On one processor no other thread of ours needs the core (nothing wakes them while
          * we hold), and a yield there hands it to another process for a whole time slice. */
-        if (hold)
+        if (yield)
+            pxi_os_yield();
+        else if (hold)
             pxi_os_cpu_pause();
         else
             pxi_wait_backoff(idle);
