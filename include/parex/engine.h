@@ -45,9 +45,10 @@
  * (more threads, its own or its node's ranks', than processors: README, "Oversubscription"), the
  * waiter keeps the workers and the MPI progress thread asleep and does it all, sleeping 50-250 us
  * between looks once the wait budget is spent (1 ms while MPI requests are outstanding, polling
- * with yields of the processor when oversubscribed). Results never depend on where an op runs; Caller
- * must not write an op that waits for something its pusher, or any thread that waits on the engine,
- * does later (any engine may run it on such a thread, the naive one always runs it on its pusher).
+ * with yields of the processor when oversubscribed). Results never depend on where an op runs;
+ * Caller must not write an op that waits for something its pusher, or any thread that waits on the
+ * engine, does later (any engine may run it on such a thread, the naive one always runs it on its
+ * pusher).
  *
  * Sizing: see PX_CPU_WORKER_NTHREADS in px_engine_create.
  *
