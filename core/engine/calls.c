@@ -6,17 +6,18 @@
  * worker): until what it waits for is done, a waiting thread pops ready ops of the engine's CPU
  * lanes and runs them itself, as a worker of those lanes would (lanes.c, pxi_lane_help_pop:
  * same queues, same order, same failure handling, pxi_engine_execute). On a process that may
- * run on one processor only (an MPI rank bound to one core) it also holds the lanes and the
- * MPI progress: a sleeping worker or progress thread is not woken for what the waiter will do
- * (on one core every wake is a thread switch), the waiter tests the outstanding MPI requests
- * between ops (pxi_mpi_poll) and, after the engine's spin budget with nothing to run or
- * complete, sleeps 50 us, doubling to 250 us, between looks, as the progress thread does (it
- * polls up to 1 ms first while requests are outstanding). On several processors it helps
- * only when the engine has fewer CPU workers than processors, and stops helping after the budget (a
- * worker is woken for anything still queued) and sleeps on the wait as before; there the progress
- * thread alone tests requests (waiters that tested them too, in turn with it, hung 4 oversubscribed
- * parex-cg ranks in about 1 run of 5: Open MPI 4, nonblocking allreduces; not investigated
- * further). */
+ * run on one processor only (an MPI rank bound to one core), or an oversubscribed one (the
+ * engine then counts one processor: core/oversub.h; its waiter yields instead of pausing while
+ * it polls), it also holds the lanes and the MPI progress: a sleeping worker or progress thread is
+ * not woken for what the waiter will do (on one core every wake is a thread switch), the waiter
+ * tests the outstanding MPI requests between ops (pxi_mpi_poll) and, after the engine's spin budget
+ * with nothing to run or complete, sleeps 50 us, doubling to 250 us, between looks, as the progress
+ * thread does (it polls up to 1 ms first while requests are outstanding). On several processors it
+ * helps only when the engine has fewer CPU workers than processors, and stops helping after the
+ * budget (a worker is woken for anything still queued) and sleeps on the wait as before; there the
+ * progress thread alone tests requests (waiters that tested them too, in turn with it, hung 4
+ * oversubscribed parex-cg ranks in about 1 run of 5: Open MPI 4, nonblocking allreduces; not
+ * investigated further). */
 #include <time.h>
 
 #include "base/log.h"
