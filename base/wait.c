@@ -23,11 +23,17 @@
  * wait; relaxed: thread creation orders the write before the readers. */
 static _Atomic(int64_t) configured_us = PXI_WAIT_SPIN_US_DEFAULT;
 static atomic_int configured_policy = PXI_WAIT_DEFAULT;
-static atomic_int online_cpus; /* 0 until first needed */
+static atomic_int configured_explicit; /* PX_WAIT_POLICY or PX_SPIN_US was given */
+static atomic_int oversubscribed;      /* pxi_wait_set_oversubscribed applied: every budget cut */
+static atomic_int online_cpus;         /* 0 until first needed */
 
 void pxi_wait_configure(int policy, int64_t spin_us)
 {
     int64_t us;
+    atomic_store_explicit(&configured_explicit,
+                          (policy == PXI_WAIT_ACTIVE || policy == PXI_WAIT_PASSIVE) || spin_us >= 0,
+                          memory_order_relaxed);
+    atomic_store_explicit(&oversubscribed, 0, memory_order_relaxed);
     switch (policy) {
     case PXI_WAIT_ACTIVE:
         us = PXI_WAIT_SPIN_US_ACTIVE;
@@ -65,8 +71,29 @@ int64_t pxi_wait_configured_spin_us(void)
     return atomic_load_explicit(&configured_us, memory_order_relaxed);
 }
 
+int pxi_wait_explicit(void)
+{
+    return atomic_load_explicit(&configured_explicit, memory_order_relaxed);
+}
+
+int pxi_wait_set_oversubscribed(int on)
+{
+    int applied = on && !pxi_wait_explicit();
+    atomic_store_explicit(&oversubscribed, applied, memory_order_relaxed);
+    return applied;
+}
+
+int pxi_wait_oversubscribed(void)
+{
+    return atomic_load_explicit(&oversubscribed, memory_order_relaxed);
+}
+
 int pxi_wait_throttled(int n_threads, int n_cpus)
 {
+    if (pxi_wait_configured_spin_us() <= PXI_WAIT_SPIN_US_THROTTLED)
+        return 0;
+    if (pxi_wait_oversubscribed())
+        return 1;
     if (n_cpus <= 0) {
         n_cpus = atomic_load_explicit(&online_cpus, memory_order_relaxed);
         if (n_cpus <= 0) {
@@ -74,7 +101,7 @@ int pxi_wait_throttled(int n_threads, int n_cpus)
             atomic_store_explicit(&online_cpus, n_cpus, memory_order_relaxed);
         }
     }
-    return n_threads > n_cpus && pxi_wait_configured_spin_us() > PXI_WAIT_SPIN_US_THROTTLED;
+    return n_threads > n_cpus;
 }
 
 int64_t pxi_wait_spin_ns(int n_threads, int n_cpus)

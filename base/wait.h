@@ -4,8 +4,9 @@
  * libgomp's config/linux/wait.h do_wait does: a short wait costs no system call, a long one no
  * CPU. The budget comes from PX_WAIT_POLICY and PX_SPIN_US, interpreted once, here
  * (pxi_wait_configure), and is cut to a tiny one for a group of threads that outnumbers the
- * cores (libgomp's throttled spin count): there a spinning thread takes the core the thread it
- * waits for needs.
+ * cores, or in a process that shares its cores with more threads, its own or other ranks'
+ * (core/oversub.h), than they can run (libgomp's throttled spin count): there a spinning thread
+ * takes the core the thread it waits for needs.
  *
  * Two shapes of wait share that policy:
  *  - a flag (pxi_wait_flag): one word a thread posts a value on and others wait for a value
@@ -43,11 +44,23 @@ typedef enum { PXI_WAIT_DEFAULT = 0, PXI_WAIT_ACTIVE, PXI_WAIT_PASSIVE } pxi_wai
  * policy's budget) once, at px_initialize after the settings are loaded and before any runtime
  * thread exists. Values above an hour are capped. Not thread-safe against waits. */
 void pxi_wait_configure(int policy, int64_t spin_us);
+/* Nonzero when the last pxi_wait_configure had an explicit policy (active or passive) or an
+ * explicit PX_SPIN_US (spin_us >= 0): the user chose, and oversubscription does not override. */
+int pxi_wait_explicit(void);
+/* The process is oversubscribed (@on nonzero; core/oversub.c decides once at px_initialize,
+ * after pxi_wait_configure, before any runtime thread exists): unless the budget is explicit,
+ * every budget becomes the throttled one, whatever the group (pxi_wait_throttled is then
+ * nonzero for any group). Returns whether that was applied. pxi_wait_configure clears it. Not
+ * thread-safe against waits. */
+int pxi_wait_set_oversubscribed(int on);
+/* Nonzero while pxi_wait_set_oversubscribed's cut applies (one relaxed load). */
+int pxi_wait_oversubscribed(void);
 /* The policy's name ("default", "active", "passive") and the configured budget in us. */
 const char *pxi_wait_policy_name(void);
 int64_t pxi_wait_configured_spin_us(void);
-/* Nonzero when @n_threads threads sharing @n_cpus processors (n_cpus <= 0: the online
- * processors) outnumber them and the configured budget is above the throttled one. */
+/* Nonzero when the configured budget is above the throttled one and either the process is
+ * oversubscribed (pxi_wait_set_oversubscribed) or @n_threads threads sharing @n_cpus processors
+ * (n_cpus <= 0: the online processors) outnumber them. */
 int pxi_wait_throttled(int n_threads, int n_cpus);
 /* The spin budget, in nanoseconds, for a wait among @n_threads threads that share @n_cpus
  * processors: the configured one, or the throttled one (see above). Thread-safe. */

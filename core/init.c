@@ -11,6 +11,7 @@
 #include "base/os.h"
 #include "base/wait.h"
 #include "core/instance.h"
+#include "core/oversub.h"
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "core/runtime_hooks.h"
@@ -110,6 +111,8 @@ static int initialize_common(int *argc, char ***argv, const px_settings *s)
     (void)pthread_once(&atfork_once, atfork_register);
     /* Before any space binds this thread: engine workers start from this placement. */
     pxi_os_affinity_capture();
+    /* Before any runtime thread exists: the spaces and engines read the decision (its budget). */
+    pxi_oversub_detect(cfg);
     rc = pxi_registry_initialize(cfg);
     if (rc != PX_OK)
         goto fail_settings;

@@ -70,7 +70,7 @@ static const setting table[S_COUNT] = {
                      "log threshold", "warn"},
     [S_WAIT_POLICY] = {"PX_WAIT_POLICY", NULL, "--px-wait-policy", T_ENUM, 0, 0, "active|passive",
                        "idle Threads workers: spin long (active) or sleep at once (passive)",
-                       "spin PX_SPIN_US, then sleep"},
+                       "spin PX_SPIN_US, then sleep (1 us when oversubscribed)"},
     [S_SPIN_US] = {"PX_SPIN_US", NULL, "--px-spin-us", T_INT, 0, 60000000, NULL,
                    "microseconds an idle worker spins before sleeping", "backend default"},
     [S_CPU_WORKER_NTHREADS] = {"PX_CPU_WORKER_NTHREADS", NULL, "--px-cpu-worker-nthreads", T_INT, 1,

@@ -49,6 +49,12 @@ if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES AND PX_SANITIZE STREQUAL "none")
   add_test(NAME check_dcg_np3_t1 COMMAND check_dcg)
   set_tests_properties(check_dcg_np3_t1 PROPERTIES LABELS "mpi;examples" TIMEOUT 180
     ENVIRONMENT "PX_DCG_NP=3;PX_NUM_THREADS=1;PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_DCG_FAIL_BIN=$<TARGET_FILE:dcg_fail_rank>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
+  # 4 unbound ranks x 2 threads on the 2-core CI (core/oversub.h): detected, and bounded in time.
+  add_test(NAME check_dcg_oversub_np4_t2
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/dcg_oversub.sh ${MPIEXEC_EXECUTABLE}
+                   $<TARGET_FILE:parex-cg>)
+  set_tests_properties(check_dcg_oversub_np4_t2 PROPERTIES LABELS "mpi;examples" TIMEOUT 90
+    ENVIRONMENT "PX_NUM_THREADS=2;PX_LOG_LEVEL=info;OMPI_MCA_rmaps_base_oversubscribe=1")
   # The other engine kinds (naive: ops run on their pusher or the MPI progress thread).
   foreach(kind naive pooled)
     add_test(NAME check_dcg_np2_t2_${kind} COMMAND check_dcg)

@@ -38,3 +38,11 @@ if(PX_TASKSET)
   set_tests_properties(check_engine_help_one_cpu PROPERTIES LABELS concurrency TIMEOUT 120
     ENVIRONMENT "PX_ENGINE_MAX_PENDING=64;PX_ENGINE_INLINE_NS=0;PX_TEST_ONE_CPU=1;PX_DEFAULT_SPACE=threads;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
 endif()
+# Oversubscription (core/oversub.h): the rule, the throttled budgets, an explicit policy winning;
+# also on one processor (taskset), where the default team fits and a larger one does not.
+px_add_check_test(check_oversub SOURCES check_oversub.c LABELS core concurrency TIMEOUT 120)
+if(PX_TASKSET)
+  add_test(NAME check_oversub_one_cpu COMMAND ${PX_TASKSET} -c 0 $<TARGET_FILE:check_oversub>)
+  set_tests_properties(check_oversub_one_cpu PROPERTIES LABELS "core;concurrency" TIMEOUT 120
+    ENVIRONMENT "CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
+endif()

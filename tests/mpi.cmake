@@ -14,7 +14,8 @@ target_link_libraries(check_mpi PRIVATE ${CMAKE_DL_LIBS})
 # mpirun refuses root without --allow-run-as-root; CI runs as root on 2 cores.
 set(_px_mpirun ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe ${MPIEXEC_NUMPROC_FLAG})
 # mpirun binds 1 or 2 ranks to a core each here and leaves 3-4 unbound: np1/np2 run the waits'
-# one-processor path (the waiter holds MPI progress, core/engine/calls.c), np3/np4 the other.
+# one-processor path (the waiter holds MPI progress, core/engine/calls.c); np3/np4 are
+# oversubscribed (core/oversub.h) and take it too; check_mpi_np4_spin (below) runs the other.
 foreach(np 1 2 3 4)
   add_test(NAME check_mpi_np${np} COMMAND ${_px_mpirun} ${np} $<TARGET_FILE:check_mpi>)
   set_tests_properties(check_mpi_np${np} PROPERTIES LABELS "mpi;concurrency" TIMEOUT 120
@@ -44,3 +45,24 @@ endforeach()
 # Thread level: pushes fail with PX_EMPI before MPI_Init and below MPI_THREAD_MULTIPLE.
 add_test(NAME check_mpi_thread_level COMMAND ${_px_mpirun} 1 $<TARGET_FILE:check_mpi> --level)
 set_tests_properties(check_mpi_thread_level PROPERTIES LABELS mpi TIMEOUT 60)
+# Oversubscription across a node's ranks (core/oversub.h): unbound ranks with a default team
+# each; detected exactly when ranks x threads exceed the processors (2 and 4 ranks here, not 1),
+# an explicit PX_WAIT_POLICY=active kept; a ring of messages and allreduces in bounded time.
+add_executable(check_mpi_oversub check_mpi_oversub.c)
+target_link_libraries(check_mpi_oversub PRIVATE parex MPI::MPI_C)
+target_compile_options(check_mpi_oversub PRIVATE ${PX_C_WARNINGS})
+foreach(np 1 2 4)
+  add_test(NAME check_mpi_oversub_np${np}
+           COMMAND ${_px_mpirun} ${np} --bind-to none $<TARGET_FILE:check_mpi_oversub>)
+  set_tests_properties(check_mpi_oversub_np${np} PROPERTIES LABELS "mpi;concurrency" TIMEOUT 120
+                       ENVIRONMENT "PX_LOG_LEVEL=info;OMPI_MCA_rmaps_base_oversubscribe=1")
+endforeach()
+add_test(NAME check_mpi_oversub_np2_active
+         COMMAND ${_px_mpirun} 2 --bind-to none $<TARGET_FILE:check_mpi_oversub>)
+set_tests_properties(check_mpi_oversub_np2_active PROPERTIES LABELS "mpi;concurrency" TIMEOUT 120
+                     ENVIRONMENT "PX_LOG_LEVEL=info;PX_WAIT_POLICY=active;OMPI_MCA_rmaps_base_oversubscribe=1")
+# An explicit budget keeps the spinning path on oversubscribed ranks (no one-processor hold):
+# check_mpi's 3-4 unbound ranks, which the detection above now sends the holding way.
+add_test(NAME check_mpi_np4_spin COMMAND ${_px_mpirun} 4 $<TARGET_FILE:check_mpi>)
+set_tests_properties(check_mpi_np4_spin PROPERTIES LABELS "mpi;concurrency" TIMEOUT 120
+                     ENVIRONMENT "PX_NUM_THREADS=1;PX_SPIN_US=100;OMPI_MCA_rmaps_base_oversubscribe=1")

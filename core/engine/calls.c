@@ -6,17 +6,18 @@
  * worker): until what it waits for is done, a waiting thread pops ready ops of the engine's CPU
  * lanes and runs them itself, as a worker of those lanes would (lanes.c, pxi_lane_help_pop:
  * same queues, same order, same failure handling, pxi_engine_execute). On a process that may
- * run on one processor only (an MPI rank bound to one core) it also holds the lanes and the
- * MPI progress: a sleeping worker or progress thread is not woken for what the waiter will do
- * (on one core every wake is a thread switch), the waiter tests the outstanding MPI requests
- * between ops (pxi_mpi_poll) and, after the engine's spin budget with nothing to run or
- * complete, sleeps 50 us, doubling to 250 us, between looks, as the progress thread does (it
- * polls up to 1 ms first while requests are outstanding). On several processors it helps
- * only when the engine has fewer CPU workers than processors, and stops helping after the budget (a
- * worker is woken for anything still queued) and sleeps on the wait as before; there the progress
- * thread alone tests requests (waiters that tested them too, in turn with it, hung 4 oversubscribed
- * parex-cg ranks in about 1 run of 5: Open MPI 4, nonblocking allreduces; not investigated
- * further). */
+ * run on one processor only (an MPI rank bound to one core), or an oversubscribed one (the
+ * engine then counts one processor: core/oversub.h; its waiter yields instead of pausing while
+ * it polls), it also holds the lanes and the MPI progress: a sleeping worker or progress thread is
+ * not woken for what the waiter will do (on one core every wake is a thread switch), the waiter
+ * tests the outstanding MPI requests between ops (pxi_mpi_poll) and, after the engine's spin budget
+ * with nothing to run or complete, sleeps 50 us, doubling to 250 us, between looks, as the progress
+ * thread does (it polls up to 1 ms first while requests are outstanding). On several processors it
+ * helps only when the engine has fewer CPU workers than processors, and stops helping after the
+ * budget (a worker is woken for anything still queued) and sleeps on the wait as before; there the
+ * progress thread alone tests requests (waiters that tested them too, in turn with it, hung 4
+ * oversubscribed parex-cg ranks in about 1 run of 5: Open MPI 4, nonblocking allreduces; not
+ * investigated further). */
 #include <time.h>
 
 #include "base/log.h"
@@ -25,6 +26,7 @@
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/engine/mpi_hooks.h"
+#include "core/oversub.h"
 #include "core/registry.h"
 #include "core/trace.h"
 
@@ -155,6 +157,10 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
         return;
     /* The processor count is the engine's, taken at create: the waits do not ask the OS. */
     const int hold = e->n_cpus <= 1;
+    /* Oversubscribed (core/oversub.h; the engine then counts one processor): the processor is
+     * shared with other ranks' threads, which often make what we wait for, so polling yields
+     * it (Open MPI's mpi_yield_when_idle) instead of pausing on it. */
+    const int yield = hold && pxi_oversub_active();
     /* On several processors the waiter helps only where its processor would otherwise idle:
      * with as many CPU workers as processors (the default: 2 on the 2-core VM) a helping
      * waiter is one thread too many. Graph re-launches waited for with it helping, 2 workers,
@@ -189,7 +195,10 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
                 break;
             if (e->spin_ns > 0 && pxi_os_now_ns() - last_ns < HELP_MPI_SPIN_NS &&
                 pxi_mpi_outstanding()) {
-                pxi_os_cpu_pause();
+                if (yield)
+                    pxi_os_yield();
+                else
+                    pxi_os_cpu_pause();
                 ++idle;
                 continue;
             }
@@ -203,7 +212,9 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
         }
         /* On one processor no other thread of ours needs the core (nothing wakes them while
          * we hold), and a yield there hands it to another process for a whole time slice. */
-        if (hold)
+        if (yield)
+            pxi_os_yield();
+        else if (hold)
             pxi_os_cpu_pause();
         else
             pxi_wait_backoff(idle);

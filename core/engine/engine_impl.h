@@ -370,7 +370,8 @@ struct px_engine {
     uint32_t magic;
     px_engine_kind kind;
     int cpu_workers;
-    int n_cpus; /* processors the process may run on, at create (pxi_os_num_cpus) */
+    int n_cpus; /* processors the process may run on, at create (pxi_os_num_cpus; 1 when
+                 * oversubscribed, core/oversub.h) */
     int prio_workers;
     int64_t max_pending;
     int64_t low_pending; /* pushers blocked at max_pending resume here */

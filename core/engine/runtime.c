@@ -24,6 +24,7 @@
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/engine/mpi_hooks.h"
+#include "core/oversub.h"
 #include "core/runtime.h"
 #include "core/runtime_hooks.h"
 #include "core/settings.h"
@@ -108,7 +109,9 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
         return NULL;
     }
     const pxi_config *cfg = pxi_config_get();
-    const int n_cpus = pxi_os_num_cpus();
+    /* An oversubscribed process (core/oversub.h) runs its engines as on one processor: one CPU
+     * worker by default, the waiting thread holding the lanes and MPI progress (calls.c). */
+    const int n_cpus = pxi_oversub_active() ? 1 : pxi_os_num_cpus();
     if (cpu_workers == 0)
         cpu_workers = cfg->cpu_worker_nthreads;
     if (cpu_workers <= 0)

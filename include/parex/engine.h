@@ -41,11 +41,14 @@
  * itself meanwhile, in their queue order, when the engine has fewer CPU workers than the
  * process has processors (TBB's and Taskflow's corun; with as many workers as processors a
  * helping waiter is one thread too many): such an op sees worker -2. On a process that may run on
- * one processor only (an MPI rank bound to one core) the waiter keeps the workers and the MPI
- * progress thread asleep and does it all, sleeping 50-250 us between looks once the wait budget is
- * spent (1 ms while MPI requests are outstanding). Results never depend on where an op runs; Caller
- * must not write an op that waits for something its pusher, or any thread that waits on the engine,
- * does later (any engine may run it on such a thread, the naive one always runs it on its pusher).
+ * one processor only (an MPI rank bound to one core), or that px_initialize found oversubscribed
+ * (more threads, its own or its node's ranks', than processors: README, "Oversubscription"), the
+ * waiter keeps the workers and the MPI progress thread asleep and does it all, sleeping 50-250 us
+ * between looks once the wait budget is spent (1 ms while MPI requests are outstanding, polling
+ * with yields of the processor when oversubscribed). Results never depend on where an op runs;
+ * Caller must not write an op that waits for something its pusher, or any thread that waits on the
+ * engine, does later (any engine may run it on such a thread, the naive one always runs it on its
+ * pusher).
  *
  * Sizing: see PX_CPU_WORKER_NTHREADS in px_engine_create.
  *
@@ -178,8 +181,8 @@ PX_API px_engine *px_engine_default(void);
  * @param cpu_workers  CPU worker threads (per CPU device for per_device); 0: the default
  *                     (PX_CPU_WORKER_NTHREADS, else 2 for per_device (1 when the process
  *                     may run on one processor only, e.g. an MPI rank bound to a core: its
- *                     affinity mask at px_initialize counts) and one per such processor for
- *                     pooled); at most 4096.
+ *                     affinity mask at px_initialize counts, or is oversubscribed) and one per
+ *                     such processor for pooled (1 when oversubscribed)); at most 4096.
  *
  * Why 2 for per_device: with one worker (MXNet's default) independent CPU ops of a pipeline
  * never overlap. Kernel ops on the threads space take their parallelism from the Threads pool
