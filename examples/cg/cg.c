@@ -39,6 +39,7 @@
 #endif
 #include "cg.h"
 #include "cg_kernels.h"
+#include "cg_spmv_rows.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -250,79 +251,17 @@ PX_REDUCE(cg_spmv_dot_row, spmv_args, double, i, a, acc)
 }
 
 #ifdef __cplusplus
-#define CG_RESTRICT __restrict__
 #define CG_EXTERN_C extern "C"
 #else
-#define CG_RESTRICT restrict
 #define CG_EXTERN_C
 #endif
 
-/* s += the products of entries [k, e) of one row, in index order. */
-#define CG_ROW_TAIL(s, k, e)                                                                       \
-    for (; (k) < (e); ++(k))                                                                       \
-    (s) += val[k] * p[col[k]]
-
-/*
- * The host entry of cg_spmv_dot: rows [b, e), four at a time. One row's sum is a chain of
- * dependent additions, so a row-at-a-time loop runs at the adder's latency (about 2 cycles a
- * nonzero here) and, being a 6-instruction loop, at the mercy of where the linker puts it: the
- * same machine code ran 0.405 or 0.517 ms per HPCG 32^3 iteration depending on whether the
- * inner loop crossed a 64-byte fetch window. Four rows interleaved give four independent
- * chains in one loop of 24 instructions, load-bound instead of latency-bound.
- *
- * Bitwise the same as cg_spmv_dot_row: each row is still summed from 0.0 in index order (the
- * common length m interleaved, then each row's own tail), and p.Ap is folded row by row in
- * row order. No reassociation, so iteration counts and answers do not change.
- */
+/* The host entry of cg_spmv_dot: rows [b, e) four at a time through cg_spmv_rows.h, the loop
+ * bench_cg_bsp.c runs too; bitwise the same sums as cg_spmv_dot_row (see that header). */
 static void cg_spmv_dot_host(int64_t b, int64_t e, void *args, void *accp)
 {
-    const spmv_args a = *(const spmv_args *)args;
-    const int64_t *CG_RESTRICT rp = a.row_ptr;
-    const int32_t *CG_RESTRICT col = a.col;
-    const double *CG_RESTRICT val = a.val;
-    const double *CG_RESTRICT p = a.p;
-    double *CG_RESTRICT ap = a.ap;
-    double acc = *(double *)accp;
-    int64_t i = b;
-    for (; i + 4 <= e; i += 4) {
-        int64_t k0 = rp[i], k1 = rp[i + 1], k2 = rp[i + 2], k3 = rp[i + 3];
-        const int64_t e0 = k1, e1 = k2, e2 = k3, e3 = rp[i + 4];
-        int64_t m = e0 - k0;
-        m = e1 - k1 < m ? e1 - k1 : m;
-        m = e2 - k2 < m ? e2 - k2 : m;
-        m = e3 - k3 < m ? e3 - k3 : m;
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        for (int64_t t = 0; t < m; ++t) {
-            s0 += val[k0 + t] * p[col[k0 + t]];
-            s1 += val[k1 + t] * p[col[k1 + t]];
-            s2 += val[k2 + t] * p[col[k2 + t]];
-            s3 += val[k3 + t] * p[col[k3 + t]];
-        }
-        k0 += m;
-        k1 += m;
-        k2 += m;
-        k3 += m;
-        CG_ROW_TAIL(s0, k0, e0);
-        CG_ROW_TAIL(s1, k1, e1);
-        CG_ROW_TAIL(s2, k2, e2);
-        CG_ROW_TAIL(s3, k3, e3);
-        ap[i] = s0;
-        ap[i + 1] = s1;
-        ap[i + 2] = s2;
-        ap[i + 3] = s3;
-        acc += p[i] * s0;
-        acc += p[i + 1] * s1;
-        acc += p[i + 2] * s2;
-        acc += p[i + 3] * s3;
-    }
-    for (; i < e; ++i) {
-        double s = 0.0;
-        int64_t k = rp[i];
-        CG_ROW_TAIL(s, k, rp[i + 1]);
-        ap[i] = s;
-        acc += p[i] * s;
-    }
-    *(double *)accp = acc;
+    const spmv_args *a = (const spmv_args *)args;
+    *(double *)accp = cg_spmv_rows(b, e, a->row_ptr, a->col, a->val, a->p, a->ap, *(double *)accp);
 }
 
 /* cg_spmv_dot: cg_spmv_dot_row's kernel with the host entry above (a hand-made px_kernel,
