@@ -47,6 +47,17 @@ uint64_t pxi_os_thread_id(void);
 void pxi_os_affinity_capture(void);
 void pxi_os_affinity_apply_captured(void);
 
+/* The processor the calling thread runs on right now (sched_getcpu: a vDSO read, no system
+ * call on Linux), or -1 where the platform cannot say. It may change at the next instruction
+ * unless the thread is bound; the Threads space uses it only as a cheap first test of where a
+ * launching thread is (spaces/threads/pool.c). */
+int pxi_os_current_cpu(void);
+/* 1 when the calling thread's affinity mask is non-empty and every processor in it is one of
+ * @cpus[0 .. n-1] (OS indices; entries < 0 are ignored), so the thread cannot run outside
+ * them; 0 when it may run elsewhere; -1 where the platform has no affinity (one system call,
+ * sched_getaffinity). Thread-safe. */
+int pxi_os_affinity_within(const int *cpus, int n);
+
 /* Number of processors this process may run on: its affinity mask at px_initialize (or now,
  * before it), else the online processors. A rank that mpirun binds to one core counts one. */
 int pxi_os_num_cpus(void);

@@ -87,6 +87,26 @@ void pxi_os_affinity_apply_captured(void)
         (void)sched_setaffinity(0, sizeof captured_affinity, &captured_affinity);
 }
 
+int pxi_os_current_cpu(void)
+{
+    return sched_getcpu();
+}
+
+int pxi_os_affinity_within(const int *cpus, int n)
+{
+    cpu_set_t mine, allowed, out;
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0 || CPU_COUNT(&mine) == 0)
+        return -1;
+    CPU_ZERO(&allowed);
+    for (int i = 0; i < n; ++i)
+        if (cpus[i] >= 0 && cpus[i] < CPU_SETSIZE)
+            CPU_SET((size_t)cpus[i], &allowed);
+    /* mine within allowed <=> mine minus allowed is empty. */
+    CPU_XOR(&out, &mine, &allowed);
+    CPU_AND(&out, &out, &mine);
+    return CPU_COUNT(&out) == 0;
+}
+
 int pxi_os_num_cpus(void)
 {
     /* The processors this process may run on (as omp_get_num_procs counts them): an MPI rank

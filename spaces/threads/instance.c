@@ -24,7 +24,7 @@ int pxi_threads_instance_create(int first, int nranks, void **impl)
         return PX_ENOMEM;
     }
     memset(x, 0, sizeof *x);
-    int rc = pxi_threads_exec_init(x, first, nranks);
+    int rc = pxi_threads_exec_init(x, first, nranks, 1);
     if (rc != PX_OK) {
         pxi_free_aligned(x);
         return rc;
@@ -102,7 +102,9 @@ int pxi_threads_instance_copy(void *impl, void *dst, int dst_host, const void *s
     }
     copy_job c = {dst, src, bytes, x->nranks};
     pxi_tpool_lock(x->pool);
-    if (bytes < PARALLEL_COPY_BYTES || x->nranks == 1)
+    /* A large copy on a 1-rank instance with its own rank-0 thread goes through the pool, so
+     * that it runs on the instance's core (pxi_tpool_run hands it over or runs it here). */
+    if (bytes < PARALLEL_COPY_BYTES || (x->nranks == 1 && !pxi_tpool_has_leader(x->pool)))
         memcpy(dst, src, bytes);
     else
         pxi_tpool_run(x->pool, copy_main, &c);

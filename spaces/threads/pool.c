@@ -28,6 +28,11 @@ struct pxi_tpool {
     pthread_t *threads;
     worker_start *starts;
     int nstarted;
+    /* Own rank-0 thread ("leader", pool.h): lead is set at create, lead_started once the
+     * thread runs; lead_thread is joined at destroy. */
+    int lead;
+    int lead_started;
+    pthread_t lead_thread;
 
     /* Dispatch line: the dispatch word every idle worker polls, and the job it announces. The
      * job is written by the lock holder before it posts dispatch (release) and read by workers
@@ -42,6 +47,13 @@ struct pxi_tpool {
     /* Ticket lock: next_ticket is hit by arriving launchers, serving by the holder. */
     alignas(PXI_CACHE_LINE) atomic_uint next_ticket;
     alignas(PXI_CACHE_LINE) pxi_tpool_flag serving;
+
+    /* Hand-off to the leader: the launcher posts the generation on lead_go (the job is in the
+     * dispatch line, written first), the leader posts it on lead_done once its rank-0 call
+     * returned, that is once every rank has finished. Apart: the leader polls one, the
+     * launcher the other. */
+    alignas(PXI_CACHE_LINE) pxi_tpool_flag lead_go;
+    alignas(PXI_CACHE_LINE) pxi_tpool_flag lead_done;
 };
 
 static _Thread_local int tls_in_job;
@@ -105,12 +117,66 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* The leader: rank 0 of a pool made with own_rank0, bound to rank 0's PU. It waits for a
+ * hand-off like a worker waits for a dispatch, then does what a launching rank 0 does. */
+static void *leader_main(void *arg)
+{
+    pxi_tpool *pool = arg;
+    pxi_exec_rank = 0;
+    pxi_os_thread_set_name("px-threads-0");
+    (void)pxi_topo_bind_self(pool->topo, pool->pu_of_rank[0]);
+    unsigned seen = 0;
+    for (;;) {
+        seen = pxi_wait_flag_until_ne(&pool->lead_go, seen, pool->spin_ns);
+        pxi_tpool_job_fn fn = pool->job_fn;
+        if (!fn)
+            break;
+        unsigned g = pool->gen; /* written before lead_go was posted, like job_fn */
+        if (pool->nranks > 1)
+            pxi_tpool_flag_post(&pool->dispatch, g);
+        tls_in_job = 1;
+        fn(pool, 0, g, pool->job_arg);
+        tls_in_job = 0;
+        pxi_tpool_flag_post(&pool->lead_done, g);
+    }
+    return NULL;
+}
+
+/* Where the launching thread stands towards the pool's PUs: PLACED when its affinity mask
+ * lies within them (it may run rank 0 itself), NEAR when it runs on one of them now but may
+ * leave, AWAY when it runs elsewhere now. sched_getcpu (no system call) settles AWAY; only a
+ * thread found on the pool's PUs pays for reading its mask. */
+enum { AWAY, NEAR, PLACED };
+
+static int launcher_place(const pxi_tpool *pool)
+{
+    int cpu = pxi_os_current_cpu();
+    if (cpu >= 0) {
+        int on = 0;
+        for (int r = 0; r < pool->nranks && !on; ++r)
+            on = pool->pu_of_rank[r] == cpu;
+        if (!on)
+            return AWAY;
+    }
+    return pxi_os_affinity_within(pool->pu_of_rank, pool->nranks) == 1 ? PLACED : NEAR;
+}
+
 void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg)
 {
     unsigned g = pool->gen + 1;
     pool->gen = g;
     pool->job_fn = fn;
     pool->job_arg = arg;
+    if (pool->lead && !tls_in_job) {
+        int place = launcher_place(pool);
+        if (place != PLACED) {
+            /* Hand the job to the leader and wait for it. A launcher on one of the pool's PUs
+             * sleeps at once: spinning there would take the processor from a rank. */
+            pxi_tpool_flag_post(&pool->lead_go, g);
+            pxi_wait_flag_until_eq(&pool->lead_done, g, place == NEAR ? 0 : pool->spin_ns);
+            return;
+        }
+    }
     if (pool->nranks > 1)
         pxi_tpool_flag_post(&pool->dispatch, g);
     int nested = tls_in_job;
@@ -119,20 +185,40 @@ void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg)
     tls_in_job = nested;
 }
 
+int pxi_tpool_has_leader(const pxi_tpool *pool)
+{
+    return pool->lead;
+}
+
 static void stop_workers(pxi_tpool *pool)
 {
-    if (pool->nstarted == 0)
+    if (pool->nstarted == 0 && !pool->lead_started)
         return;
     pool->job_fn = NULL;
     pool->job_arg = NULL;
     pxi_tpool_flag_post(&pool->dispatch, pool->gen + 1);
+    if (pool->lead_started)
+        pxi_tpool_flag_post(&pool->lead_go, pool->gen + 1);
     for (int r = 1; r <= pool->nstarted; ++r)
         pthread_join(pool->threads[r], NULL);
+    if (pool->lead_started)
+        pthread_join(pool->lead_thread, NULL);
     pool->nstarted = 0;
+    pool->lead_started = 0;
+}
+
+/* Every rank has a PU (no "none" binding, a real machine): only then is there a place to keep
+ * rank 0 on. */
+static int pool_is_bound(const int *pu_of_rank, int nranks)
+{
+    for (int r = 0; r < nranks; ++r)
+        if (pu_of_rank[r] < 0)
+            return 0;
+    return 1;
 }
 
 int pxi_tpool_create(pxi_tpool **out, int nranks, const pxi_topo *topo, const int *pu_of_rank,
-                     int64_t spin_ns)
+                     int64_t spin_ns, int own_rank0)
 {
     *out = NULL;
     pxi_tpool *pool = pxi_malloc_aligned(sizeof *pool, PXI_CACHE_LINE);
@@ -161,6 +247,19 @@ int pxi_tpool_create(pxi_tpool **out, int nranks, const pxi_topo *topo, const in
             return PX_ENOMEM;
         }
         pool->nstarted = r;
+    }
+    if (own_rank0 && pxi_topo_binds(topo) && pool_is_bound(pu_of_rank, nranks)) {
+        int err = pthread_create(&pool->lead_thread, NULL, leader_main, pool);
+        if (err != 0) {
+            PXI_ERROR("threads: cannot start the rank-0 thread of a pool of %d ranks "
+                      "(pthread_create: %s)",
+                      nranks, strerror(err));
+            stop_workers(pool);
+            pxi_tpool_destroy(pool);
+            return PX_ENOMEM;
+        }
+        pool->lead = 1;
+        pool->lead_started = 1;
     }
     *out = pool;
     return PX_OK;
