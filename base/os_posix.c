@@ -114,7 +114,7 @@ int pxi_os_current_cpu(void)
     return -1;
 }
 
-int pxi_os_affinity_within(const int *cpus, int n)
+int pxi_os_placement(const int *cpus, int n)
 {
     (void)cpus;
     (void)n;

@@ -142,25 +142,6 @@ static void *leader_main(void *arg)
     return NULL;
 }
 
-/* Where the launching thread stands towards the pool's PUs: PLACED when its affinity mask
- * lies within them (it may run rank 0 itself), NEAR when it runs on one of them now but may
- * leave, AWAY when it runs elsewhere now. sched_getcpu (no system call) settles AWAY; only a
- * thread found on the pool's PUs pays for reading its mask. */
-enum { AWAY, NEAR, PLACED };
-
-static int launcher_place(const pxi_tpool *pool)
-{
-    int cpu = pxi_os_current_cpu();
-    if (cpu >= 0) {
-        int on = 0;
-        for (int r = 0; r < pool->nranks && !on; ++r)
-            on = pool->pu_of_rank[r] == cpu;
-        if (!on)
-            return AWAY;
-    }
-    return pxi_os_affinity_within(pool->pu_of_rank, pool->nranks) == 1 ? PLACED : NEAR;
-}
-
 void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg)
 {
     unsigned g = pool->gen + 1;
@@ -168,12 +149,15 @@ void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg)
     pool->job_fn = fn;
     pool->job_arg = arg;
     if (pool->lead && !tls_in_job) {
-        int place = launcher_place(pool);
-        if (place != PLACED) {
+        /* Where the launcher stands towards the pool's PUs (base/os.h): within them it runs
+         * rank 0 itself; sched_getcpu settles "elsewhere" without a system call, and the
+         * thread's mask is cached (re-read every 10 ms, or when the thread moved). */
+        int place = pxi_os_placement(pool->pu_of_rank, pool->nranks);
+        if (place != PXI_OS_WITHIN) {
             /* Hand the job to the leader and wait for it. A launcher on one of the pool's PUs
              * sleeps at once: spinning there would take the processor from a rank. */
             pxi_tpool_flag_post(&pool->lead_go, g);
-            pxi_wait_flag_until_eq(&pool->lead_done, g, place == NEAR ? 0 : pool->spin_ns);
+            pxi_wait_flag_until_eq(&pool->lead_done, g, place == PXI_OS_NEAR ? 0 : pool->spin_ns);
             return;
         }
     }
