@@ -1,9 +1,11 @@
 /* spaces/threads/instance.c - execution-space instances of the Threads space (parex/instance.h;
  * core/instance.c splits the ranks and keeps the handles). An instance of k ranks is an exec
  * (exec.h) of its own: a pool whose k - 1 workers are bound to the cores of its group of the
- * space's ranks and whose rank 0 is the launching thread, with its own launch lock and launch
- * state. Launches on two instances therefore never wait for each other, and a fence of one
- * waits only for the launches in flight on it. */
+ * space's ranks and which has a rank-0 thread of its own on the group's first core (pool.h):
+ * a launcher bound within the group's cores runs rank 0 itself, any other hands the launch to
+ * that thread, so the instance's kernels run on its cores whoever launches them. It has its
+ * own launch lock and launch state: launches on two instances never wait for each other, and
+ * a fence of one waits only for the launches in flight on it. */
 #include <string.h>
 
 #include "base/alloc.h"

@@ -509,7 +509,8 @@ static void threads_print_configuration(FILE *out)
                                               : "from one shared counter",
             st.main.nranks > 1 ? 32 - __builtin_clz((unsigned)(st.main.nranks - 1)) : 0);
     fprintf(out, "  threads: workers are bound as listed; rank 0 is whichever thread launches and "
-                 "keeps its own binding\n");
+                 "keeps its own binding (on an instance: the launcher when bound within its "
+                 "cores, else the instance's rank-0 thread)\n");
     pxi_topo_print(st.topo, out, st.pu_of_rank, st.main.nranks);
 }
 
