@@ -50,10 +50,12 @@ struct pxi_tpool {
 
     /* Hand-off to the leader: the launcher posts the generation on lead_go (the job is in the
      * dispatch line, written first), the leader posts it on lead_done once its rank-0 call
-     * returned, that is once every rank has finished. Apart: the leader polls one, the
-     * launcher the other. */
+     * returned, that is once every rank has finished, and notifies lead_ev, on which the
+     * launcher waits (an event, not the flag's own wait, for its polite polling: see
+     * pxi_tpool_run). Apart: the leader polls one line, the launcher the other. */
     alignas(PXI_CACHE_LINE) pxi_tpool_flag lead_go;
     alignas(PXI_CACHE_LINE) pxi_tpool_flag lead_done;
+    pxi_wait_event lead_ev;
 };
 
 static _Thread_local int tls_in_job;
@@ -138,8 +140,23 @@ static void *leader_main(void *arg)
         fn(pool, 0, g, pool->job_arg);
         tls_in_job = 0;
         pxi_tpool_flag_post(&pool->lead_done, g);
+        pxi_wait_event_notify(&pool->lead_ev, 0);
     }
     return NULL;
+}
+
+typedef struct lead_wait {
+    pxi_tpool *pool;
+    unsigned g;
+} lead_wait;
+
+/* The launcher's condition: the leader posted this launch's generation. seq_cst: the Dekker
+ * pair of the leader's notify (base/wait.h). */
+static int lead_done_ready(const void *arg)
+{
+    const lead_wait *w = arg;
+    unsigned v = atomic_load_explicit(&w->pool->lead_done.word, memory_order_seq_cst) >> 1;
+    return v == (w->g & PXI_WAIT_VALUE_MASK);
 }
 
 void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg)
@@ -154,10 +171,14 @@ void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg)
          * thread's mask is cached (re-read every 10 ms, or when the thread moved). */
         int place = pxi_os_placement(pool->pu_of_rank, pool->nranks);
         if (place != PXI_OS_WITHIN) {
-            /* Hand the job to the leader and wait for it. A launcher on one of the pool's PUs
-             * sleeps at once: spinning there would take the processor from a rank. */
+            /* Hand the job to the leader and wait for it. The launcher usually sits on a core
+             * of some rank (another instance's, or the space's), so it polls politely, giving
+             * its core to any runnable thread every microsecond or so (a plain spin took 100 us
+             * of a busy core per launch); on one of this pool's own PUs it sleeps at once. */
             pxi_tpool_flag_post(&pool->lead_go, g);
-            pxi_wait_flag_until_eq(&pool->lead_done, g, place == PXI_OS_NEAR ? 0 : pool->spin_ns);
+            lead_wait w = {pool, g};
+            pxi_wait_event_until(&pool->lead_ev, lead_done_ready, &w,
+                                 place == PXI_OS_NEAR ? 0 : pool->spin_ns, NULL, PXI_WAIT_YIELD);
             return;
         }
     }
@@ -209,6 +230,7 @@ int pxi_tpool_create(pxi_tpool **out, int nranks, const pxi_topo *topo, const in
     if (!pool)
         goto nomem;
     memset(pool, 0, sizeof *pool);
+    pxi_wait_event_init(&pool->lead_ev);
     pool->nranks = nranks;
     pool->spin_ns = spin_ns;
     pool->topo = topo;
