@@ -99,6 +99,7 @@ int pxi_os_current_cpu(void)
 #define AFFINITY_RECHECK_NS 10000000
 static _Thread_local cpu_set_t tls_mask;
 static _Thread_local int64_t tls_mask_ns;
+static _Thread_local int tls_mask_one; /* the mask holds one processor (a bound thread) */
 
 int pxi_os_placement(const int *cpus, int n)
 {
@@ -118,7 +119,11 @@ int pxi_os_placement(const int *cpus, int n)
             return -1;
         }
         tls_mask_ns = now > 0 ? now : 1;
+        tls_mask_one = CPU_COUNT(&tls_mask) == 1;
     }
+    /* A thread bound to one processor runs there (cpu), which is in the list. */
+    if (tls_mask_one && cpu >= 0)
+        return PXI_OS_WITHIN;
     /* The mask lies within the list <=> (mask AND list) == mask. */
     cpu_set_t in;
     CPU_ZERO(&in);
