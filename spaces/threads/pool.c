@@ -60,6 +60,15 @@ struct pxi_tpool {
 
 static _Thread_local int tls_in_job;
 
+/* Tests: hand every launch on a pool with a leader to it, wherever the launcher stands
+ * (pxi_tpool_set_force_handoff). Relaxed: set between launches. */
+static atomic_int force_handoff;
+
+void pxi_tpool_set_force_handoff(int on)
+{
+    atomic_store_explicit(&force_handoff, on, memory_order_relaxed);
+}
+
 int pxi_tpool_in_job(void)
 {
     return tls_in_job;
@@ -170,7 +179,7 @@ void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg)
          * rank 0 itself; sched_getcpu settles "elsewhere" without a system call, and the
          * thread's mask is cached (re-read every 10 ms, or when the thread moved). */
         int place = pxi_os_placement(pool->pu_of_rank, pool->nranks);
-        if (place != PXI_OS_WITHIN) {
+        if (place != PXI_OS_WITHIN || atomic_load_explicit(&force_handoff, memory_order_relaxed)) {
             /* Hand the job to the leader and wait for it. The launcher usually sits on a core
              * of some rank (another instance's, or the space's), so it polls politely, giving
              * its core to any runnable thread every microsecond or so (a plain spin took 100 us

@@ -80,6 +80,10 @@ PX_NODISCARD int pxi_tpool_create(pxi_tpool **out, int nranks, const pxi_topo *t
                                   const int *pu_of_rank, int64_t spin_ns, int own_rank0);
 /* 1 when the pool has its own rank-0 thread (own_rank0 took effect), else 0. */
 int pxi_tpool_has_leader(const pxi_tpool *pool);
+/* Tests only: on nonzero, every launch on a pool with a leader is handed to it, also from a
+ * launcher placed within the pool's PUs (on a 2-core machine a pool of 2 ranks covers every
+ * core, so its hand-off path is otherwise never taken). Call between launches. */
+void pxi_tpool_set_force_handoff(int on);
 /* Stop and join every worker, free the pool. Must not race with a job. NULL is ignored. */
 void pxi_tpool_destroy(pxi_tpool *pool);
 
