@@ -11,7 +11,13 @@
  *   own_core         a 1-rank instance on rank 0's core, same thread (placed);
  *   other_core       a 1-rank instance on rank 1's core, from the initializing thread on
  *                    rank 0's core: the hand-off to the instance's rank-0 thread;
- *   other_core_bound the same instance from a thread bound to its core (placed again).
+ *   other_core_bound the same instance from a thread bound to its core (placed again);
+ *   cross_50us       two threads, each bound to the other instance's core, each launching
+ *                    50 us kernels on its instance at the same time (K / 20 launches each):
+ *                    us per launch (ideal 50). A launcher waiting for a hand-off sits on the
+ *                    core the other instance's kernel needs, so a waiter that keeps its core
+ *                    slows the other instance down; before rank-0 threads both kernels ran on
+ *                    their launchers' cores, crossed.
  * "cpu" is where the kernel ran in the last launch and "want" the instance's core. Uses only
  * the public API, so the same file builds against earlier parex (where a launch always ran
  * rank 0 on the launching thread) for before/after figures. */
@@ -71,6 +77,67 @@ static void report(const char *name, double ns, int want)
     printf("%-17s %9.1f ns/launch  cpu %d  want %d%s\n", name, ns, cpu, want,
            cpu == want ? "" : "  (wrong core)");
     printf("DATA %s %.1f %d %d\n", name, ns, cpu, want);
+}
+
+/* A kernel of about 50 us of work on its one index. */
+static void busy_50us(int64_t b, int64_t e, void *ctx)
+{
+    (void)b;
+    (void)e;
+    (void)ctx;
+    double t0 = bench_now_s();
+    while (bench_now_s() - t0 < 50e-6)
+        ;
+    atomic_store_explicit(&ran_on, sched_getcpu(), memory_order_relaxed);
+}
+
+typedef struct cross_run {
+    int cpu;
+    px_space *s;
+    int n;
+    double us;
+    pthread_barrier_t *go;
+} cross_run;
+
+static void *run_cross(void *arg)
+{
+    cross_run *c = arg;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET((size_t)c->cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0)
+        perror("sched_setaffinity");
+    pthread_barrier_wait(c->go);
+    double t0 = bench_now_s();
+    for (int k = 0; k < c->n; ++k)
+        (void)px_parallel_for_fn(c->s, "busy", px_range(0, 1), busy_50us, NULL);
+    c->us = (bench_now_s() - t0) / c->n * 1e6;
+    return NULL;
+}
+
+/* Median over the rounds of the slower thread's us per launch. */
+static double time_cross(px_space *a, int cpu_a, px_space *b, int cpu_b)
+{
+    double *v = malloc((size_t)rounds * sizeof *v);
+    if (!v)
+        abort();
+    int n = launches / 20 > 0 ? launches / 20 : 1;
+    for (int r = 0; r < rounds; ++r) {
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, 2);
+        cross_run x[2] = {{cpu_b, a, n, 0, &go}, {cpu_a, b, n, 0, &go}};
+        pthread_t t[2];
+        for (int i = 0; i < 2; ++i)
+            if (pthread_create(&t[i], NULL, run_cross, &x[i]) != 0)
+                abort();
+        for (int i = 0; i < 2; ++i)
+            pthread_join(t[i], NULL);
+        pthread_barrier_destroy(&go);
+        v[r] = x[0].us > x[1].us ? x[0].us : x[1].us;
+    }
+    double m = bench_median(v, rounds);
+    free(v);
+    return m;
 }
 
 typedef struct bound_run {
@@ -151,6 +218,11 @@ int main(int argc, char **argv)
     if (wanted("other_core_bound") && pthread_create(&t, NULL, run_bound, &b) == 0) {
         pthread_join(t, NULL);
         report("other_core_bound", b.ns, cpu1);
+    }
+    if (wanted("cross_50us")) {
+        double us = time_cross(one[0], cpu0, one[1], cpu1);
+        printf("%-17s %9.1f us/launch (ideal 50)\n", "cross_50us", us);
+        printf("DATA cross_50us %.1f\n", us);
     }
     (void)px_space_instance_destroy(whole);
     (void)px_space_instance_destroy(one[0]);

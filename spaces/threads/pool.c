@@ -54,6 +54,7 @@ struct pxi_tpool {
      * launcher waits (an event, not the flag's own wait, for its polite polling: see
      * pxi_tpool_run). Apart: the leader polls one line, the launcher the other. */
     alignas(PXI_CACHE_LINE) pxi_tpool_flag lead_go;
+    pxi_wait_event lead_go_ev;
     alignas(PXI_CACHE_LINE) pxi_tpool_flag lead_done;
     pxi_wait_event lead_ev;
 };
@@ -128,8 +129,32 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+typedef struct lead_wait {
+    pxi_tpool_flag *flag;
+    unsigned v;
+} lead_wait;
+
+/* A hand-off side's condition: @flag holds v (lead_done) or no longer holds v (lead_go, v the
+ * last generation seen). seq_cst: the Dekker pair of the other side's notify (base/wait.h). */
+static int lead_done_ready(const void *arg)
+{
+    const lead_wait *w = arg;
+    unsigned v = atomic_load_explicit(&w->flag->word, memory_order_seq_cst) >> 1;
+    return v == (w->v & PXI_WAIT_VALUE_MASK);
+}
+
+static int lead_go_ready(const void *arg)
+{
+    const lead_wait *w = arg;
+    unsigned v = atomic_load_explicit(&w->flag->word, memory_order_seq_cst) >> 1;
+    return v != (w->v & PXI_WAIT_VALUE_MASK);
+}
+
 /* The leader: rank 0 of a pool made with own_rank0, bound to rank 0's PU. It waits for a
- * hand-off like a worker waits for a dispatch, then does what a launching rank 0 does. */
+ * hand-off, then does what a launching rank 0 does. Unlike a worker it polls politely: the
+ * launchers that hand it work often run on its core (measured with bench_instance
+ * cross_50us, two threads each launching on the other's core: a plain spin here kept the core
+ * from the launcher, 695 us per 50 us launch). */
 static void *leader_main(void *arg)
 {
     pxi_tpool *pool = arg;
@@ -138,7 +163,10 @@ static void *leader_main(void *arg)
     (void)pxi_topo_bind_self(pool->topo, pool->pu_of_rank[0]);
     unsigned seen = 0;
     for (;;) {
-        seen = pxi_wait_flag_until_ne(&pool->lead_go, seen, pool->spin_ns);
+        lead_wait w = {&pool->lead_go, seen};
+        pxi_wait_event_until(&pool->lead_go_ev, lead_go_ready, &w, pool->spin_ns, NULL,
+                             PXI_WAIT_YIELD);
+        seen = pxi_wait_flag_value(&pool->lead_go);
         pxi_tpool_job_fn fn = pool->job_fn;
         if (!fn)
             break;
@@ -152,20 +180,6 @@ static void *leader_main(void *arg)
         pxi_wait_event_notify(&pool->lead_ev, 0);
     }
     return NULL;
-}
-
-typedef struct lead_wait {
-    pxi_tpool *pool;
-    unsigned g;
-} lead_wait;
-
-/* The launcher's condition: the leader posted this launch's generation. seq_cst: the Dekker
- * pair of the leader's notify (base/wait.h). */
-static int lead_done_ready(const void *arg)
-{
-    const lead_wait *w = arg;
-    unsigned v = atomic_load_explicit(&w->pool->lead_done.word, memory_order_seq_cst) >> 1;
-    return v == (w->g & PXI_WAIT_VALUE_MASK);
 }
 
 void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg)
@@ -185,7 +199,8 @@ void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg)
              * its core to any runnable thread every microsecond or so (a plain spin took 100 us
              * of a busy core per launch); on one of this pool's own PUs it sleeps at once. */
             pxi_tpool_flag_post(&pool->lead_go, g);
-            lead_wait w = {pool, g};
+            pxi_wait_event_notify(&pool->lead_go_ev, 0);
+            lead_wait w = {&pool->lead_done, g};
             pxi_wait_event_until(&pool->lead_ev, lead_done_ready, &w,
                                  place == PXI_OS_NEAR ? 0 : pool->spin_ns, NULL, PXI_WAIT_YIELD);
             return;
@@ -211,8 +226,10 @@ static void stop_workers(pxi_tpool *pool)
     pool->job_fn = NULL;
     pool->job_arg = NULL;
     pxi_tpool_flag_post(&pool->dispatch, pool->gen + 1);
-    if (pool->lead_started)
+    if (pool->lead_started) {
         pxi_tpool_flag_post(&pool->lead_go, pool->gen + 1);
+        pxi_wait_event_notify(&pool->lead_go_ev, 0);
+    }
     for (int r = 1; r <= pool->nstarted; ++r)
         pthread_join(pool->threads[r], NULL);
     if (pool->lead_started)
@@ -240,6 +257,7 @@ int pxi_tpool_create(pxi_tpool **out, int nranks, const pxi_topo *topo, const in
         goto nomem;
     memset(pool, 0, sizeof *pool);
     pxi_wait_event_init(&pool->lead_ev);
+    pxi_wait_event_init(&pool->lead_go_ev);
     pool->nranks = nranks;
     pool->spin_ns = spin_ns;
     pool->topo = topo;

@@ -11,7 +11,8 @@
  * placed on the instance launches at the space's cost). Any other launcher hands the job to
  * the leader (one post of lead_go), which dispatches the workers and runs rank 0, and waits
  * for the leader's lead_done post (polling politely, with a yield about every microsecond,
- * for the pool's spin budget, then asleep): so a kernel runs on the instance's cores whichever
+ * for the pool's spin budget, then asleep; the leader waits for lead_go the same way): so a
+ * kernel runs on the instance's cores whichever
  * thread launches it (an engine worker, a thread on another instance's cores). Where the launcher
  * stands is read at every launch (pxi_os_placement, base/os.h: sched_getcpu, and the thread's
  * cached mask when it runs on one of the pool's PUs).
