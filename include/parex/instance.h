@@ -37,14 +37,16 @@
  * rank-0 thread and waits for it on the runtime's one wait primitive: it polls politely (a
  * yield about every microsecond, so it never keeps a core a rank of another instance needs)
  * for the wait budget, PX_SPIN_US, then sleeps; it sleeps at once when it shares a core with
- * the instance. The hand-off costs about 1-1.5 us per launch on the 2-core CI VM
- * (bench/bench_instance, loaded machine). So engine kernel ops placed on an instance,
- * px_deep_copy_async on it and launches nested in its kernels (inline) run on its cores too. The
- * check reads the launcher's mask through a per-thread copy refreshed every 10 ms and whenever the
- * thread is found on a core outside it: a thread re-bound to a wider mask while it sits on the
- * instance's core may still run one launch there as rank 0 within those 10 ms. With PX_BIND=none,
- * without hwloc or under HWLOC_XMLFILE nothing is bound, an instance has no rank-0 thread, and the
- * launching thread works as rank 0, as on the space.
+ * the instance. The hand-off costs about 1-3.5 us per launch on the loaded 2-core CI VM, where a
+ * system call costs 0.3-0.7 us (bench/bench_instance other_core; its rank-0 thread waits for work
+ * the same polite way, so two threads launching on each other's instance do not starve each other:
+ * cross_50us). So engine kernel ops placed on an instance, px_deep_copy_async on it and launches
+ * nested in its kernels (inline) run on its cores too. The check reads the launcher's mask through
+ * a per-thread copy refreshed every 10 ms and whenever the thread is found on a core outside it: a
+ * thread re-bound to a wider mask while it sits on the instance's core may still run one launch
+ * there as rank 0 within those 10 ms. With PX_BIND=none, without hwloc or under HWLOC_XMLFILE
+ * nothing is bound, an instance has no rank-0 thread, and the launching thread works as rank 0, as
+ * on the space.
  *
  * The threads parex creates and their affinity masks (Linux): the Threads space's workers and
  * instances' threads, one core each as above (named px-threads-<rank>; an instance's rank-0
