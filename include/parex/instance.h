@@ -37,7 +37,7 @@
  * rank-0 thread and waits for it on the runtime's one wait primitive: it polls politely (a
  * yield about every microsecond, so it never keeps a core a rank of another instance needs)
  * for the wait budget, PX_SPIN_US, then sleeps; it sleeps at once when it shares a core with
- * the instance. The hand-off costs about 1-3.5 us per launch on the loaded 2-core CI VM, where a
+ * the instance. The hand-off costs about 1-5 us per launch on the loaded 2-core CI VM, where a
  * system call costs 0.3-0.7 us (bench/bench_instance other_core; its rank-0 thread waits for work
  * the same polite way, so two threads launching on each other's instance do not starve each other:
  * cross_50us). So engine kernel ops placed on an instance, px_deep_copy_async on it and launches
