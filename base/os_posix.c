@@ -108,3 +108,15 @@ void pxi_os_affinity_capture(void)
 void pxi_os_affinity_apply_captured(void)
 {
 }
+
+int pxi_os_current_cpu(void)
+{
+    return -1;
+}
+
+int pxi_os_placement(const int *cpus, int n)
+{
+    (void)cpus;
+    (void)n;
+    return -1;
+}

@@ -19,6 +19,9 @@
 #include "core/registry.h"
 #include "core/tools.h"
 #include "px_test.h"
+#if PX_HAVE_THREADS
+#include "spaces/threads/pool.h"
+#endif
 
 #define WAIT_S 20
 
@@ -337,6 +340,32 @@ START_TEST(test_launches_on_instances_give_the_results_of_the_space)
     check_results_on(inst[1]);
     ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK);
     ck_assert_int_eq(px_space_instance_destroy(inst[1]), PX_OK);
+}
+END_TEST
+
+START_TEST(test_launches_handed_to_an_instances_rank_0_thread_give_the_results_of_the_space)
+{
+#if PX_HAVE_THREADS
+    if (!threads_space)
+        return;
+    /* Every kind of launch through the instance's rank-0 thread (pool.h), which then dispatches
+     * the instance's workers: on 2 cores no launcher is ever outside a 2-rank instance, so the
+     * hand-off is forced. */
+    pxi_tpool_set_force_handoff(1);
+    px_space *whole;
+    ck_assert_int_eq(px_space_partition(space, 1, NULL, &whole), PX_OK);
+    check_results_on(whole);
+    ck_assert_int_eq(px_space_instance_destroy(whole), PX_OK);
+    if (can_run_two()) {
+        px_space *inst[2];
+        ck_assert_int_eq(px_space_partition(space, 2, (const int[]){3, 1}, inst), PX_OK);
+        check_results_on(inst[0]);
+        check_results_on(inst[1]);
+        ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK);
+        ck_assert_int_eq(px_space_instance_destroy(inst[1]), PX_OK);
+    }
+    pxi_tpool_set_force_handoff(0);
+#endif
 }
 END_TEST
 
@@ -722,6 +751,8 @@ static Suite *instance_suite(void)
     tcase_add_test(tc, test_bad_arguments_are_refused_with_a_status);
     tcase_add_test(tc, test_partition_survives_every_allocation_failure);
     tcase_add_test(tc, test_launches_on_instances_give_the_results_of_the_space);
+    tcase_add_test(
+        tc, test_launches_handed_to_an_instances_rank_0_thread_give_the_results_of_the_space);
     tcase_add_test(tc, test_tools_device_id_carries_the_instance_number);
     tcase_add_test(tc, test_kernels_on_two_instances_from_two_threads_run_at_the_same_time);
     tcase_add_test(tc, test_a_fence_of_one_instance_does_not_wait_for_the_other);

@@ -9,8 +9,11 @@
  * Modes: no argument runs the suite; `--level` checks that pushes fail with PX_EMPI before
  * MPI is initialized and when it was initialized below MPI_THREAD_MULTIPLE.
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_EQUAL (the progress thread's mask) */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -541,6 +544,48 @@ static int run_finalize_mode(int argc, char **argv)
     return total ? 1 : 0;
 }
 
+/* ---- the progress thread's placement ----------------------------------------------------------
+ */
+
+/* The affinity mask of this process's first thread whose name starts with @prefix; 0 when there
+ * is none. */
+static int thread_mask(const char *prefix, cpu_set_t *mask)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 0;
+    int found = 0;
+    for (struct dirent *de; !found && (de = readdir(d));) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[300], name[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (!fgets(name, sizeof name, f))
+            name[0] = '\0';
+        fclose(f);
+        if (strncmp(name, prefix, strlen(prefix)) == 0 &&
+            sched_getaffinity((pid_t)atoi(de->d_name), sizeof *mask, mask) == 0)
+            found = 1;
+    }
+    closedir(d);
+    return found;
+}
+
+/* The progress thread starts from the process's mask, as the engine's workers do, not from the
+ * binding of the thread that posted first (often the initializing thread, bound to Threads rank
+ * 0's core): parex/instance.h lists the threads parex creates and their masks. */
+static void test_progress_thread_has_the_process_mask(px_engine *e)
+{
+    test_ring_ordered_by_vars(e); /* posts messages: the progress thread exists after */
+    cpu_set_t progress, worker;
+    CHECK(thread_mask("px-mpi-progress", &progress));
+    if (thread_mask("px-cpu", &worker))
+        CHECK(CPU_EQUAL(&progress, &worker));
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--level") == 0)
@@ -558,6 +603,7 @@ int main(int argc, char **argv)
         {"bad_arguments_rejected", test_bad_arguments_rejected},
         {"refused_push_keeps_errhandler", test_refused_push_keeps_errhandler},
         {"idle_cpu_near_zero", test_idle_cpu_near_zero},
+        {"progress_thread_has_the_process_mask", test_progress_thread_has_the_process_mask},
     };
     mpi_check_run(e, tests, sizeof tests / sizeof *tests, 40);
     test_destroy_waits_for_late_message();

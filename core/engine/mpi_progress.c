@@ -406,6 +406,10 @@ static int unheld_ready(const void *arg)
 static void *progress_main(void *arg)
 {
     (void)arg;
+    /* Start from the process's placement, not the binding of the thread that posted first
+     * (often the initializing thread, bound to Threads rank 0's core), like engine workers. */
+    pxi_os_affinity_apply_captured();
+    pxi_os_thread_set_name("px-mpi-progress");
     pxi_trace_thread_name("px-mpi-progress");
     int64_t budget_ns = pxi_wait_spin_ns(1, 0);
     int64_t last_ns = pxi_os_now_ns(), step_ns = PXI_POLL_SLEEP_MIN_NS;

@@ -9,17 +9,13 @@
  *
  * What an instance is on each space:
  *  - threads: a disjoint group of the pool's ranks, sized by the partition's weights. An
- *    instance of k ranks runs a launch on the thread that launches (its rank 0, as on the
- *    threads space itself) and k - 1 workers of its own, bound to the cores of the group's
- *    ranks 1 .. k - 1 in the space's rank map (PX_BIND); the group's first core is meant for
- *    the launching thread (bind it there, or use a thread that runs there). Each instance has
- *    its own launch lock, so kernels launched on two instances from two threads run at the
- *    same time on disjoint cores; launches on one instance from several threads take turns, in
- *    ticket order, as on the space. parex does not move the launching thread: for disjoint
- *    cores, launch from threads placed on the groups' first cores (threads created by the
- *    thread that called px_initialize inherit rank 0's core). The space's own pool stays as it
- *    is: a launch on the parent space still uses every rank (its idle workers sleep while
- *    instances run).
+ *    instance of k ranks has k threads of its own, each bound to the core of one of the
+ *    group's ranks in the space's rank map (PX_BIND): k - 1 workers and a rank-0 thread. Each
+ *    instance has its own launch lock, so kernels launched on two instances from two threads
+ *    run at the same time on disjoint cores; launches on one instance from several threads
+ *    take turns, in ticket order, as on the space. The space's own pool stays as it is: a
+ *    launch on the parent space still uses every rank (its idle workers sleep while instances
+ *    run). Where a launch runs is under "Placement" below.
  *  - serial: every instance runs its launches serially on the launching thread; instances
  *    are not rank-limited (each has concurrency 1), so launches on two of them from two
  *    threads also run at the same time.
@@ -30,6 +26,37 @@
  * The engine places a kernel op pushed with an instance on a CPU lane of that instance (one
  * per live instance, up to 15 at once, then lanes are shared), so ops on different instances
  * run side by side while ops on one instance keep their order through their Vars.
+ *
+ * Placement (threads, with PX_BIND close or spread): a kernel launched on an instance runs on
+ * the instance's cores, whichever thread launches it. A launching thread whose affinity mask
+ * lies within the instance's cores (a thread the program bound there, the way Kokkos programs
+ * place one thread per partition) works as the launch's rank 0 itself, at the cost of a launch
+ * on the space (plus about 120 instructions, 25-45 ns, to check where it stands). Any other
+ * launcher (an engine worker, a thread on another instance's cores, the thread that called
+ * px_initialize, which is bound to rank 0 of the space) hands the launch to the instance's
+ * rank-0 thread and waits for it on the runtime's one wait primitive: it polls politely (a
+ * yield about every microsecond, so it never keeps a core a rank of another instance needs)
+ * for the wait budget, PX_SPIN_US, then sleeps; it sleeps at once when it shares a core with
+ * the instance. The hand-off costs about 1-5 us per launch on the loaded 2-core CI VM, where a
+ * system call costs 0.3-0.7 us (bench/bench_instance other_core; its rank-0 thread waits for work
+ * the same polite way, so two threads launching on each other's instance do not starve each other:
+ * cross_50us). So engine kernel ops placed on an instance, px_deep_copy_async on it and launches
+ * nested in its kernels (inline) run on its cores too. The check reads the launcher's mask through
+ * a per-thread copy refreshed every 10 ms and whenever the thread is found on a core outside it: a
+ * thread re-bound to a wider mask while it sits on the instance's core may still run one launch
+ * there as rank 0 within those 10 ms. With PX_BIND=none, without hwloc or under HWLOC_XMLFILE
+ * nothing is bound, an instance has no rank-0 thread, and the launching thread works as rank 0, as
+ * on the space.
+ *
+ * The threads parex creates and their affinity masks (Linux): the Threads space's workers and
+ * instances' threads, one core each as above (named px-threads-<rank>; an instance's rank-0
+ * thread is px-threads-0); the engine's workers (px-cpu*, px-prio*, px-io*, px-gpu*) and the
+ * MPI progress thread (px-mpi-progress), the process's mask as px_initialize found it
+ * (taskset, cgroups, mpirun), not the binding of the thread that created them. The thread
+ * that calls px_initialize is bound to rank 0's core of the space until px_finalize (as
+ * OpenMP binds its master thread; parex/space.h), so threads the program creates from it in
+ * between inherit that core: create them before px_initialize, set their mask, or use
+ * PX_BIND=none. Their launches on instances run on the instances' cores all the same.
  *
  * Memory: px_malloc on an instance allocates in its space's memory (px_free may name either);
  * a view or scatter made on an instance names it, so free those before the instance goes.

@@ -26,7 +26,8 @@
  *    and binds rank r as PX_BIND says; the thread that calls px_initialize is rank 0's usual
  *    launcher and is bound to rank 0's core until px_finalize restores its own binding, so
  *    threads it creates in between inherit that core (as under OMP_PROC_BIND). Use
- *    PX_BIND=none to leave it alone.
+ *    PX_BIND=none to leave it alone. Launches on an instance run on the instance's cores
+ *    whatever the launching thread's binding (parex/instance.h, "Placement").
  */
 #ifndef PAREX_SPACE_H
 #define PAREX_SPACE_H

@@ -31,9 +31,11 @@ typedef struct pxi_threads_exec {
 } pxi_threads_exec;
 
 /* Fill @x (zeroed by the caller) with a pool of @nranks ranks whose workers are bound to the
- * space's ranks first + 1 .. first + nranks - 1, and its team state. While the space is up.
+ * space's ranks first + 1 .. first + nranks - 1, and its team state. own_rank0: the pool also
+ * gets a rank-0 thread bound to rank first's PU, to which launchers placed elsewhere hand
+ * their launches (instances; pool.h). While the space is up.
  * @return PX_OK; PX_ENOMEM (logged; @x holds nothing then). */
-PX_NODISCARD int pxi_threads_exec_init(pxi_threads_exec *x, int first, int nranks);
+PX_NODISCARD int pxi_threads_exec_init(pxi_threads_exec *x, int first, int nranks, int own_rank0);
 /* Join @x's workers and free what it holds (no launch may run on it). */
 void pxi_threads_exec_fini(pxi_threads_exec *x);
 

@@ -1,9 +1,11 @@
 /* spaces/threads/instance.c - execution-space instances of the Threads space (parex/instance.h;
  * core/instance.c splits the ranks and keeps the handles). An instance of k ranks is an exec
  * (exec.h) of its own: a pool whose k - 1 workers are bound to the cores of its group of the
- * space's ranks and whose rank 0 is the launching thread, with its own launch lock and launch
- * state. Launches on two instances therefore never wait for each other, and a fence of one
- * waits only for the launches in flight on it. */
+ * space's ranks and which has a rank-0 thread of its own on the group's first core (pool.h):
+ * a launcher bound within the group's cores runs rank 0 itself, any other hands the launch to
+ * that thread, so the instance's kernels run on its cores whoever launches them. It has its
+ * own launch lock and launch state: launches on two instances never wait for each other, and
+ * a fence of one waits only for the launches in flight on it. */
 #include <string.h>
 
 #include "base/alloc.h"
@@ -24,7 +26,7 @@ int pxi_threads_instance_create(int first, int nranks, void **impl)
         return PX_ENOMEM;
     }
     memset(x, 0, sizeof *x);
-    int rc = pxi_threads_exec_init(x, first, nranks);
+    int rc = pxi_threads_exec_init(x, first, nranks, 1);
     if (rc != PX_OK) {
         pxi_free_aligned(x);
         return rc;
@@ -102,7 +104,9 @@ int pxi_threads_instance_copy(void *impl, void *dst, int dst_host, const void *s
     }
     copy_job c = {dst, src, bytes, x->nranks};
     pxi_tpool_lock(x->pool);
-    if (bytes < PARALLEL_COPY_BYTES || x->nranks == 1)
+    /* A large copy on a 1-rank instance with its own rank-0 thread goes through the pool, so
+     * that it runs on the instance's core (pxi_tpool_run hands it over or runs it here). */
+    if (bytes < PARALLEL_COPY_BYTES || (x->nranks == 1 && !pxi_tpool_has_leader(x->pool)))
         memcpy(dst, src, bytes);
     else
         pxi_tpool_run(x->pool, copy_main, &c);

@@ -28,6 +28,11 @@ struct pxi_tpool {
     pthread_t *threads;
     worker_start *starts;
     int nstarted;
+    /* Own rank-0 thread ("leader", pool.h): lead is set at create, lead_started once the
+     * thread runs; lead_thread is joined at destroy. */
+    int lead;
+    int lead_started;
+    pthread_t lead_thread;
 
     /* Dispatch line: the dispatch word every idle worker polls, and the job it announces. The
      * job is written by the lock holder before it posts dispatch (release) and read by workers
@@ -42,9 +47,28 @@ struct pxi_tpool {
     /* Ticket lock: next_ticket is hit by arriving launchers, serving by the holder. */
     alignas(PXI_CACHE_LINE) atomic_uint next_ticket;
     alignas(PXI_CACHE_LINE) pxi_tpool_flag serving;
+
+    /* Hand-off to the leader: the launcher posts the generation on lead_go (the job is in the
+     * dispatch line, written first), the leader posts it on lead_done once its rank-0 call
+     * returned, that is once every rank has finished, and notifies lead_ev, on which the
+     * launcher waits (an event, not the flag's own wait, for its polite polling: see
+     * pxi_tpool_run). Apart: the leader polls one line, the launcher the other. */
+    alignas(PXI_CACHE_LINE) pxi_tpool_flag lead_go;
+    pxi_wait_event lead_go_ev;
+    alignas(PXI_CACHE_LINE) pxi_tpool_flag lead_done;
+    pxi_wait_event lead_ev;
 };
 
 static _Thread_local int tls_in_job;
+
+/* Tests: hand every launch on a pool with a leader to it, wherever the launcher stands
+ * (pxi_tpool_set_force_handoff). Relaxed: set between launches. */
+static atomic_int force_handoff;
+
+void pxi_tpool_set_force_handoff(int on)
+{
+    atomic_store_explicit(&force_handoff, on, memory_order_relaxed);
+}
 
 int pxi_tpool_in_job(void)
 {
@@ -105,12 +129,83 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+typedef struct lead_wait {
+    pxi_tpool_flag *flag;
+    unsigned v;
+} lead_wait;
+
+/* A hand-off side's condition: @flag holds v (lead_done) or no longer holds v (lead_go, v the
+ * last generation seen). seq_cst: the Dekker pair of the other side's notify (base/wait.h). */
+static int lead_done_ready(const void *arg)
+{
+    const lead_wait *w = arg;
+    unsigned v = atomic_load_explicit(&w->flag->word, memory_order_seq_cst) >> 1;
+    return v == (w->v & PXI_WAIT_VALUE_MASK);
+}
+
+static int lead_go_ready(const void *arg)
+{
+    const lead_wait *w = arg;
+    unsigned v = atomic_load_explicit(&w->flag->word, memory_order_seq_cst) >> 1;
+    return v != (w->v & PXI_WAIT_VALUE_MASK);
+}
+
+/* The leader: rank 0 of a pool made with own_rank0, bound to rank 0's PU. It waits for a
+ * hand-off, then does what a launching rank 0 does. Unlike a worker it polls politely: the
+ * launchers that hand it work often run on its core (measured with bench_instance
+ * cross_50us, two threads each launching on the other's core: a plain spin here kept the core
+ * from the launcher, 695 us per 50 us launch). */
+static void *leader_main(void *arg)
+{
+    pxi_tpool *pool = arg;
+    pxi_exec_rank = 0;
+    pxi_os_thread_set_name("px-threads-0");
+    (void)pxi_topo_bind_self(pool->topo, pool->pu_of_rank[0]);
+    unsigned seen = 0;
+    for (;;) {
+        lead_wait w = {&pool->lead_go, seen};
+        pxi_wait_event_until(&pool->lead_go_ev, lead_go_ready, &w, pool->spin_ns, NULL,
+                             PXI_WAIT_YIELD);
+        seen = pxi_wait_flag_value(&pool->lead_go);
+        pxi_tpool_job_fn fn = pool->job_fn;
+        if (!fn)
+            break;
+        unsigned g = pool->gen; /* written before lead_go was posted, like job_fn */
+        if (pool->nranks > 1)
+            pxi_tpool_flag_post(&pool->dispatch, g);
+        tls_in_job = 1;
+        fn(pool, 0, g, pool->job_arg);
+        tls_in_job = 0;
+        pxi_tpool_flag_post(&pool->lead_done, g);
+        pxi_wait_event_notify(&pool->lead_ev, 0);
+    }
+    return NULL;
+}
+
 void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg)
 {
     unsigned g = pool->gen + 1;
     pool->gen = g;
     pool->job_fn = fn;
     pool->job_arg = arg;
+    if (pool->lead && !tls_in_job) {
+        /* Where the launcher stands towards the pool's PUs (base/os.h): within them it runs
+         * rank 0 itself; sched_getcpu settles "elsewhere" without a system call, and the
+         * thread's mask is cached (re-read every 10 ms, or when the thread moved). */
+        int place = pxi_os_placement(pool->pu_of_rank, pool->nranks);
+        if (place != PXI_OS_WITHIN || atomic_load_explicit(&force_handoff, memory_order_relaxed)) {
+            /* Hand the job to the leader and wait for it. The launcher usually sits on a core
+             * of some rank (another instance's, or the space's), so it polls politely, giving
+             * its core to any runnable thread every microsecond or so (a plain spin took 100 us
+             * of a busy core per launch); on one of this pool's own PUs it sleeps at once. */
+            pxi_tpool_flag_post(&pool->lead_go, g);
+            pxi_wait_event_notify(&pool->lead_go_ev, 0);
+            lead_wait w = {&pool->lead_done, g};
+            pxi_wait_event_until(&pool->lead_ev, lead_done_ready, &w,
+                                 place == PXI_OS_NEAR ? 0 : pool->spin_ns, NULL, PXI_WAIT_YIELD);
+            return;
+        }
+    }
     if (pool->nranks > 1)
         pxi_tpool_flag_post(&pool->dispatch, g);
     int nested = tls_in_job;
@@ -119,26 +214,50 @@ void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg)
     tls_in_job = nested;
 }
 
+int pxi_tpool_has_leader(const pxi_tpool *pool)
+{
+    return pool->lead;
+}
+
 static void stop_workers(pxi_tpool *pool)
 {
-    if (pool->nstarted == 0)
+    if (pool->nstarted == 0 && !pool->lead_started)
         return;
     pool->job_fn = NULL;
     pool->job_arg = NULL;
     pxi_tpool_flag_post(&pool->dispatch, pool->gen + 1);
+    if (pool->lead_started) {
+        pxi_tpool_flag_post(&pool->lead_go, pool->gen + 1);
+        pxi_wait_event_notify(&pool->lead_go_ev, 0);
+    }
     for (int r = 1; r <= pool->nstarted; ++r)
         pthread_join(pool->threads[r], NULL);
+    if (pool->lead_started)
+        pthread_join(pool->lead_thread, NULL);
     pool->nstarted = 0;
+    pool->lead_started = 0;
+}
+
+/* Every rank has a PU (no "none" binding, a real machine): only then is there a place to keep
+ * rank 0 on. */
+static int pool_is_bound(const int *pu_of_rank, int nranks)
+{
+    for (int r = 0; r < nranks; ++r)
+        if (pu_of_rank[r] < 0)
+            return 0;
+    return 1;
 }
 
 int pxi_tpool_create(pxi_tpool **out, int nranks, const pxi_topo *topo, const int *pu_of_rank,
-                     int64_t spin_ns)
+                     int64_t spin_ns, int own_rank0)
 {
     *out = NULL;
     pxi_tpool *pool = pxi_malloc_aligned(sizeof *pool, PXI_CACHE_LINE);
     if (!pool)
         goto nomem;
     memset(pool, 0, sizeof *pool);
+    pxi_wait_event_init(&pool->lead_ev);
+    pxi_wait_event_init(&pool->lead_go_ev);
     pool->nranks = nranks;
     pool->spin_ns = spin_ns;
     pool->topo = topo;
@@ -161,6 +280,19 @@ int pxi_tpool_create(pxi_tpool **out, int nranks, const pxi_topo *topo, const in
             return PX_ENOMEM;
         }
         pool->nstarted = r;
+    }
+    if (own_rank0 && pxi_topo_binds(topo) && pool_is_bound(pu_of_rank, nranks)) {
+        int err = pthread_create(&pool->lead_thread, NULL, leader_main, pool);
+        if (err != 0) {
+            PXI_ERROR("threads: cannot start the rank-0 thread of a pool of %d ranks "
+                      "(pthread_create: %s)",
+                      nranks, strerror(err));
+            stop_workers(pool);
+            pxi_tpool_destroy(pool);
+            return PX_ENOMEM;
+        }
+        pool->lead = 1;
+        pool->lead_started = 1;
     }
     *out = pool;
     return PX_OK;

@@ -5,6 +5,18 @@
  * every rank runs once; the launcher publishes (fn, arg, generation) with one release store
  * of the dispatch word and then runs rank 0 itself, as libgomp's team start does.
  *
+ * A pool made with own_rank0 (an execution-space instance, spaces/threads/instance.c) also has
+ * a rank-0 thread of its own, the leader, bound to rank 0's PU. A launcher whose affinity mask
+ * lies within the pool's PUs still runs rank 0 itself (no hand-off: a thread the program
+ * placed on the instance launches at the space's cost). Any other launcher hands the job to
+ * the leader (one post of lead_go), which dispatches the workers and runs rank 0, and waits
+ * for the leader's lead_done post (polling politely, with a yield about every microsecond,
+ * for the pool's spin budget, then asleep; the leader waits for lead_go the same way): so a
+ * kernel runs on the instance's cores whichever
+ * thread launches it (an engine worker, a thread on another instance's cores). Where the launcher
+ * stands is read at every launch (pxi_os_placement, base/os.h: sched_getcpu, and the thread's
+ * cached mask when it runs on one of the pool's PUs).
+ *
  * Completion and reductions go through the fan-in tree of fanin.h.
  *
  * Waiting (idle workers, fan-in parents, launch-lock waiters) goes through base/wait.h: spin
@@ -60,10 +72,19 @@ typedef void (*pxi_tpool_job_fn)(pxi_tpool *pool, int rank, unsigned gen, void *
 /* Create a pool of nranks ranks (>= 1): spawns nranks - 1 workers, each binding itself to
  * pu_of_rank[rank] through topo (a refused binding is a warning; the worker runs unbound).
  * spin_ns: how long a waiter spins before sleeping (0: sleep almost at once), from
- * pxi_wait_spin_ns (base/wait.h).
+ * pxi_wait_spin_ns (base/wait.h). own_rank0: also spawn the leader (see above), bound to
+ * pu_of_rank[0]; ignored (no leader) when a rank is unbound (PU -1: PX_BIND=none, no hwloc)
+ * or topo cannot bind (pxi_topo_binds), since there is then no place to keep rank 0 on.
+ * pu_of_rank must outlive the pool.
  * @return PX_OK; PX_ENOMEM when memory or a thread could not be had (logged; nothing leaks). */
 PX_NODISCARD int pxi_tpool_create(pxi_tpool **out, int nranks, const pxi_topo *topo,
-                                  const int *pu_of_rank, int64_t spin_ns);
+                                  const int *pu_of_rank, int64_t spin_ns, int own_rank0);
+/* 1 when the pool has its own rank-0 thread (own_rank0 took effect), else 0. */
+int pxi_tpool_has_leader(const pxi_tpool *pool);
+/* Tests only: on nonzero, every launch on a pool with a leader is handed to it, also from a
+ * launcher placed within the pool's PUs (on a 2-core machine a pool of 2 ranks covers every
+ * core, so its hand-off path is otherwise never taken). Call between launches. */
+void pxi_tpool_set_force_handoff(int on);
 /* Stop and join every worker, free the pool. Must not race with a job. NULL is ignored. */
 void pxi_tpool_destroy(pxi_tpool *pool);
 
@@ -77,8 +98,10 @@ pxi_tpool_slot *pxi_tpool_slots(pxi_tpool *pool);
 void pxi_tpool_lock(pxi_tpool *pool);
 void pxi_tpool_unlock(pxi_tpool *pool);
 
-/* Run a job on every rank; the caller (holding the lock) is rank 0. Returns when rank 0's
- * call returns, which by the job's final fan-in means every rank's call has. */
+/* Run a job on every rank; the caller (holding the lock) is rank 0, or, in a pool with a
+ * leader, hands rank 0 to the leader unless its affinity lies within the pool's PUs (see
+ * above). Returns when rank 0's call returns, which by the job's final fan-in means every
+ * rank's call has. Not from inside a job (launches run those inline). */
 void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg);
 
 /* Nonzero while the calling thread runs a job of some pool (workers, or rank 0 inside

@@ -77,6 +77,14 @@ static pxi_threads_exec *exec_of(const px_space *s)
 
 static pxi_threads_dynamic_mode dynamic_mode = PXI_DYNAMIC_STEAL;
 
+int pxi_threads_pu_of_rank(const px_space *s, int rank)
+{
+    const pxi_threads_exec *x = exec_of(s);
+    if (!st.pu_of_rank || rank < 0 || rank >= x->nranks)
+        return -1;
+    return st.pu_of_rank[x->first + rank];
+}
+
 void pxi_threads_set_dynamic_mode(pxi_threads_dynamic_mode mode)
 {
     dynamic_mode = mode;
@@ -382,12 +390,13 @@ static int threads_launch(const pxi_launch *l)
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
 
-int pxi_threads_exec_init(pxi_threads_exec *x, int first, int nranks)
+int pxi_threads_exec_init(pxi_threads_exec *x, int first, int nranks, int own_rank0)
 {
     x->first = first;
     x->nranks = nranks;
     atomic_init(&x->shared_next, 0);
-    int rc = pxi_tpool_create(&x->pool, nranks, st.topo, st.pu_of_rank + first, st.spin_us * 1000);
+    int rc = pxi_tpool_create(&x->pool, nranks, st.topo, st.pu_of_rank + first, st.spin_us * 1000,
+                              own_rank0);
     if (rc == PX_OK)
         rc = pxi_threads_team_init(&x->team, x->pool, st.topo, st.pu_of_rank + first, nranks);
     if (rc != PX_OK)
@@ -447,7 +456,7 @@ static int threads_initialize(const pxi_space_config *c)
     st.spin_us = pxi_wait_spin_ns(n, st.pus) / 1000;
     st.debug_check = c->debug_check;
     st.l2_bytes = pxi_topo_l2_bytes(st.topo);
-    if ((rc = pxi_threads_exec_init(&st.main, 0, n)) != PX_OK)
+    if ((rc = pxi_threads_exec_init(&st.main, 0, n, 0)) != PX_OK)
         goto fail;
     /* The initializing thread works as rank 0 (it is the usual launcher), so it is bound to
      * rank 0's PU like OpenMP's master thread; otherwise the OS may run it beside worker 1 on
@@ -500,7 +509,8 @@ static void threads_print_configuration(FILE *out)
                                               : "from one shared counter",
             st.main.nranks > 1 ? 32 - __builtin_clz((unsigned)(st.main.nranks - 1)) : 0);
     fprintf(out, "  threads: workers are bound as listed; rank 0 is whichever thread launches and "
-                 "keeps its own binding\n");
+                 "keeps its own binding (on an instance: the launcher when bound within its "
+                 "cores, else the instance's rank-0 thread)\n");
     pxi_topo_print(st.topo, out, st.pu_of_rank, st.main.nranks);
 }
 

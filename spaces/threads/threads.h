@@ -49,6 +49,12 @@ void pxi_threads_set_dynamic_mode(pxi_threads_dynamic_mode mode);
  * reduce values). */
 struct pxi_launch;
 struct pxi_tpool;
+
+/* The OS PU that rank @rank of @s is bound to: @s a Threads instance (parex/instance.h) or the
+ * Threads space itself (NULL too); -1 when unbound (PX_BIND=none, no hwloc), out of range, or
+ * the space is not up. For tests that check placement. */
+struct px_space;
+int pxi_threads_pu_of_rank(const struct px_space *s, int rank);
 int pxi_threads_md_launch(const struct pxi_launch *l, struct pxi_tpool *pool, size_t l2_bytes);
 
 #endif

@@ -123,6 +123,10 @@ PX_NODISCARD int pxi_topo_map(const pxi_topo *t, int nranks, const char *bind, i
  * libgomp does when pthread_setaffinity_np fails. Thread-safe. */
 int pxi_topo_bind_self(const pxi_topo *t, int pu);
 
+/* 1 when pxi_topo_bind_self can bind threads with @p t (hwloc loaded this machine), 0 for a
+ * synthetic topology (or HWLOC_XMLFILE), a build without hwloc or t == NULL. Thread-safe. */
+int pxi_topo_binds(const pxi_topo *t);
+
 /* The calling thread's binding, saved by pxi_topo_save_self so that a thread the runtime
  * binds but does not own (the thread that calls px_initialize, which works as rank 0) gets its
  * own binding back at finalize, as it had before. */

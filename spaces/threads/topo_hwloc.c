@@ -403,6 +403,11 @@ int pxi_topo_bind_self(const pxi_topo *t, int pu)
     return PX_OK;
 }
 
+int pxi_topo_binds(const pxi_topo *t)
+{
+    return t != NULL && !t->synthetic;
+}
+
 static const topo_core *core_of_pu(const pxi_topo *t, int pu)
 {
     for (int c = 0; c < t->ncores; c++)

@@ -111,3 +111,9 @@ size_t pxi_topo_l2_bytes(const pxi_topo *t)
     (void)t; /* no cache sizes without hwloc */
     return 0;
 }
+
+int pxi_topo_binds(const pxi_topo *t)
+{
+    (void)t;
+    return 0;
+}
