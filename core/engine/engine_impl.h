@@ -74,6 +74,7 @@ typedef struct pxi_pool {
     uint64_t id;                /* process-unique, names the pool in thread caches */
     size_t obj_bytes;           /* rounded up to 64 */
     size_t per_slab;            /* objects per slab */
+    unsigned prefetch_lines;    /* lines of the next object a get prefetches: 1 to 4 */
     void *free_list;            /* under lock: loose objects */
     void *full;                 /* under lock: chains of exactly PXI_POOL_BATCH objects */
     void *slabs;                /* under lock: singly linked through each slab's first word */
@@ -83,9 +84,73 @@ typedef struct pxi_pool {
 void pxi_pool_init(pxi_pool *p, size_t obj_bytes, size_t per_slab);
 /* Frees every slab; objects still out become invalid. */
 void pxi_pool_fini(pxi_pool *p);
-/* NULL when a slab allocation fails. */
-void *pxi_pool_get(pxi_pool *p);
-void pxi_pool_put(pxi_pool *p, void *obj);
+
+/* A thread's cache of one pool (object_pool.c): PXI_POOL_WAYS ways per thread, a pool's home
+ * way being id % PXI_POOL_WAYS. Here only so that get and put, on every push and complete,
+ * are inline: their common case is a few loads and stores. */
+#define PXI_POOL_WAYS 8
+typedef struct pxi_pool_cache {
+    uint64_t id; /* 0: empty way */
+    pxi_pool *pool;
+    void *list;
+    int n;
+} pxi_pool_cache;
+extern PXI_ENGINE_TLS pxi_pool_cache pxi_pool_tl_cache[PXI_POOL_WAYS];
+/* The rare halves (object_pool.c): the cache of @p when it is not in its home way; a get
+ * from an empty cache (NULL when a slab allocation fails); a put that overfills it. */
+pxi_pool_cache *pxi_pool_cache_slow(pxi_pool *p);
+void *pxi_pool_get_slow(pxi_pool *p, pxi_pool_cache *c);
+void pxi_pool_put_slow(pxi_pool *p, pxi_pool_cache *c);
+
+static inline pxi_pool_cache *pxi_pool_cache_for(pxi_pool *p)
+{
+    pxi_pool_cache *c = &pxi_pool_tl_cache[p->id % PXI_POOL_WAYS];
+    if (PXI_LIKELY(c->id == p->id))
+        return c;
+    return pxi_pool_cache_slow(p);
+}
+
+/* Take an object from the calling thread's cache, prefetching the next one (last written by
+ * the thread that freed it, usually a worker on another core: the miss overlaps with the
+ * caller's use of this object instead of stalling the next get). NULL when a slab allocation
+ * fails. */
+static inline void *pxi_pool_get(pxi_pool *p)
+{
+    pxi_pool_cache *c = pxi_pool_cache_for(p);
+    void *o = c->list;
+    if (PXI_UNLIKELY(c->n == 0))
+        return pxi_pool_get_slow(p, c);
+    const char *nx = *(void **)o;
+    c->list = (void *)(uintptr_t)nx;
+    c->n--;
+    if (PXI_LIKELY(nx != NULL)) {
+        switch (p->prefetch_lines) { /* no loop: a jump, then the prefetches */
+        case 4:
+            __builtin_prefetch(nx + 3 * PXI_CACHE_LINE, 1, 3);
+            /* fallthrough */
+        case 3:
+            __builtin_prefetch(nx + 2 * PXI_CACHE_LINE, 1, 3);
+            /* fallthrough */
+        case 2:
+            __builtin_prefetch(nx + PXI_CACHE_LINE, 1, 3);
+            /* fallthrough */
+        default:
+            __builtin_prefetch(nx, 1, 3);
+        }
+    }
+    return o;
+}
+
+/* Give @obj back to the calling thread's cache; a batch goes back to the pool once the cache
+ * holds two. */
+static inline void pxi_pool_put(pxi_pool *p, void *obj)
+{
+    pxi_pool_cache *c = pxi_pool_cache_for(p);
+    *(void **)obj = c->list;
+    c->list = obj;
+    if (PXI_UNLIKELY(++c->n > 2 * PXI_POOL_BATCH))
+        pxi_pool_put_slow(p, c);
+}
 
 /* ---- generation-checked handle tables (handle_table.c) ------------------------------------ */
 
@@ -121,8 +186,26 @@ void pxi_handle_table_fini(pxi_handle_table *t);
  * the caller stores it once the slot is ready), or NULL on allocation failure. */
 void *pxi_handle_table_alloc(pxi_handle_table *t, uint32_t *gen);
 void pxi_handle_table_release(pxi_handle_table *t, void *slot);
-/* The slot a handle names if its generation matches right now, else NULL. */
-void *pxi_handle_table_lookup(pxi_handle_table *t, uintptr_t handle, uint32_t *gen);
+/* The slot a handle names if its generation matches right now, else NULL. Inline: every
+ * push resolves each of its Vars through it (an out-of-line call cost the pusher ~23
+ * instructions per Var; inline it is the loads and compares below). */
+static inline void *pxi_handle_table_lookup(pxi_handle_table *t, uintptr_t handle, uint32_t *gen)
+{
+    uint32_t lo = (uint32_t)(handle & 0xffffffffu);
+    uint32_t g = (uint32_t)((uint64_t)handle >> 32);
+    uint32_t idx = lo - 1u; /* lo == 0 wraps to UINT32_MAX: out of range below */
+    uint32_t ci = idx / PXI_HANDLE_CHUNK;
+    if (PXI_UNLIKELY(g == 0 || ci >= PXI_HANDLE_MAX_CHUNKS))
+        return NULL;
+    unsigned char *c = atomic_load_explicit(&t->chunks[ci], memory_order_acquire);
+    if (PXI_UNLIKELY(!c))
+        return NULL;
+    pxi_slot_hdr *h = (pxi_slot_hdr *)(c + (size_t)(idx % PXI_HANDLE_CHUNK) * t->slot_bytes);
+    if (PXI_UNLIKELY(atomic_load_explicit(&h->gen, memory_order_acquire) != g))
+        return NULL;
+    *gen = g;
+    return h;
+}
 static inline uintptr_t pxi_handle_make(uint32_t gen, uint32_t index)
 {
     return ((uintptr_t)gen << 32) | ((uintptr_t)index + 1u);

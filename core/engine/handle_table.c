@@ -95,23 +95,3 @@ void pxi_handle_table_release(pxi_handle_table *t, void *slot)
     t->n_live--;
     pthread_mutex_unlock(&t->lock);
 }
-
-void *pxi_handle_table_lookup(pxi_handle_table *t, uintptr_t handle, uint32_t *gen)
-{
-    uint32_t lo = (uint32_t)(handle & 0xffffffffu);
-    uint32_t g = (uint32_t)((uint64_t)handle >> 32);
-    if (lo == 0 || g == 0)
-        return NULL;
-    uint32_t idx = lo - 1;
-    uint32_t ci = idx / PXI_HANDLE_CHUNK;
-    if (ci >= PXI_HANDLE_MAX_CHUNKS)
-        return NULL;
-    unsigned char *c = atomic_load_explicit(&t->chunks[ci], memory_order_acquire);
-    if (!c)
-        return NULL;
-    pxi_slot_hdr *h = (pxi_slot_hdr *)(c + (size_t)(idx % PXI_HANDLE_CHUNK) * t->slot_bytes);
-    if (atomic_load_explicit(&h->gen, memory_order_acquire) != g)
-        return NULL;
-    *gen = g;
-    return h;
-}

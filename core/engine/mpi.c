@@ -121,7 +121,7 @@ int px_mpi_finalize(void)
 static void complete_msg(msg *m, int status)
 {
     if (m->t0_ns && pxi_trace_active())
-        pxi_trace_span("mpi", m->name, m->t0_ns, pxi_trace_now_ns());
+        pxi_trace_span("mpi", pxi_mpi_msg_name(m), m->t0_ns, pxi_trace_now_ns());
     if (m->has_section) {
         (void)px_profile_stop_section(m->section);
         (void)px_profile_destroy_section(m->section);
@@ -130,6 +130,21 @@ static void complete_msg(msg *m, int status)
     if (m->per_post) /* a graph launch's copy (post_msg): nothing else refers to it */
         pxi_free(m);
     px_on_complete_call(done, status);
+}
+
+void pxi_mpi_format_name(const pxi_mpi_msg *m, char *buf, size_t n)
+{
+    switch (m->kind) {
+    case PXI_MSG_SEND:
+        snprintf(buf, n, "mpi_isend %lldB to %d tag %d", m->bytes, m->peer, m->tag);
+        break;
+    case PXI_MSG_RECV:
+        snprintf(buf, n, "mpi_irecv %lldB from %d tag %d", m->bytes, m->peer, m->tag);
+        break;
+    default:
+        snprintf(buf, n, "mpi_allreduce %lldB", m->bytes);
+        break;
+    }
 }
 
 /* ---- the ops ---------------------------------------------------------------------------- */
@@ -143,8 +158,10 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
      * MPI may not be called then (Open MPI aborts the job). */
     int finalized = 0;
     MPI_Finalized(&finalized);
+    char tname[sizeof m->name]; /* m may be a template: its name is formatted into a copy */
     if (PXI_UNLIKELY(finalized)) {
-        PXI_ERROR("%s: MPI is already finalized (the op was posted after MPI_Finalize)", m->name);
+        pxi_mpi_format_name(m, tname, sizeof tname);
+        PXI_ERROR("%s: MPI is already finalized (the op was posted after MPI_Finalize)", tname);
         px_on_complete_call(done, PX_EMPI);
         return;
     }
@@ -152,7 +169,8 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
         /* A graph op: this launch's own message (the template stays the graph's). */
         msg *c = pxi_malloc(sizeof *c);
         if (!c) {
-            PXI_ERROR("%s: out of memory posting a recorded message", m->name);
+            pxi_mpi_format_name(m, tname, sizeof tname);
+            PXI_ERROR("%s: out of memory posting a recorded message", tname);
             px_on_complete_call(done, PX_ENOMEM);
             return;
         }
@@ -167,7 +185,8 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
     m->complete = complete_msg;
     m->t0_ns = pxi_trace_active() ? pxi_trace_now_ns() : 0;
     m->has_section = 0;
-    if (pxi_tools_active() && px_profile_create_section(m->name, &m->section) == PX_OK) {
+    if (pxi_tools_active() &&
+        px_profile_create_section(pxi_mpi_msg_name(m), &m->section) == PX_OK) {
         m->has_section = 1;
         (void)px_profile_start_section(m->section);
     }
@@ -184,7 +203,7 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
         break;
     }
     if (err != MPI_SUCCESS) {
-        pxi_mpi_log_error(m->name, err);
+        pxi_mpi_log_error(pxi_mpi_msg_name(m), err);
         complete_msg(m, PX_EMPI);
         return;
     }
@@ -327,8 +346,7 @@ int px_engine_push_mpi_isend(px_engine *e, const void *buf, int count, MPI_Datat
     m->sbuf = buf;
     m->peer = dest;
     m->tag = tag;
-    snprintf(m->name, sizeof m->name, "mpi_isend %lldB to %d tag %d",
-             (long long)count * (long long)tb, dest, tag);
+    m->bytes = (long long)count * (long long)tb;
     return push_msg(e, m, reads, NULL, caller);
 }
 
@@ -350,8 +368,7 @@ int px_engine_push_mpi_irecv(px_engine *e, void *buf, int count, MPI_Datatype ty
     m->rbuf = buf;
     m->peer = source;
     m->tag = tag;
-    snprintf(m->name, sizeof m->name, "mpi_irecv %lldB from %d tag %d",
-             (long long)count * (long long)tb, source, tag);
+    m->bytes = (long long)count * (long long)tb;
     return push_msg(e, m, NULL, writes, caller);
 }
 
@@ -381,6 +398,6 @@ int px_engine_push_mpi_allreduce(px_engine *e, const void *send, void *recv, int
     m->rbuf = recv;
     m->op = op;
     m->peer = MPI_PROC_NULL;
-    snprintf(m->name, sizeof m->name, "mpi_allreduce %lldB", (long long)count * (long long)tb);
+    m->bytes = (long long)count * (long long)tb;
     return push_msg(e, m, reads, writes, caller);
 }

@@ -190,7 +190,7 @@ static int request_status(msg *m, int err, MPI_Status *st)
         char what[128];
         int cls = err;
         MPI_Error_class(err, &cls);
-        snprintf(what, sizeof what, "%s%s", m->name,
+        snprintf(what, sizeof what, "%s%s", pxi_mpi_msg_name(m),
                  cls == MPI_ERR_TRUNCATE ? " (message longer than the receive buffer)" : "");
         pxi_mpi_log_error(what, err);
         return PX_EMPI;
@@ -199,7 +199,8 @@ static int request_status(msg *m, int err, MPI_Status *st)
         int cancelled = 0;
         MPI_Test_cancelled(st, &cancelled);
         if (cancelled) {
-            PXI_WARN("%s: cancelled at engine destroy after the drain timeout", m->name);
+            PXI_WARN("%s: cancelled at engine destroy after the drain timeout",
+                     pxi_mpi_msg_name(m));
             return PX_ECANCELED;
         }
     }
@@ -301,7 +302,7 @@ static int enforce_deadlines(active_set *a, int64_t now)
             /* MPI can neither cancel nor free a nonblocking collective: abandon it. */
             PXI_WARN("%s: abandoned at engine destroy after the drain timeout (its request stays "
                      "with MPI)",
-                     m->name);
+                     pxi_mpi_msg_name(m));
             finish(m, PX_ECANCELED);
             a->m[i] = NULL;
             ++done;
@@ -311,7 +312,7 @@ static int enforce_deadlines(active_set *a, int64_t now)
         } else if (now - m->cancel_ns > CANCEL_GRACE_NS) {
             PXI_WARN("%s: MPI did not cancel it; released at engine destroy (MPI may still use "
                      "its buffer)",
-                     m->name);
+                     pxi_mpi_msg_name(m));
             MPI_Request_free(&a->req[i]);
             finish(m, PX_ECANCELED);
             a->m[i] = NULL;
@@ -481,7 +482,7 @@ int pxi_mpi_hand_off(msg *m)
         atomic_store_explicit(&g.stop, 0, memory_order_relaxed);
         if (pthread_create(&g.thread, NULL, progress_main, NULL) != 0) {
             pthread_mutex_unlock(&g.lock);
-            PXI_ERROR("%s: cannot start the MPI progress thread", m->name);
+            PXI_ERROR("%s: cannot start the MPI progress thread", pxi_mpi_msg_name(m));
             return PX_ENOMEM;
         }
         g.running = 1;

@@ -6,7 +6,7 @@
 #include "base/alloc.h"
 #include "core/engine/engine_impl.h"
 
-#define CACHE_WAYS  8
+#define CACHE_WAYS  PXI_POOL_WAYS
 #define CACHE_BATCH PXI_POOL_BATCH
 
 /* Live pools, so a thread evicting its cache of another pool can tell whether that pool (of
@@ -15,14 +15,10 @@ static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static pxi_pool *live_pools;      /* under live_lock */
 static uint64_t next_pool_id = 1; /* under live_lock */
 
-typedef struct {
-    uint64_t id; /* 0: empty way */
-    pxi_pool *pool;
-    void *list;
-    int n;
-} pool_cache;
+typedef pxi_pool_cache pool_cache;
 
-static PXI_ENGINE_TLS pool_cache tl_cache[CACHE_WAYS];
+PXI_ENGINE_TLS pxi_pool_cache pxi_pool_tl_cache[PXI_POOL_WAYS];
+#define tl_cache pxi_pool_tl_cache
 static PXI_ENGINE_TLS unsigned tl_evict;
 
 void pxi_pool_init(pxi_pool *p, size_t obj_bytes, size_t per_slab)
@@ -30,6 +26,8 @@ void pxi_pool_init(pxi_pool *p, size_t obj_bytes, size_t per_slab)
     pxi_spin_init(&p->lock);
     p->obj_bytes = (obj_bytes + PXI_CACHE_LINE - 1) / PXI_CACHE_LINE * PXI_CACHE_LINE;
     p->per_slab = per_slab;
+    p->prefetch_lines =
+        (unsigned)(p->obj_bytes / PXI_CACHE_LINE < 4 ? p->obj_bytes / PXI_CACHE_LINE : 4);
     p->free_list = NULL;
     p->full = NULL;
     p->slabs = NULL;
@@ -95,12 +93,17 @@ static void give_back(pxi_pool *p, void **list, int *count, int n)
     pxi_spin_unlock(&p->lock);
 }
 
-static pool_cache *cache_for(pxi_pool *p)
+/* The cache of @p when it is not in its home way: the pool's cache in another way, else a
+ * fresh way (the home way when empty, so the next look-up hits at once), else a round-robin
+ * victim. */
+pool_cache *pxi_pool_cache_slow(pxi_pool *p)
 {
     for (int w = 0; w < CACHE_WAYS; ++w)
         if (tl_cache[w].id == p->id)
             return &tl_cache[w];
     pool_cache *c = NULL;
+    if (tl_cache[p->id % CACHE_WAYS].id == 0)
+        c = &tl_cache[p->id % CACHE_WAYS];
     for (int w = 0; w < CACHE_WAYS && !c; ++w)
         if (tl_cache[w].id == 0)
             c = &tl_cache[w];
@@ -123,72 +126,64 @@ static pool_cache *cache_for(pxi_pool *p)
     return c;
 }
 
-void *pxi_pool_get(pxi_pool *p)
+/* Fill the empty cache @c of @p: a whole chain from the full stack, else up to a batch of
+ * loose objects, else a new slab. 0 when the slab allocation fails. Out of line: once per
+ * CACHE_BATCH gets at most. */
+static PXI_ENGINE_NOINLINE int refill(pxi_pool *p, pool_cache *c)
 {
-    pool_cache *c = cache_for(p);
-    if (PXI_UNLIKELY(c->n == 0)) {
+    pxi_spin_lock(&p->lock);
+    void *first = p->full, *last = NULL;
+    int k = 0;
+    if (first) {
+        /* A whole chain in O(1); its last object already ends in NULL. */
+        p->full = ((void **)first)[1];
+        c->list = first;
+        c->n = CACHE_BATCH;
+        k = CACHE_BATCH;
+        first = NULL;
+    } else {
+        first = p->free_list;
+    }
+    for (void *o = first; o && k < CACHE_BATCH; o = *(void **)o) {
+        last = o;
+        ++k;
+    }
+    if (first && k > 0) {
+        p->free_list = *(void **)last;
+        *(void **)last = NULL;
+        c->list = first;
+        c->n = k;
+    }
+    pxi_spin_unlock(&p->lock);
+    if (k == 0) {
+        /* Refill from a new slab, whose first line links the slab list. */
+        size_t bytes = PXI_CACHE_LINE + p->obj_bytes * p->per_slab;
+        unsigned char *slab = pxi_malloc_aligned(bytes, PXI_CACHE_LINE);
+        if (!slab)
+            return 0;
+        unsigned char *objs = slab + PXI_CACHE_LINE;
         pxi_spin_lock(&p->lock);
-        void *first = p->full, *last = NULL;
-        int k = 0;
-        if (first) {
-            /* A whole chain in O(1); its last object already ends in NULL. */
-            p->full = ((void **)first)[1];
-            c->list = first;
-            c->n = CACHE_BATCH;
-            k = CACHE_BATCH;
-            first = NULL;
-        } else {
-            first = p->free_list;
-        }
-        for (void *o = first; o && k < CACHE_BATCH; o = *(void **)o) {
-            last = o;
-            ++k;
-        }
-        if (first && k > 0) {
-            p->free_list = *(void **)last;
-            *(void **)last = NULL;
-            c->list = first;
-            c->n = k;
-        }
+        *(void **)slab = p->slabs;
+        p->slabs = slab;
         pxi_spin_unlock(&p->lock);
-        if (k == 0) {
-            /* Refill from a new slab, whose first line links the slab list. */
-            size_t bytes = PXI_CACHE_LINE + p->obj_bytes * p->per_slab;
-            unsigned char *slab = pxi_malloc_aligned(bytes, PXI_CACHE_LINE);
-            if (!slab)
-                return NULL;
-            unsigned char *objs = slab + PXI_CACHE_LINE;
-            pxi_spin_lock(&p->lock);
-            *(void **)slab = p->slabs;
-            p->slabs = slab;
-            pxi_spin_unlock(&p->lock);
-            for (size_t i = p->per_slab; i-- > 0;) {
-                void *obj = objs + i * p->obj_bytes;
-                *(void **)obj = c->list;
-                c->list = obj;
-                c->n++;
-            }
+        for (size_t i = p->per_slab; i-- > 0;) {
+            void *obj = objs + i * p->obj_bytes;
+            *(void **)obj = c->list;
+            c->list = obj;
+            c->n++;
         }
     }
-    void *o = c->list;
-    c->list = *(void **)o;
-    c->n--;
-    /* The next object was last written by the thread that freed it (usually a worker on
-     * another core): start pulling its first lines in now, for writing, so that miss overlaps
-     * with the caller's use of this object instead of stalling the next get. */
-    if (c->list) {
-        const char *nx = c->list;
-        for (size_t off = 0; off < p->obj_bytes && off < 4 * PXI_CACHE_LINE; off += PXI_CACHE_LINE)
-            __builtin_prefetch(nx + off, 1, 3);
-    }
-    return o;
+    return 1;
 }
 
-void pxi_pool_put(pxi_pool *p, void *obj)
+void *pxi_pool_get_slow(pxi_pool *p, pool_cache *c)
 {
-    pool_cache *c = cache_for(p);
-    *(void **)obj = c->list;
-    c->list = obj;
-    if (++c->n > 2 * CACHE_BATCH)
-        give_back(p, &c->list, &c->n, CACHE_BATCH);
+    if (!refill(p, c))
+        return NULL;
+    return pxi_pool_get(p); /* its cache is filled now */
+}
+
+void pxi_pool_put_slow(pxi_pool *p, pool_cache *c)
+{
+    give_back(p, &c->list, &c->n, CACHE_BATCH);
 }
