@@ -9,18 +9,12 @@
 #ifndef PAREX_EXAMPLES_CG_DCG_KERNELS_H
 #define PAREX_EXAMPLES_CG_DCG_KERNELS_H
 
-#if defined(__cplusplus) && !defined(OMPI_SKIP_MPICXX)
-#define OMPI_SKIP_MPICXX 1 /* a C API: no MPI-2 C++ bindings under nvcc (as partition.h) */
-#endif
-#if defined(__cplusplus) && !defined(MPICH_SKIP_MPICXX)
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
 #include <stdint.h>
 
 #include "cg_dd.h"
 #include "cg_kernels.h"
 #include "parex.h"
+#include "partition.h" /* <mpi.h>, without the MPI-2 C++ bindings under nvcc */
 
 #ifdef __cplusplus
 extern "C" {
