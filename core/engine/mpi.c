@@ -132,21 +132,6 @@ static void complete_msg(msg *m, int status)
     px_on_complete_call(done, status);
 }
 
-void pxi_mpi_format_name(const pxi_mpi_msg *m, char *buf, size_t n)
-{
-    switch (m->kind) {
-    case PXI_MSG_SEND:
-        snprintf(buf, n, "mpi_isend %lldB to %d tag %d", m->bytes, m->peer, m->tag);
-        break;
-    case PXI_MSG_RECV:
-        snprintf(buf, n, "mpi_irecv %lldB from %d tag %d", m->bytes, m->peer, m->tag);
-        break;
-    default:
-        snprintf(buf, n, "mpi_allreduce %lldB", m->bytes);
-        break;
-    }
-}
-
 /* ---- the ops ---------------------------------------------------------------------------- */
 
 /* The async op: post the call on this engine thread, then hand the request over. */

@@ -48,18 +48,14 @@ typedef struct pxi_mpi_msg {
     char name[64];
 } pxi_mpi_msg;
 
-/* Format @m's detailed name into @buf (@n bytes) from its kind, size, peer and tag. Reads
- * @m only: safe on a graph's template message, which several launches may post at once. */
+/* Format @m's detailed name into @buf (@n bytes) from its kind, size, peer and tag. Reads @m
+ * only: safe on a graph's template message, which several launches may post at once. Both
+ * functions live in mpi_progress.c, below mpi.c, which calls them. */
 void pxi_mpi_format_name(const pxi_mpi_msg *m, char *buf, size_t n);
 
 /* @m's detailed name, formatted into m->name on first use. For a message the calling thread
  * owns (being posted, or under the progress layer's lock); never a template. */
-static inline const char *pxi_mpi_msg_name(pxi_mpi_msg *m)
-{
-    if (!m->name[0])
-        pxi_mpi_format_name(m, m->name, sizeof m->name);
-    return m->name;
-}
+const char *pxi_mpi_msg_name(pxi_mpi_msg *m);
 
 /* Give a posted message (its request started, m->complete set) to the progress layer, starting
  * the progress thread on first use. PX_OK, or PX_ENOMEM when the thread cannot start (logged;

@@ -520,3 +520,27 @@ void pxi_mpi_shutdown(void)
     g.running = 0;
     pthread_mutex_unlock(&g.lock);
 }
+
+/* A message's detailed name (mpi_impl.h): here, beside the progress that finishes messages
+ * and logs them, rather than in mpi.c, which calls down into this file. */
+void pxi_mpi_format_name(const pxi_mpi_msg *m, char *buf, size_t n)
+{
+    switch (m->kind) {
+    case PXI_MSG_SEND:
+        snprintf(buf, n, "mpi_isend %lldB to %d tag %d", m->bytes, m->peer, m->tag);
+        break;
+    case PXI_MSG_RECV:
+        snprintf(buf, n, "mpi_irecv %lldB from %d tag %d", m->bytes, m->peer, m->tag);
+        break;
+    default:
+        snprintf(buf, n, "mpi_allreduce %lldB", m->bytes);
+        break;
+    }
+}
+
+const char *pxi_mpi_msg_name(pxi_mpi_msg *m)
+{
+    if (!m->name[0])
+        pxi_mpi_format_name(m, m->name, sizeof m->name);
+    return m->name;
+}

@@ -1,10 +1,11 @@
 /* core/engine/object_pool.c - fixed-size object pools with per-thread caches (engine_impl.h):
  * Opr blocks and kernel op payloads come from here, so the steady state of push/complete does
  * no malloc. */
+#include <pthread.h>
 #include <string.h>
 
 #include "base/alloc.h"
-#include "core/engine/engine_impl.h"
+#include "core/engine/object_pool.h"
 
 #define CACHE_WAYS  PXI_POOL_WAYS
 #define CACHE_BATCH PXI_POOL_BATCH
