@@ -2,7 +2,6 @@
  * (see core/oversub.h). */
 #include "core/oversub.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -11,7 +10,6 @@
 #include "base/wait.h"
 
 static pxi_oversub state; /* written by px_initialize only, before any runtime thread */
-static atomic_int active; /* state.acted, for readers on any thread */
 
 /* The launchers' environment variables giving the job's process count on this node. */
 static const char *const local_size_vars[] = {
@@ -61,7 +59,6 @@ void pxi_oversub_detect(const pxi_config *cfg)
     }
     s.acted = pxi_wait_set_oversubscribed(s.oversubscribed);
     state = s;
-    atomic_store_explicit(&active, s.acted, memory_order_relaxed);
     if (!s.oversubscribed)
         return;
     if (s.acted)
@@ -89,7 +86,8 @@ const pxi_oversub *pxi_oversub_get(void)
     return &state;
 }
 
+/* The action is base/wait's throttle: one flag, read where the waits read it. */
 int pxi_oversub_active(void)
 {
-    return atomic_load_explicit(&active, memory_order_relaxed);
+    return pxi_wait_oversubscribed();
 }
