@@ -41,9 +41,9 @@ void pxi_os_thread_set_name(const char *name);
 uint64_t pxi_os_thread_id(void);
 /* CPU affinity of runtime-owned helper threads (engine workers, the MPI progress thread).
  * px_initialize captures the calling thread's affinity before any space binds it (the
- * process's own placement: taskset, cgroups, mpirun); a helper thread calls pxi_os_affinity_apply_captured() first thing so it
- * does not inherit whatever binding its creator has by then (the Threads space binds the
- * initializing thread to rank 0's core). Both are no-ops where the platform has no affinity. */
+ * process's own placement: taskset, cgroups, mpirun); a helper thread calls
+ * pxi_os_affinity_apply_captured() first thing so it does not inherit whatever binding its
+ * creator has by then (the Threads space binds the initializing thread to rank 0's core). Both are no-ops where the platform has no affinity. */
 void pxi_os_affinity_capture(void);
 void pxi_os_affinity_apply_captured(void);
 

@@ -94,7 +94,7 @@ int pxi_os_current_cpu(void)
 
 /* The calling thread's affinity mask as last read, and when (0: never). sched_getaffinity is
  * a system call (0.65-0.75 us on the 2-core CI VM, more than a whole launch of the Threads
- * space), so pxi_os_affinity_within reads it again only when the copy is older than
+ * space), so pxi_os_placement reads it again only when the copy is older than
  * AFFINITY_RECHECK_NS or the thread runs on a processor outside it (it was re-bound). */
 #define AFFINITY_RECHECK_NS 10000000
 static _Thread_local cpu_set_t tls_mask;

@@ -1,4 +1,4 @@
-/* core/engine/object_pool.c - fixed-size object pools with per-thread caches (engine_impl.h):
+/* core/engine/object_pool.c - fixed-size object pools with per-thread caches (object_pool.h):
  * Opr blocks and kernel op payloads come from here, so the steady state of push/complete does
  * no malloc. */
 #include <pthread.h>
@@ -7,7 +7,6 @@
 #include "base/alloc.h"
 #include "core/engine/object_pool.h"
 
-#define CACHE_WAYS  PXI_POOL_WAYS
 #define CACHE_BATCH PXI_POOL_BATCH
 
 /* Live pools, so a thread evicting its cache of another pool can tell whether that pool (of
@@ -16,10 +15,7 @@ static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static pxi_pool *live_pools;      /* under live_lock */
 static uint64_t next_pool_id = 1; /* under live_lock */
 
-typedef pxi_pool_cache pool_cache;
-
 PXI_ENGINE_TLS pxi_pool_cache pxi_pool_tl_cache[PXI_POOL_WAYS];
-#define tl_cache pxi_pool_tl_cache
 static PXI_ENGINE_TLS unsigned tl_evict;
 
 void pxi_pool_init(pxi_pool *p, size_t obj_bytes, size_t per_slab)
@@ -50,9 +46,9 @@ void pxi_pool_fini(pxi_pool *p)
     pthread_mutex_unlock(&live_lock);
     /* Objects in other threads' caches die with the slabs; those caches are recognized as
      * stale by the id, which is never reused. */
-    for (int w = 0; w < CACHE_WAYS; ++w)
-        if (tl_cache[w].id == p->id)
-            tl_cache[w].id = 0;
+    for (int w = 0; w < PXI_POOL_WAYS; ++w)
+        if (pxi_pool_tl_cache[w].id == p->id)
+            pxi_pool_tl_cache[w].id = 0;
     void *s = p->slabs;
     while (s) {
         void *next = *(void **)s;
@@ -97,19 +93,19 @@ static void give_back(pxi_pool *p, void **list, int *count, int n)
 /* The cache of @p when it is not in its home way: the pool's cache in another way, else a
  * fresh way (the home way when empty, so the next look-up hits at once), else a round-robin
  * victim. */
-pool_cache *pxi_pool_cache_slow(pxi_pool *p)
+pxi_pool_cache *pxi_pool_cache_slow(pxi_pool *p)
 {
-    for (int w = 0; w < CACHE_WAYS; ++w)
-        if (tl_cache[w].id == p->id)
-            return &tl_cache[w];
-    pool_cache *c = NULL;
-    if (tl_cache[p->id % CACHE_WAYS].id == 0)
-        c = &tl_cache[p->id % CACHE_WAYS];
-    for (int w = 0; w < CACHE_WAYS && !c; ++w)
-        if (tl_cache[w].id == 0)
-            c = &tl_cache[w];
+    for (int w = 0; w < PXI_POOL_WAYS; ++w)
+        if (pxi_pool_tl_cache[w].id == p->id)
+            return &pxi_pool_tl_cache[w];
+    pxi_pool_cache *c = NULL;
+    if (pxi_pool_tl_cache[p->id % PXI_POOL_WAYS].id == 0)
+        c = &pxi_pool_tl_cache[p->id % PXI_POOL_WAYS];
+    for (int w = 0; w < PXI_POOL_WAYS && !c; ++w)
+        if (pxi_pool_tl_cache[w].id == 0)
+            c = &pxi_pool_tl_cache[w];
     if (!c) {
-        c = &tl_cache[tl_evict++ % CACHE_WAYS];
+        c = &pxi_pool_tl_cache[tl_evict++ % PXI_POOL_WAYS];
         /* Return the victim's objects if its pool still lives (holding live_lock keeps it
          * from being finalized meanwhile); a dead pool's objects died with its slabs. */
         pthread_mutex_lock(&live_lock);
@@ -130,7 +126,7 @@ pool_cache *pxi_pool_cache_slow(pxi_pool *p)
 /* Fill the empty cache @c of @p: a whole chain from the full stack, else up to a batch of
  * loose objects, else a new slab. 0 when the slab allocation fails. Out of line: once per
  * CACHE_BATCH gets at most. */
-static PXI_ENGINE_NOINLINE int refill(pxi_pool *p, pool_cache *c)
+static PXI_ENGINE_NOINLINE int refill(pxi_pool *p, pxi_pool_cache *c)
 {
     pxi_spin_lock(&p->lock);
     void *first = p->full, *last = NULL;
@@ -177,14 +173,14 @@ static PXI_ENGINE_NOINLINE int refill(pxi_pool *p, pool_cache *c)
     return 1;
 }
 
-void *pxi_pool_get_slow(pxi_pool *p, pool_cache *c)
+void *pxi_pool_get_slow(pxi_pool *p, pxi_pool_cache *c)
 {
     if (!refill(p, c))
         return NULL;
     return pxi_pool_get(p); /* its cache is filled now */
 }
 
-void pxi_pool_put_slow(pxi_pool *p, pool_cache *c)
+void pxi_pool_put_slow(pxi_pool *p, pxi_pool_cache *c)
 {
     give_back(p, &c->list, &c->n, CACHE_BATCH);
 }
