@@ -10,7 +10,6 @@
  * MPI is initialized and when it was initialized below MPI_THREAD_MULTIPLE.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_EQUAL (the progress thread's mask) */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <mpi.h>
 #include <sched.h>
@@ -27,6 +26,7 @@
 
 #define MPI_CHECK_PROG "check_mpi"
 #include "mpi_check.h"
+#include "proc_threads.h"
 
 static double now_s(void)
 {
@@ -547,31 +547,28 @@ static int run_finalize_mode(int argc, char **argv)
 /* ---- the progress thread's placement ----------------------------------------------------------
  */
 
+typedef struct named_mask {
+    const char *prefix;
+    cpu_set_t *mask;
+    int found;
+} named_mask;
+
+static int take_named(const char *name, const cpu_set_t *mask, void *arg)
+{
+    named_mask *m = arg;
+    if (strncmp(name, m->prefix, strlen(m->prefix)) != 0)
+        return 0;
+    *m->mask = *mask;
+    m->found = 1;
+    return 1;
+}
+
 /* The affinity mask of this process's first thread whose name starts with @prefix; 0 when there
  * is none. */
 static int thread_mask(const char *prefix, cpu_set_t *mask)
 {
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return 0;
-    int found = 0;
-    for (struct dirent *de; !found && (de = readdir(d));) {
-        if (de->d_name[0] == '.')
-            continue;
-        char path[300], name[32] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", de->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        if (!fgets(name, sizeof name, f))
-            name[0] = '\0';
-        fclose(f);
-        if (strncmp(name, prefix, strlen(prefix)) == 0 &&
-            sched_getaffinity((pid_t)atoi(de->d_name), sizeof *mask, mask) == 0)
-            found = 1;
-    }
-    closedir(d);
-    return found;
+    named_mask m = {prefix, mask, 0};
+    return pxt_each_thread(take_named, &m) && m.found;
 }
 
 /* The progress thread starts from the process's mask, as the engine's workers do, not from the

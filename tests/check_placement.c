@@ -10,7 +10,6 @@
  * affinity mask or two ranks skip with a message saying so.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -21,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "proc_threads.h"
 #include "px_test.h"
 #include "spaces/threads/threads.h"
 
@@ -319,37 +319,12 @@ END_TEST
 
 /* ---- the threads parex creates -------------------------------------------------------------- */
 
-/* Call @fn for every thread of this process with its name and affinity mask. */
-static void each_thread(void (*fn)(const char *name, const cpu_set_t *mask, void *arg), void *arg)
-{
-    DIR *d = opendir("/proc/self/task");
-    ck_assert_ptr_nonnull(d);
-    for (struct dirent *de; (de = readdir(d));) {
-        if (de->d_name[0] == '.')
-            continue;
-        char path[300], name[32] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", de->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue; /* the thread exited */
-        if (!fgets(name, sizeof name, f))
-            name[0] = '\0';
-        fclose(f);
-        name[strcspn(name, "\n")] = '\0';
-        cpu_set_t mask;
-        if (sched_getaffinity((pid_t)atoi(de->d_name), sizeof mask, &mask) != 0)
-            continue;
-        fn(name, &mask, arg);
-    }
-    closedir(d);
-}
-
 typedef struct census {
     int bound; /* ranks are bound (PX_BIND close or spread, hwloc) */
     int pool_threads, leaders, engine_workers;
 } census;
 
-static void check_one(const char *name, const cpu_set_t *mask, void *arg)
+static int check_one(const char *name, const cpu_set_t *mask, void *arg)
 {
     census *c = arg;
     if (getenv("PX_TEST_VERBOSE"))
@@ -372,6 +347,7 @@ static void check_one(const char *name, const cpu_set_t *mask, void *arg)
                       CPU_COUNT(mask), CPU_COUNT(&process_mask));
         ++c->engine_workers;
     }
+    return 0;
 }
 
 START_TEST(test_threads_parex_creates_have_the_documented_masks)
@@ -393,7 +369,7 @@ START_TEST(test_threads_parex_creates_have_the_documented_masks)
     census c;
     for (int tries = 0; tries < 2000; ++tries) {
         c = (census){.bound = bound};
-        each_thread(check_one, &c);
+        ck_assert(pxt_each_thread(check_one, &c));
         if (c.pool_threads == 2 * (nranks - 1) && c.leaders == (bound ? 1 : 0))
             break;
         usleep(10000);
