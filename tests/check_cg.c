@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cg.h"
+#include "cg_dd.h"
 #include "cg_kernels.h"
 #include "mmio.h"
 #include "px_test.h"
@@ -104,8 +105,9 @@ static double lcg_double(uint64_t *state)
  * cg_spmv_dot (host entry: four rows interleaved) against cg_spmv_dot_row (one row per index,
  * the reference order) on a random CSR matrix whose row lengths are 0..40 in every mix (empty
  * rows, groups of four of equal and of unequal lengths), over ranges whose ends are not
- * multiples of four: Ap and p.Ap bitwise equal, rows outside the range untouched. On serial,
- * p.Ap is also the sequential row-order fold.
+ * multiples of four: Ap and p.Ap bitwise equal, rows outside the range untouched. The same for
+ * the compensated pair cg_spmv_dot_dd / cg_spmv_dot_dd_row (cg_dd.c). On serial, p.Ap is also
+ * the sequential row-order fold.
  */
 START_TEST(test_spmv_dot_is_bitwise_the_row_at_a_time_kernel)
 {
@@ -149,6 +151,25 @@ START_TEST(test_spmv_dot_is_bitwise_the_row_at_a_time_kernel)
                       (long long)b, (long long)e);
         ck_assert_msg(memcmp(&d1, &d2, sizeof d1) == 0, "p.Ap %.17g vs %.17g on rows [%lld, %lld)",
                       d1, d2, (long long)b, (long long)e);
+        for (int64_t i = 0; i < N; i++)
+            if (i < b || i >= e)
+                ck_assert_double_eq(ap1[i], -7.0);
+        /* The compensated kernel dcg.c runs on host spaces: the same loop, the fold a
+         * double-double. */
+        for (int64_t i = 0; i < N; i++)
+            ap1[i] = ap2[i] = -7.0;
+        cg_dd c1 = {1.0, 0.0}, c2 = {1.0, 0.0};
+        ck_assert_int_eq(px_parallel_reduce(s, NULL, px_range(b, e), &cg_spmv_dot_dd, &a1,
+                                            sizeof a1, &cg_dd_sum, &c1),
+                         PX_OK);
+        ck_assert_int_eq(px_parallel_reduce(s, NULL, px_range(b, e), &cg_spmv_dot_dd_row, &a2,
+                                            sizeof a2, &cg_dd_sum, &c2),
+                         PX_OK);
+        ck_assert_msg(memcmp(ap1, ap2, N * sizeof *ap1) == 0, "dd: Ap differs on rows [%lld, %lld)",
+                      (long long)b, (long long)e);
+        ck_assert_msg(memcmp(&c1, &c2, sizeof c1) == 0,
+                      "dd: p.Ap %.17g%+.17g vs %.17g%+.17g on rows [%lld, %lld)", c1.hi, c1.lo,
+                      c2.hi, c2.lo, (long long)b, (long long)e);
         for (int64_t i = 0; i < N; i++)
             if (i < b || i >= e)
                 ck_assert_double_eq(ap1[i], -7.0);

@@ -36,9 +36,60 @@
     for (; (k) < (e); ++(k))                                                                       \
     (s) += val[k] * p[col[k]]
 
+/* Rows i .. i+3: ap[i + j] = s[j] = (A p)_{i+j}, each row summed from 0.0 in index order
+ * (the rows' common length interleaved, then each row's own tail).
+ * [in] rp: n+1 row offsets; col, val: entries; p: the vector (ghosts included).
+ * [out] ap: rows i .. i+3 written; s: their four sums. */
+static inline void cg_spmv_rows4(int64_t i, const int64_t *CG_SPMV_RESTRICT rp,
+                                 const int32_t *CG_SPMV_RESTRICT col,
+                                 const double *CG_SPMV_RESTRICT val,
+                                 const double *CG_SPMV_RESTRICT p, double *CG_SPMV_RESTRICT ap,
+                                 double s[4])
+{
+    int64_t k0 = rp[i], k1 = rp[i + 1], k2 = rp[i + 2], k3 = rp[i + 3];
+    const int64_t e0 = k1, e1 = k2, e2 = k3, e3 = rp[i + 4];
+    int64_t m = e0 - k0;
+    m = e1 - k1 < m ? e1 - k1 : m;
+    m = e2 - k2 < m ? e2 - k2 : m;
+    m = e3 - k3 < m ? e3 - k3 : m;
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    for (int64_t t = 0; t < m; ++t) {
+        s0 += val[k0 + t] * p[col[k0 + t]];
+        s1 += val[k1 + t] * p[col[k1 + t]];
+        s2 += val[k2 + t] * p[col[k2 + t]];
+        s3 += val[k3 + t] * p[col[k3 + t]];
+    }
+    k0 += m;
+    k1 += m;
+    k2 += m;
+    k3 += m;
+    CG_ROW_TAIL(s0, k0, e0);
+    CG_ROW_TAIL(s1, k1, e1);
+    CG_ROW_TAIL(s2, k2, e2);
+    CG_ROW_TAIL(s3, k3, e3);
+    ap[i] = s[0] = s0;
+    ap[i + 1] = s[1] = s1;
+    ap[i + 2] = s[2] = s2;
+    ap[i + 3] = s[3] = s3;
+}
+
+/* Row i alone: ap[i] = (A p)_i, returned; arguments as cg_spmv_rows4's. */
+static inline double cg_spmv_row1(int64_t i, const int64_t *CG_SPMV_RESTRICT rp,
+                                  const int32_t *CG_SPMV_RESTRICT col,
+                                  const double *CG_SPMV_RESTRICT val,
+                                  const double *CG_SPMV_RESTRICT p, double *CG_SPMV_RESTRICT ap)
+{
+    double s = 0.0;
+    int64_t k = rp[i];
+    CG_ROW_TAIL(s, k, rp[i + 1]);
+    ap[i] = s;
+    return s;
+}
+
 /* ap[i] = (A p)_i for i in [b, e); returns @acc + sum of p[i] * ap[i] in row order.
  * [in] rp: n+1 row offsets; col, val: entries; p: the vector (ghosts included).
- * [out] ap: rows [b, e) written. */
+ * [out] ap: rows [b, e) written. The compensated fold of the same rows is cg_dd.c's
+ * cg_spmv_dot_dd host entry (same row loop, p[i] * ap[i] folded as a double-double). */
 static inline double cg_spmv_rows(int64_t b, int64_t e, const int64_t *CG_SPMV_RESTRICT rp,
                                   const int32_t *CG_SPMV_RESTRICT col,
                                   const double *CG_SPMV_RESTRICT val,
@@ -47,43 +98,15 @@ static inline double cg_spmv_rows(int64_t b, int64_t e, const int64_t *CG_SPMV_R
 {
     int64_t i = b;
     for (; i + 4 <= e; i += 4) {
-        int64_t k0 = rp[i], k1 = rp[i + 1], k2 = rp[i + 2], k3 = rp[i + 3];
-        const int64_t e0 = k1, e1 = k2, e2 = k3, e3 = rp[i + 4];
-        int64_t m = e0 - k0;
-        m = e1 - k1 < m ? e1 - k1 : m;
-        m = e2 - k2 < m ? e2 - k2 : m;
-        m = e3 - k3 < m ? e3 - k3 : m;
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        for (int64_t t = 0; t < m; ++t) {
-            s0 += val[k0 + t] * p[col[k0 + t]];
-            s1 += val[k1 + t] * p[col[k1 + t]];
-            s2 += val[k2 + t] * p[col[k2 + t]];
-            s3 += val[k3 + t] * p[col[k3 + t]];
-        }
-        k0 += m;
-        k1 += m;
-        k2 += m;
-        k3 += m;
-        CG_ROW_TAIL(s0, k0, e0);
-        CG_ROW_TAIL(s1, k1, e1);
-        CG_ROW_TAIL(s2, k2, e2);
-        CG_ROW_TAIL(s3, k3, e3);
-        ap[i] = s0;
-        ap[i + 1] = s1;
-        ap[i + 2] = s2;
-        ap[i + 3] = s3;
-        acc += p[i] * s0;
-        acc += p[i + 1] * s1;
-        acc += p[i + 2] * s2;
-        acc += p[i + 3] * s3;
+        double s[4];
+        cg_spmv_rows4(i, rp, col, val, p, ap, s);
+        acc += p[i] * s[0];
+        acc += p[i + 1] * s[1];
+        acc += p[i + 2] * s[2];
+        acc += p[i + 3] * s[3];
     }
-    for (; i < e; ++i) {
-        double s = 0.0;
-        int64_t k = rp[i];
-        CG_ROW_TAIL(s, k, rp[i + 1]);
-        ap[i] = s;
-        acc += p[i] * s;
-    }
+    for (; i < e; ++i)
+        acc += p[i] * cg_spmv_row1(i, rp, col, val, p, ap);
     return acc;
 }
 
