@@ -201,6 +201,21 @@ static void run_parex_gated(px_engine *e, const dag *d, double *push_s, double *
     free(vars);
 }
 
+/* Gated mode's reps after a warm-up: prints the median push phase and run phase per op. */
+static void gated_reps(px_engine *e, const dag *d, int reps, const char *dag_name,
+                       const char *engine, int workers)
+{
+    double ps[100], rs[100];
+    run_parex_gated(e, d, &ps[0], &rs[0]); /* warm the pools */
+    for (int r = 0; r < reps; ++r)
+        run_parex_gated(e, d, &ps[r], &rs[r]);
+    const char *phase[2] = {"parex_gated_push", "parex_gated_run"};
+    for (int i = 0; i < 2; ++i)
+        printf("RESULT bench=engine dag=%s impl=%s engine=%s workers=%d ops=%d ns_per_task=%.1f\n",
+               dag_name, phase[i], engine, workers, d->n_ops,
+               bench_median(i == 0 ? ps : rs, reps) / d->n_ops * 1e9);
+}
+
 static void push_all(px_engine *e, const dag *d, px_var **vars)
 {
     const px_context cpu = {PX_DEV_CPU, 0};
@@ -411,19 +426,8 @@ int main(int argc, char **argv)
                 samples[r] = run_parex(e, &dags[k]);
             res[0][k] = bench_median(samples, reps) / dags[k].n_ops * 1e9;
         }
-        if (gated) {
-            double ps[100], rs[100];
-            run_parex_gated(e, &dags[k], &ps[0], &rs[0]); /* warm the pools */
-            for (int r = 0; r < reps; ++r)
-                run_parex_gated(e, &dags[k], &ps[r], &rs[r]);
-            double n = dags[k].n_ops;
-            printf("RESULT bench=engine dag=%s impl=parex_gated_push engine=%s workers=%d ops=%d "
-                   "ns_per_task=%.1f\n",
-                   dag_names[k], engine, workers, dags[k].n_ops, bench_median(ps, reps) / n * 1e9);
-            printf("RESULT bench=engine dag=%s impl=parex_gated_run engine=%s workers=%d ops=%d "
-                   "ns_per_task=%.1f\n",
-                   dag_names[k], engine, workers, dags[k].n_ops, bench_median(rs, reps) / n * 1e9);
-        }
+        if (gated)
+            gated_reps(e, &dags[k], reps, dag_names[k], engine, workers);
         if (use_graph) {
             double build = 0;
             run_parex_graph(e, &dags[k], reps, &build, samples);
