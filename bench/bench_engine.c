@@ -22,6 +22,7 @@
  * Run: build-DIR/bench/bench_engine [--ops 200000] [--rs-ops 50000] [--reps 5] [--workers 2]
  *      [--engine per_device|pooled|naive] [--only chain|independent|randsum|wavefront|tree]
  *      [--wf 1000] [--tree-leaves 131072] [--no-starpu] [--no-omp] [--no-graph] [--no-push]
+ * [--gated]
  */
 #include <omp.h>
 #include <starpu.h>
@@ -160,6 +161,61 @@ static double run_parex(px_engine *e, const dag *d)
     return t;
 }
 
+/* Gated mode (--gated, bench/RESULTS.md "Session 8: hand-off"): an async op that writes every
+ * Var of the DAG is pushed first and completed only after the last push, so every op of the DAG
+ * queues behind it and none runs while the pusher pushes: the push phase is the pusher alone,
+ * the run phase the workers draining queues built in advance, as Taskflow's build-and-run
+ * builds every task and then runs them. It bounds what batching the pushes (the pusher running
+ * ahead of the workers) could gain on this engine. */
+static void gate_fn(const px_run_context *rc, px_on_complete *done, void *arg)
+{
+    (void)rc;
+    *(px_on_complete **)arg = done;
+}
+
+static void run_parex_gated(px_engine *e, const dag *d, double *push_s, double *run_s)
+{
+    px_var **vars = malloc((size_t)d->n_vars * sizeof *vars);
+    for (int v = 0; v < d->n_vars; ++v)
+        vars[v] = px_var_new(e);
+    px_on_complete *gate = NULL;
+    const px_context cpu = {PX_DEV_CPU, 0};
+    double t0 = bench_now_s();
+    if (px_engine_push_async(e, gate_fn, &gate, cpu, NULL, 0, vars, (size_t)d->n_vars, PX_FN_NORMAL,
+                             0, "gate") != PX_OK) {
+        fprintf(stderr, "gate push failed\n");
+        exit(1);
+    }
+    push_all(e, d, vars);
+    double t1 = bench_now_s();
+    while (!__atomic_load_n(&gate, __ATOMIC_ACQUIRE)) /* ran at its push (async, ready) */
+        ;
+    px_on_complete_call(gate, PX_OK);
+    px_engine_wait_for_all(e);
+    double t2 = bench_now_s();
+    *push_s = t1 - t0;
+    *run_s = t2 - t1;
+    for (int v = 0; v < d->n_vars; ++v)
+        px_var_delete(e, vars[v]);
+    px_engine_wait_for_all(e);
+    free(vars);
+}
+
+/* Gated mode's reps after a warm-up: prints the median push phase and run phase per op. */
+static void gated_reps(px_engine *e, const dag *d, int reps, const char *dag_name,
+                       const char *engine, int workers)
+{
+    double ps[100], rs[100];
+    run_parex_gated(e, d, &ps[0], &rs[0]); /* warm the pools */
+    for (int r = 0; r < reps; ++r)
+        run_parex_gated(e, d, &ps[r], &rs[r]);
+    const char *phase[2] = {"parex_gated_push", "parex_gated_run"};
+    for (int i = 0; i < 2; ++i)
+        printf("RESULT bench=engine dag=%s impl=%s engine=%s workers=%d ops=%d ns_per_task=%.1f\n",
+               dag_name, phase[i], engine, workers, d->n_ops,
+               bench_median(i == 0 ? ps : rs, reps) / d->n_ops * 1e9);
+}
+
 static void push_all(px_engine *e, const dag *d, px_var **vars)
 {
     const px_context cpu = {PX_DEV_CPU, 0};
@@ -295,7 +351,7 @@ static double run_starpu(const dag *d)
 int main(int argc, char **argv)
 {
     int n_ops = 200000, rs_ops = 50000, reps = 5, workers = 2, use_starpu = 1, use_omp = 1;
-    int use_graph = 1, use_push = 1, wf = 1000, tree_leaves = 131072;
+    int use_graph = 1, use_push = 1, gated = 0, wf = 1000, tree_leaves = 131072;
     const char *engine = "per_device";
     const char *only = NULL;
     for (int i = 1; i < argc; ++i) {
@@ -323,11 +379,13 @@ int main(int argc, char **argv)
             use_graph = 0;
         else if (!strcmp(argv[i], "--no-push"))
             use_push = 0;
+        else if (!strcmp(argv[i], "--gated"))
+            gated = 1;
         else {
             fprintf(stderr,
                     "usage: %s [--ops N] [--rs-ops N] [--reps R] [--workers W] "
                     "[--engine KIND] [--only DAG] [--wf W] [--tree-leaves L] [--no-starpu] "
-                    "[--no-omp] [--no-graph] [--no-push]\n",
+                    "[--no-omp] [--no-graph] [--no-push] [--gated]\n",
                     argv[0]);
             return 2;
         }
@@ -338,6 +396,9 @@ int main(int argc, char **argv)
     px_engine_kind kind = !strcmp(engine, "naive")    ? PX_ENGINE_NAIVE
                           : !strcmp(engine, "pooled") ? PX_ENGINE_POOLED
                                                       : PX_ENGINE_PER_DEVICE;
+    /* Gated runs queue a whole DAG behind the gate: lift the backpressure cap above it. */
+    if (gated && !getenv("PX_ENGINE_MAX_PENDING"))
+        setenv("PX_ENGINE_MAX_PENDING", "4194304", 1);
     if (px_initialize(&argc, &argv) != PX_OK)
         return 1;
     px_engine *e = px_engine_create(kind, workers);
@@ -365,6 +426,8 @@ int main(int argc, char **argv)
                 samples[r] = run_parex(e, &dags[k]);
             res[0][k] = bench_median(samples, reps) / dags[k].n_ops * 1e9;
         }
+        if (gated)
+            gated_reps(e, &dags[k], reps, dag_names[k], engine, workers);
         if (use_graph) {
             double build = 0;
             run_parex_graph(e, &dags[k], reps, &build, samples);

@@ -472,6 +472,93 @@ START_TEST(test_the_default_per_device_engine_overlaps_independent_cpu_ops)
 }
 END_TEST
 
+/* ---- the work-first throttle ----------------------------------------------------------- */
+
+#define THR_VARS 8
+#define THR_OPS  640
+/* Per Var, the indices of the ops that ran on it, in run order (ops of one Var are serialized
+ * by the engine, so each list has one writer at a time), and each op's rc->worker. */
+static int thr_seq[THR_VARS][THR_OPS];
+static int thr_len[THR_VARS];
+static int thr_worker[THR_OPS];
+
+typedef struct thr_arg {
+    int index, var, status;
+} thr_arg;
+
+static int thr_fn(const px_run_context *rc, void *arg)
+{
+    const thr_arg *a = arg;
+    thr_worker[a->index] = rc->worker;
+    thr_seq[a->var][thr_len[a->var]++] = a->index;
+    return a->status;
+}
+
+/* With inlining off and the only worker held by a gate op, ready ops queue on its lane until
+ * more than 2 wait there; from then on the work-first throttle runs every op ready at push on
+ * its pusher, taking the at-push path (push.c, push_throttled). An op that is not ready then
+ * (its Var is held by a queued op, or it reads the gate's Var) becomes an ordinary op and runs
+ * later on the worker, after its predecessors; a throttled op that fails marks its Var failed
+ * and the ops after it on that Var are skipped. */
+START_TEST(test_throttled_ops_run_on_the_pusher_in_var_order)
+{
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return; /* a gate op on the naive engine would block its own pusher */
+    setenv("PX_ENGINE_INLINE_NS", "0", 1);
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    unsetenv("PX_ENGINE_INLINE_NS");
+    px_engine *e = px_engine_create(kind_under_test(), 1);
+    ck_assert_ptr_nonnull(e);
+    px_var *g = px_var_new(e), *v[THR_VARS];
+    for (int i = 0; i < THR_VARS; ++i)
+        v[i] = px_var_new(e);
+    memset(thr_len, 0, sizeof thr_len);
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_started, 0);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, &g, 1, PX_FN_NORMAL, 0, "gate"), PX_OK);
+    while (!atomic_load(&gate_started))
+        sleep_ms(1);
+    static thr_arg args[THR_OPS];
+    for (int k = 0; k < THR_OPS; ++k) {
+        int var = k % THR_VARS;
+        /* Var 7's first op fails; op 166, on Var 6, also reads the gate's Var. */
+        args[k] = (thr_arg){k, var, k == 7 ? PX_EUSER : PX_OK};
+        thr_worker[k] = INL_NOT_RUN;
+        ck_assert_int_eq(px_engine_push_sync(e, thr_fn, &args[k], CPU, &g, k == 166, &v[var], 1,
+                                             PX_FN_NORMAL, 0, "thr"),
+                         PX_OK);
+    }
+    /* Ops 0-2 wait on the lane and hold Vars 0-2; every later op of Vars 3-5 was ready at push
+     * and ran there, before the gate opened. */
+    for (int k = 0; k < THR_OPS; ++k) {
+        int var = k % THR_VARS;
+        if (var >= 3 && var <= 5)
+            ck_assert_msg(thr_worker[k] == -1, "op %d (Var %d) ran on %d, not its pusher", k, var,
+                          thr_worker[k]);
+        if (k < 3 || (var == 6 && k >= 166))
+            ck_assert_int_eq(thr_worker[k], INL_NOT_RUN);
+    }
+    ck_assert_int_eq(thr_len[7], 1); /* the failed op; the rest of Var 7 skipped */
+    atomic_store(&gate_open, 1);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v[7]), PX_EUSER);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
+    ck_assert_int_eq(thr_len[7], 1);
+    for (int var = 0; var < THR_VARS - 1; ++var) {
+        ck_assert_int_eq(thr_len[var], THR_OPS / THR_VARS);
+        for (int i = 0; i < thr_len[var]; ++i)
+            ck_assert_int_eq(thr_seq[var][i], var + i * THR_VARS);
+    }
+    for (int k = 0; k < 3; ++k) /* handed off: run by the worker or a waiter (-2), not at push */
+        ck_assert(thr_worker[k] == 0 || thr_worker[k] == -2);
+    for (int i = 0; i < THR_VARS; ++i)
+        ck_assert_int_eq(px_var_delete(e, v[i]), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, g), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
 static Suite *engine_lanes_suite(void)
 {
     Suite *s = suite_create("engine_lanes");
@@ -493,6 +580,7 @@ static Suite *engine_lanes_suite(void)
     tcase_add_test(life, test_reused_cheap_operator_runs_at_push_and_deletes_deferred);
     tcase_add_test(life, test_alternating_functions_are_each_sampled);
     tcase_add_test(life, test_inline_ns_rejects_malformed_values);
+    tcase_add_test(life, test_throttled_ops_run_on_the_pusher_in_var_order);
     suite_add_tcase(s, life);
     return s;
 }

@@ -410,6 +410,14 @@ static void run_inline(pxi_opr *o)
     tl_draining = 0;
 }
 
+/* Whether the work-first throttle applies on CPU lane @lane of @e now (pxi_engine_dispatch). */
+static PXI_ENGINE_INLINE int throttle_now(const pxi_engine *e, pxi_lane *lane)
+{
+    return atomic_load_explicit(&lane->n_queued, memory_order_relaxed) >
+               PXI_THROTTLE_PER_WORKER * lane->n_workers &&
+           e->max_pending > (int64_t)PXI_THROTTLE_CAP_PER_WORKER * lane->n_workers;
+}
+
 void pxi_engine_dispatch(pxi_opr *o, int from_push)
 {
     pxi_engine *e = o->e;
@@ -435,10 +443,7 @@ void pxi_engine_dispatch(pxi_opr *o, int from_push)
          * whose PX_ENGINE_MAX_PENDING cap is at most PXI_THROTTLE_CAP_PER_WORKER per worker
          * asked for blocking flow control: there the cap alone throttles the pusher (it
          * blocks rather than computes), as it did before the bound was lowered. */
-        if (from_push &&
-            atomic_load_explicit(&lane->n_queued, memory_order_relaxed) >
-                PXI_THROTTLE_PER_WORKER * lane->n_workers &&
-            e->max_pending > (int64_t)PXI_THROTTLE_CAP_PER_WORKER * lane->n_workers) {
+        if (from_push && throttle_now(e, lane)) {
             run_inline(o);
             return;
         }
@@ -634,6 +639,31 @@ static PXI_ENGINE_NOINLINE pxi_opr *opr_move_to_pool(pxi_engine *e, const pxi_op
     return o;
 }
 
+/* Whether the work-first throttle (pxi_engine_dispatch) would run @p's op on its pusher, were it
+ * ready at push: a normal CPU sync op (not a kernel op) whose lane has more ready ops queued than
+ * the bound. pxi_engine_push makes such an op of one Var a candidate at push like a cheap one
+ * (work-first inlining): ready, it runs before the push returns without an in-flight slot, from
+ * a block on the pusher's stack, in run_op's inline copy; not ready, it becomes an ordinary op
+ * (opr_move_to_pool, after a second locking round). Through dispatch it paid a pool block, the
+ * in-flight reservation and count-down (4 locked instructions), the lane lookup and an
+ * out-of-line run for the same result: 200,000 independent ops over 1,024 Vars with
+ * PX_ENGINE_INLINE_NS=0, nearly all throttled, went from ~690 to ~524 Ir per op on the pusher
+ * (callgrind). Ops of several Vars keep the dispatch path: on a 300 x 300 wavefront, whose ops
+ * are often not ready at push, the second locking round cost more (+1.7 % Ir) than the binary
+ * tree saved (-8.5 %) (bench/RESULTS.md, "Session 8: hand-off"). The lane is read without
+ * creating it (no lane yet: no queue to be behind). */
+static PXI_ENGINE_INLINE int push_throttled(pxi_engine *e, const pxi_push *p)
+{
+    if (p->kind != PXI_OP_SYNC || p->prop != PX_FN_NORMAL || p->ctx.type != PX_DEV_CPU ||
+        p->no_inline || e->kind == PX_ENGINE_NAIVE)
+        return 0;
+    int dev = e->kind == PX_ENGINE_POOLED ? 0 : p->ctx.device_id;
+    if (dev < 0 || dev >= PXI_MAX_CPU_DEVS)
+        return 0;
+    pxi_lane *lane = atomic_load_explicit(&e->cpu_lanes[dev], memory_order_relaxed);
+    return lane && lane->kind == PXI_LANE_CPU && throttle_now(e, lane);
+}
+
 int pxi_engine_push(pxi_engine *e, const pxi_push *p)
 {
     /* A thread recording a graph records its ops instead (its pxi_recorder: graph_record.c). */
@@ -649,8 +679,9 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
      * slot unless it turns out not to be ready. A block its owner prepared (pxi_push.block: a
      * graph launch's own op) is never one. */
     int inline_ok = push_inline_ok(e, p);
-    int candidate =
-        !p->block && inline_ok && tl_in_op == 0 && pxi_cost_below(e, p->sfn, e->inline_ns);
+    int candidate = !p->block && tl_in_op == 0 &&
+                    ((inline_ok && pxi_cost_below(e, p->sfn, e->inline_ns)) ||
+                     (n == 1 && push_throttled(e, p)));
     stack_opr on_stack;
     pxi_opr *o = p->block; /* prepared by its owner (queue links: pxi_var_queue_lock_live) */
     if (!o && !(o = push_block(e, n, candidate, &on_stack))) {
