@@ -155,33 +155,43 @@ static void worker_flush(void)
 _Static_assert(sizeof(pxi_opr) + 4 * sizeof(pxi_dep) > 3 * PXI_CACHE_LINE,
                "op blocks of the first class span 4 lines");
 
-/* The size class of a block for @n_deps Vars, past the first (-1: from the heap). */
-static PXI_ENGINE_NOINLINE int opr_class_above_first(size_t n_deps)
-{
-    for (int c = 1; c < PXI_OPR_CLASSES; ++c)
-        if (n_deps <= pxi_opr_class_deps[c])
-            return c;
-    return -1;
-}
-
-/* A block for @n_deps Vars, or NULL when none can be had. Inline, with the first class (ops of
- * up to 4 Vars, nearly all) tested before any loop: out of line with its class loop, it was
- * about 50 of the pusher's ~360 instructions per empty op (callgrind). */
-static PXI_ENGINE_INLINE pxi_opr *opr_alloc(pxi_engine *e, size_t n_deps)
+/* A block of a class past the first, or from the heap, for @n_deps Vars; NULL when none can
+ * be had. */
+static PXI_ENGINE_NOINLINE pxi_opr *opr_alloc_large(pxi_engine *e, size_t n_deps)
 {
     pxi_opr *o = NULL;
-    int cls = PXI_LIKELY(n_deps <= pxi_opr_class_deps[0]) ? 0 : opr_class_above_first(n_deps);
-    if (PXI_LIKELY(cls >= 0)) {
-        /* Every class's block spans at least 4 lines (pxi_pool_init's count for them all). */
-        o = pxi_pool_get_lines(&e->opr_pool[cls], 4);
+    int cls = -1;
+    for (int c = 1; c < PXI_OPR_CLASSES; ++c)
+        if (n_deps <= pxi_opr_class_deps[c]) {
+            cls = c;
+            break;
+        }
+    if (cls >= 0) {
+        o = pxi_pool_get(&e->opr_pool[cls]);
     } else if (n_deps <= UINT32_MAX) {
         /* Ops with more than 256 Vars are rare enough to come from the heap. */
         o = pxi_malloc(sizeof(pxi_opr) + n_deps * sizeof(pxi_dep));
     }
-    if (PXI_UNLIKELY(!o))
+    if (!o)
         return NULL;
     o->size_class = cls;
     o->cap_deps = (uint32_t)n_deps;
+    return o;
+}
+
+/* A block for @n_deps Vars, or NULL when none can be had. Inline for the first class (ops of up
+ * to 4 Vars, nearly all), tested before anything else: out of line with its class loop, the
+ * allocation was about 55 of the pusher's ~370 instructions per empty op (callgrind). */
+static PXI_ENGINE_INLINE pxi_opr *opr_alloc(pxi_engine *e, size_t n_deps)
+{
+    if (PXI_UNLIKELY(n_deps > pxi_opr_class_deps[0]))
+        return opr_alloc_large(e, n_deps);
+    /* Every class's block spans at least 4 lines (pxi_pool_init's count for them all). */
+    pxi_opr *o = pxi_pool_get_lines(&e->opr_pool[0], 4);
+    if (PXI_LIKELY(o != NULL)) {
+        o->size_class = 0;
+        o->cap_deps = (uint32_t)n_deps;
+    }
     return o;
 }
 
@@ -520,12 +530,11 @@ static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int
     pxi_recorder *r = plain ? NULL : pxi_engine_tl_recorder;
     if (PXI_UNLIKELY(r != NULL) && (p->kind == PXI_OP_SYNC || p->kind == PXI_OP_ASYNC))
         return r->record(r, e, p);
-    size_t n = p->n_reads + p->n_writes;
     /* Neither count at 2^31 or more: their sum fits in 32 bits (one test on the common path). */
-    if (PXI_UNLIKELY((p->n_reads | p->n_writes) >> 31 != 0) && (n < p->n_reads || n > UINT32_MAX)) {
-        PXI_ERROR("%s: too many Vars (%zu reads, %zu writes)", p->caller, p->n_reads, p->n_writes);
+    if (PXI_UNLIKELY((p->n_reads | p->n_writes) >> 31 != 0) &&
+        pxi_push_too_many_vars(p->caller, p->n_reads, p->n_writes))
         return PX_EINVAL;
-    }
+    size_t n = p->n_reads + p->n_writes;
     /* A candidate for running here and now (work-first inlining, cost.c) takes no in-flight
      * slot unless it turns out not to be ready. A block its owner prepared (pxi_push.block: a
      * graph launch's own op) is never one. */
@@ -544,8 +553,7 @@ static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int
             return rc;
         }
     }
-    pxi_push_opr_fill(e, o, p, inline_ok, plain);
-    o->counted = !candidate;
+    pxi_push_opr_fill(e, o, p, inline_ok, !candidate, plain);
     if (o->counted)
         pxi_inflight_reserve(e, tl_in_op == 0);
     for (;;) {
@@ -652,10 +660,10 @@ int pxi_engine_push_sync_public(pxi_engine *e, px_sync_fn fn, void *arg, px_cont
                                 const char *name)
 {
     static const char caller[] = "px_engine_push_sync";
-    if (PXI_UNLIKELY(
-            !pxi_push_args_fast(e, fn != NULL, ctx, reads, n_reads, writes, n_writes, prop))) {
-        int rc = pxi_push_check_report(e, fn != NULL, ctx, reads, n_reads, writes, n_writes, prop,
-                                       caller);
+    const int fn_set = fn != NULL;
+    if (PXI_UNLIKELY(!pxi_push_args_fast(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop))) {
+        int rc =
+            pxi_push_check_report(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop, caller);
         if (rc != PX_OK)
             return rc;
     }
@@ -669,10 +677,10 @@ int pxi_engine_push_async_public(pxi_engine *e, px_async_fn fn, void *arg, px_co
                                  const char *name)
 {
     static const char caller[] = "px_engine_push_async";
-    if (PXI_UNLIKELY(
-            !pxi_push_args_fast(e, fn != NULL, ctx, reads, n_reads, writes, n_writes, prop))) {
-        int rc = pxi_push_check_report(e, fn != NULL, ctx, reads, n_reads, writes, n_writes, prop,
-                                       caller);
+    const int fn_set = fn != NULL;
+    if (PXI_UNLIKELY(!pxi_push_args_fast(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop))) {
+        int rc =
+            pxi_push_check_report(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop, caller);
         if (rc != PX_OK)
             return rc;
     }

@@ -46,6 +46,15 @@ int pxi_push_report_dead_handle(const char *caller, size_t i, uintptr_t h, int w
     return PX_EINVAL;
 }
 
+int pxi_push_too_many_vars(const char *caller, size_t n_reads, size_t n_writes)
+{
+    size_t n = n_reads + n_writes;
+    if (n >= n_reads && n <= UINT32_MAX)
+        return 0;
+    PXI_ERROR("%s: too many Vars (%zu reads, %zu writes)", caller, n_reads, n_writes);
+    return 1;
+}
+
 static int dep_cmp(const void *a, const void *b)
 {
     const pxi_dep *x = a, *y = b;

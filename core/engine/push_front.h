@@ -56,6 +56,10 @@ PX_NODISCARD int pxi_push_record_public(pxi_recorder *r, pxi_engine *e, pxi_op_k
 PXI_ENGINE_COLD int pxi_push_report_dead_handle(const char *caller, size_t i, uintptr_t h,
                                                 int write);
 
+/* Nonzero, after logging it with @caller, when @n_reads + @n_writes overflows or passes
+ * UINT32_MAX (an op's Var count is 32 bits). */
+PXI_ENGINE_COLD int pxi_push_too_many_vars(const char *caller, size_t n_reads, size_t n_writes);
+
 /* Sort @n > 24 deps by Var address (qsort). */
 void pxi_push_sort_deps_large(pxi_dep *d, uint32_t n);
 
@@ -162,8 +166,14 @@ static PXI_ENGINE_INLINE int pxi_push_inline_ok(const pxi_engine *e, const pxi_p
  * other kind (afn of a SYNC op, sfn of an ASYNC one) on a public push. next stays NULL until a
  * queue links the op (lanes, ready lists and batches may rely on it). */
 static PXI_ENGINE_INLINE void pxi_push_opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p,
-                                                int inline_ok, int plain)
+                                                int inline_ok, int counted, int plain)
 {
+    uint32_t n_deps = o->n_deps;
+    /* One count per Var, plus the pusher's own while it appends to several Vars; an op of
+     * one Var needs none: its single append is the only step, so when it is not granted
+     * there, the pusher lets go of the block at the unlock (and a releasing worker may claim
+     * it into a run at once, var_queue.c), and when it is, nobody else holds it. */
+    atomic_store_explicit(&o->wait, (int)n_deps + (n_deps != 1), memory_order_relaxed);
     o->kind = p->kind;
     if (!plain || p->kind == PXI_OP_SYNC)
         o->sfn = p->sfn;
@@ -180,23 +190,19 @@ static PXI_ENGINE_INLINE void pxi_push_opr_fill(pxi_engine *e, pxi_opr *o, const
         o->cleanup = NULL;
         o->oper = NULL;
         o->waiter = NULL;
-        o->finish_extra = 0;
     } else {
         o->cleanup = p->cleanup;
         o->oper = p->oper;
         o->waiter = p->waiter;
-        o->finish_extra = p->cleanup || p->oper || p->kind == PXI_OP_DELETE;
     }
-    o->skipped = 0;
     /* Push order matters only to the priority heap. */
     if (PXI_UNLIKELY(p->prop == PX_FN_CPU_PRIORITIZED))
         o->seq = atomic_fetch_add_explicit(&e->push_seq, 1, memory_order_relaxed);
-    /* One count per Var, plus the pusher's own while it appends to several Vars; an op of
-     * one Var needs none: its single append is the only step, so when it is not granted
-     * there, the pusher lets go of the block at the unlock (and a releasing worker may claim
-     * it into a run at once, var_queue.c), and when it is, nobody else holds it. */
-    atomic_store_explicit(&o->wait, (int)o->n_deps + (o->n_deps != 1), memory_order_relaxed);
+    /* The four flag bytes last and together (adjacent: the compiler may merge the stores). */
     o->inline_ok = (uint8_t)inline_ok;
+    o->counted = (uint8_t)counted;
+    o->skipped = 0;
+    o->finish_extra = !plain && (p->cleanup || p->oper || p->kind == PXI_OP_DELETE);
 }
 
 #endif
