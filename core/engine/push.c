@@ -15,6 +15,8 @@
  *             the ready ops, outside every Var lock, one after the other. A CPU worker's
  *             write release may instead claim the single-Var writes queued behind it as a run
  *             (var_queue.h, pxi_var_run), which it runs next, back to back, with one release.
+ * The steps of a push before the Var locking (the public pushes' checks, the deps, the block's
+ * fields) are inline helpers in push_front.h.
  * Below this file: the Var queue (var_queue.c), in-flight accounting (inflight.c), failures
  * (failure.c), operator references (operator_ref.c), lanes. Above it, calling it: the public
  * push and wait calls (calls.c), Vars (var.c), reusable operators (operator.c), kernel ops,
@@ -522,7 +524,8 @@ static PXI_ENGINE_NOINLINE pxi_opr *opr_move_to_pool(pxi_engine *e, const pxi_op
 }
 
 /* The push of @p (pxi_engine_push); @plain (a constant in each caller): @p is a public push's
- * as pxi_engine_push_plain describes it, and its other fields are not read. */
+ * as pxi_engine_push_plain describes it, and its other fields are not read. Over the 80-line
+ * limit: one sequence whose steps share the block, the candidate state and the count. */
 static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int plain)
 {
     /* A thread recording a graph records its ops instead (its pxi_recorder: graph_record.c;
