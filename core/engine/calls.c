@@ -1,6 +1,8 @@
 /* core/engine/calls.c - the public push and wait calls of engine.h (MXNet's PushSync /
- * PushAsync / WaitForVar / WaitForAll): their argument checks, then push.c's pxi_engine_push;
- * the waits drain the in-flight count (inflight.c) or push an internal wait op.
+ * PushAsync / WaitForVar / WaitForAll): px_engine_push_sync and _async jump to push.c, which
+ * checks their arguments (push_front.h) and pushes; px_engine_push checks its descriptor, then
+ * pushes through push.c's pxi_engine_push_plain; the waits drain the in-flight count
+ * (inflight.c) or push an internal wait op.
  *
  * Help-while-waiting (TBB's task_group::wait and Taskflow's corun, StarPU's main thread as a
  * worker): until what it waits for is done, a waiting thread pops ready ops of the engine's CPU
