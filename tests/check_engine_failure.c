@@ -482,6 +482,49 @@ START_TEST(test_bad_handles_and_arguments)
 }
 END_TEST
 
+/* A push's errors name the call and, for a handle that is not a live Var, the list and the
+ * index in it; counts whose sum overflows or passes 2^32 Vars are PX_EINVAL before any handle
+ * is read; the ops of the failed pushes never run. */
+START_TEST(test_push_errors_name_the_call_the_list_and_the_index)
+{
+    px_test_log_capture();
+    px_engine *e = px_engine_create(kind_under_test(), 1);
+    px_var *v = px_var_new(e), *dead = px_var_new(e);
+    ck_assert_int_eq(px_var_delete(e, dead), PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    px_var *garbage = (px_var *)(uintptr_t)0x123456789abcull;
+    int before = atomic_load(&ran_count);
+    px_var *w2[2] = {v, garbage};
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, NULL, 0, w2, 2, PX_FN_NORMAL, 0, "x"),
+        PX_EINVAL);
+    ck_assert(px_test_log_contains("px_engine_push_sync: writes[1]"));
+    px_var *r2[2] = {v, dead};
+    ck_assert_int_eq(
+        px_engine_push_async(e, async_here, NULL, CPU, r2, 2, NULL, 0, PX_FN_NORMAL, 0, "x"),
+        PX_EINVAL);
+    ck_assert(px_test_log_contains("px_engine_push_async: reads[1]"));
+    px_op op = {
+        .fn = count_fn, .ctx = CPU, .writes = {&dead, 1}, .property = PX_FN_NORMAL, .name = "x"};
+    ck_assert_int_eq(px_engine_push(e, &op), PX_EINVAL);
+    ck_assert(px_test_log_contains("px_engine_push: writes[0]"));
+    ck_assert_int_eq(px_engine_push_sync(e, count_fn, NULL, CPU, &v, (size_t)1 << 32, NULL, 0,
+                                         PX_FN_NORMAL, 0, "x"),
+                     PX_EINVAL);
+    ck_assert(px_test_log_contains("px_engine_push_sync: too many Vars"));
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, &v, SIZE_MAX, &v, 1, PX_FN_NORMAL, 0, "x"),
+        PX_EINVAL);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), before);
+    ck_assert_int_eq(
+        px_engine_push_sync(e, count_fn, NULL, CPU, &v, 1, &v, 1, PX_FN_NORMAL, 0, "x"), PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&ran_count), before + 1);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
+
 /* ---- allocation --------------------------------------------------------------------------- */
 
 static int alloc_sequence(void)
@@ -591,6 +634,7 @@ static Suite *engine_failure_suite(void)
     tcase_add_test(tc, test_finalize_inside_op_is_edeadlk_and_keeps_runtime);
     tcase_add_test(tc, test_wait_inside_kernel_is_edeadlk);
     tcase_add_test(tc, test_bad_handles_and_arguments);
+    tcase_add_test(tc, test_push_errors_name_the_call_the_list_and_the_index);
     tcase_add_test(tc, test_allocation_failures_give_enomem_cleanly);
     suite_add_tcase(s, tc);
     TCase *life = tcase_create("lifecycle");

@@ -315,6 +315,10 @@ START_TEST(test_cheap_ops_with_several_vars_run_at_push_or_wait_their_turn)
     ck_assert_int_eq(
         px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, &v[0], 1, PX_FN_NORMAL, 0, "gate"),
         PX_OK);
+    /* On the worker before anything waits (as in the test above): a wait_for_all that found
+     * the gate still queued would run it, and the op after it, on the waiting thread. */
+    while (!atomic_load(&gate_started))
+        sleep_ms(1);
     const int last = INL_OPS + 64;
     args[last].index = last;
     inl_worker[last] = INL_NOT_RUN;

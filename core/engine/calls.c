@@ -1,6 +1,8 @@
 /* core/engine/calls.c - the public push and wait calls of engine.h (MXNet's PushSync /
- * PushAsync / WaitForVar / WaitForAll): their argument checks, then push.c's pxi_engine_push;
- * the waits drain the in-flight count (inflight.c) or push an internal wait op.
+ * PushAsync / WaitForVar / WaitForAll): px_engine_push_sync and _async jump to push.c, which
+ * checks their arguments (push_front.h) and pushes; px_engine_push checks its descriptor, then
+ * pushes through push.c's pxi_engine_push_plain; the waits drain the in-flight count
+ * (inflight.c) or push an internal wait op.
  *
  * Help-while-waiting (TBB's task_group::wait and Taskflow's corun, StarPU's main thread as a
  * worker): until what it waits for is done, a waiting thread pops ready ops of the engine's CPU
@@ -26,59 +28,27 @@
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
 #include "core/engine/mpi_hooks.h"
+#include "core/engine/push_front.h"
 #include "core/oversub.h"
 #include "core/registry.h"
 #include "core/trace.h"
 
-/* pxi_lane_check_ctx (lanes.c, which logs with @caller and returns PX_EINVAL or PX_ENODEV) with
- * its passing common case inline: a CPU context of a device id in range. */
-PX_NODISCARD static inline int check_ctx(pxi_engine *e, px_context ctx, px_fn_property prop,
-                                         const char *caller)
-{
-    if (PXI_LIKELY(ctx.type == PX_DEV_CPU && (unsigned)ctx.device_id < PXI_MAX_CPU_DEVS))
-        return PX_OK;
-    return pxi_lane_check_ctx(e, ctx, prop, caller);
-}
-
-/* The checks px_engine_push_sync and px_engine_push_async share, then the push itself.
- * @fn_set tells whether the caller's function pointer is non-NULL. */
-static int push_checked(px_engine *e, const pxi_push *p, int fn_set)
-{
-    int rc = pxi_engine_validate(e, p->caller);
-    if (rc != PX_OK)
-        return rc;
-    if (!fn_set) {
-        PXI_ERROR("%s: fn is NULL", p->caller);
-        return PX_EFAULT;
-    }
-    if ((rc = pxi_engine_check_lists(p->caller, p->reads, p->n_reads, p->writes, p->n_writes)) !=
-            PX_OK ||
-        (rc = pxi_engine_check_prop(p->prop, p->caller)) != PX_OK ||
-        (rc = check_ctx(e, p->ctx, p->prop, p->caller)) != PX_OK)
-        return rc;
-    return pxi_engine_push(e, p);
-}
-
+/* The public pushes are push.c's whole (pxi_engine_push_sync_public: their checks, then the
+ * push): a jump, with no frame or descriptor of their own. */
 int px_engine_push_sync(px_engine *e, px_sync_fn fn, void *arg, px_context ctx,
                         px_var *const *reads, size_t n_reads, px_var *const *writes,
                         size_t n_writes, px_fn_property prop, int priority, const char *name)
 {
-    pxi_push p;
-    pxi_push_describe(&p, PXI_OP_SYNC, arg, ctx, reads, n_reads, writes, n_writes, prop, priority,
-                      name, "px_engine_push_sync");
-    p.sfn = fn;
-    return push_checked(e, &p, fn != NULL);
+    return pxi_engine_push_sync_public(e, fn, arg, ctx, reads, n_reads, writes, n_writes, prop,
+                                       priority, name);
 }
 
 int px_engine_push_async(px_engine *e, px_async_fn fn, void *arg, px_context ctx,
                          px_var *const *reads, size_t n_reads, px_var *const *writes,
                          size_t n_writes, px_fn_property prop, int priority, const char *name)
 {
-    pxi_push p;
-    pxi_push_describe(&p, PXI_OP_ASYNC, arg, ctx, reads, n_reads, writes, n_writes, prop, priority,
-                      name, "px_engine_push_async");
-    p.afn = fn;
-    return push_checked(e, &p, fn != NULL);
+    return pxi_engine_push_async_public(e, fn, arg, ctx, reads, n_reads, writes, n_writes, prop,
+                                        priority, name);
 }
 
 int px_engine_push(px_engine *e, const px_op *op)
@@ -102,13 +72,16 @@ int px_engine_push(px_engine *e, const px_op *op)
         PXI_ERROR("%s('%s'): neither fn nor async_fn is set", caller, label);
         return PX_EFAULT;
     }
+    if ((rc = pxi_push_check_report(e, 1, op->ctx, op->reads.vars, op->reads.n, op->writes.vars,
+                                    op->writes.n, op->property, caller)) != PX_OK)
+        return rc;
     pxi_push p;
     pxi_push_describe(&p, op->fn ? PXI_OP_SYNC : PXI_OP_ASYNC, op->arg, op->ctx, op->reads.vars,
                       op->reads.n, op->writes.vars, op->writes.n, op->property, op->priority,
                       op->name, caller);
     p.sfn = op->fn;
     p.afn = op->async_fn;
-    return push_checked(e, &p, 1);
+    return pxi_engine_push_plain(e, &p);
 }
 
 /* Nonzero when the calling thread runs an engine op or a kernel of any space: a wait there

@@ -447,6 +447,24 @@ static inline void pxi_push_describe(pxi_push *p, pxi_op_kind kind, void *arg, p
 }
 
 PX_NODISCARD int pxi_engine_push(pxi_engine *e, const pxi_push *p);
+/* pxi_engine_push for a public push (calls.c) whose arguments were checked: a SYNC or ASYNC op
+ * from Var lists, with no cleanup, operator, waiter, handle array, sorted list or block. Only
+ * kind, sfn, afn, arg, ctx, reads, n_reads, writes, n_writes, prop, priority, name and caller of
+ * @p are read (the others need not be set). */
+PX_NODISCARD int pxi_engine_push_plain(pxi_engine *e, const pxi_push *p);
+/* px_engine_push_sync and px_engine_push_async whole (engine.h: same arguments, same statuses,
+ * errors logged under their names): their argument checks (push_front.h), then the push as
+ * pxi_engine_push_plain's. The public calls jump here, and the descriptor's fields stay in
+ * registers: the fill, copy and checks of a 20-field descriptor two calls deep were ~90 of the
+ * pusher's ~370 instructions per empty op (callgrind, bench/RESULTS.md). */
+PX_NODISCARD int pxi_engine_push_sync_public(pxi_engine *e, px_sync_fn fn, void *arg,
+                                             px_context ctx, px_var *const *reads, size_t n_reads,
+                                             px_var *const *writes, size_t n_writes,
+                                             px_fn_property prop, int priority, const char *name);
+PX_NODISCARD int pxi_engine_push_async_public(pxi_engine *e, px_async_fn fn, void *arg,
+                                              px_context ctx, px_var *const *reads, size_t n_reads,
+                                              px_var *const *writes, size_t n_writes,
+                                              px_fn_property prop, int priority, const char *name);
 /* Push an internal op (PXI_OP_WAIT with @waiter, PXI_OP_DELETE) that writes the one Var @v. */
 PX_NODISCARD int pxi_engine_push_internal(pxi_engine *e, pxi_op_kind kind, px_var *v,
                                           pxi_waiter *waiter, const char *name, const char *caller);

@@ -92,11 +92,12 @@ static inline pxi_pool_cache *pxi_pool_cache_for(pxi_pool *p)
     return pxi_pool_cache_slow(p);
 }
 
-/* Take an object from the calling thread's cache, prefetching the next one (last written by
- * the thread that freed it, usually a worker on another core: the miss overlaps with the
- * caller's use of this object instead of stalling the next get). NULL when a slab allocation
- * fails. */
-static inline void *pxi_pool_get(pxi_pool *p)
+/* Take an object from the calling thread's cache, prefetching @lines (1 to 4) lines of the next
+ * one (last written by the thread that freed it, usually a worker on another core: the miss
+ * overlaps with the caller's use of this object instead of stalling the next get). NULL when a
+ * slab allocation fails. A caller that knows its objects' size passes a constant (the op
+ * blocks: push.c), and the choice below folds away. */
+static inline void *pxi_pool_get_lines(pxi_pool *p, unsigned lines)
 {
     pxi_pool_cache *c = pxi_pool_cache_for(p);
     void *o = c->list;
@@ -105,22 +106,28 @@ static inline void *pxi_pool_get(pxi_pool *p)
     const char *nx = *(void **)o;
     c->list = (void *)(uintptr_t)nx;
     c->n--;
-    if (PXI_LIKELY(nx != NULL)) {
-        switch (p->prefetch_lines) { /* no loop: a jump, then the prefetches */
-        case 4:
-            __builtin_prefetch(nx + 3 * PXI_CACHE_LINE, 1, 3);
-            /* fallthrough */
-        case 3:
-            __builtin_prefetch(nx + 2 * PXI_CACHE_LINE, 1, 3);
-            /* fallthrough */
-        case 2:
-            __builtin_prefetch(nx + PXI_CACHE_LINE, 1, 3);
-            /* fallthrough */
-        default:
-            __builtin_prefetch(nx, 1, 3);
-        }
+    /* No test for the cache's end (nx NULL, one get in PXI_POOL_BATCH or fewer): a prefetch never
+     * faults, and the test cost every get two instructions. */
+    switch (lines) { /* no loop: a jump, then the prefetches */
+    case 4:
+        __builtin_prefetch(nx + 3 * PXI_CACHE_LINE, 1, 3);
+        /* fallthrough */
+    case 3:
+        __builtin_prefetch(nx + 2 * PXI_CACHE_LINE, 1, 3);
+        /* fallthrough */
+    case 2:
+        __builtin_prefetch(nx + PXI_CACHE_LINE, 1, 3);
+        /* fallthrough */
+    default:
+        __builtin_prefetch(nx, 1, 3);
     }
     return o;
+}
+
+/* pxi_pool_get_lines with the pool's own count (its objects' lines, at most 4). */
+static inline void *pxi_pool_get(pxi_pool *p)
+{
+    return pxi_pool_get_lines(p, p->prefetch_lines);
 }
 
 /* Give @obj back to the calling thread's cache; a batch goes back to the pool once the cache

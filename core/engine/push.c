@@ -15,6 +15,8 @@
  *             the ready ops, outside every Var lock, one after the other. A CPU worker's
  *             write release may instead claim the single-Var writes queued behind it as a run
  *             (var_queue.h, pxi_var_run), which it runs next, back to back, with one release.
+ * The steps of a push before the Var locking (the public pushes' checks, the deps, the block's
+ * fields) are inline helpers in push_front.h.
  * Below this file: the Var queue (var_queue.c), in-flight accounting (inflight.c), failures
  * (failure.c), operator references (operator_ref.c), lanes. Above it, calling it: the public
  * push and wait calls (calls.c), Vars (var.c), reusable operators (operator.c), kernel ops,
@@ -30,6 +32,7 @@
 #include "core/engine/engine_impl.h"
 #include "core/engine/failure.h"
 #include "core/engine/inflight.h"
+#include "core/engine/push_front.h"
 #include "core/engine/var_queue.h"
 #include "core/registry.h"
 #include "core/tools.h"
@@ -150,11 +153,17 @@ static void worker_flush(void)
 
 /* ---- op blocks ------------------------------------------------------------------------- */
 
-static pxi_opr *opr_alloc(pxi_engine *e, size_t n_deps)
+/* opr_alloc prefetches 4 lines of the next block of every class: the smallest spans them. */
+_Static_assert(sizeof(pxi_opr) + 4 * sizeof(pxi_dep) > 3 * PXI_CACHE_LINE,
+               "op blocks of the first class span 4 lines");
+
+/* A block of a class past the first, or from the heap, for @n_deps Vars; NULL when none can
+ * be had. */
+static PXI_ENGINE_NOINLINE pxi_opr *opr_alloc_large(pxi_engine *e, size_t n_deps)
 {
     pxi_opr *o = NULL;
     int cls = -1;
-    for (int c = 0; c < PXI_OPR_CLASSES; ++c)
+    for (int c = 1; c < PXI_OPR_CLASSES; ++c)
         if (n_deps <= pxi_opr_class_deps[c]) {
             cls = c;
             break;
@@ -169,6 +178,22 @@ static pxi_opr *opr_alloc(pxi_engine *e, size_t n_deps)
         return NULL;
     o->size_class = cls;
     o->cap_deps = (uint32_t)n_deps;
+    return o;
+}
+
+/* A block for @n_deps Vars, or NULL when none can be had. Inline for the first class (ops of up
+ * to 4 Vars, nearly all), tested before anything else: out of line with its class loop, the
+ * allocation was about 55 of the pusher's ~370 instructions per empty op (callgrind). */
+static PXI_ENGINE_INLINE pxi_opr *opr_alloc(pxi_engine *e, size_t n_deps)
+{
+    if (PXI_UNLIKELY(n_deps > pxi_opr_class_deps[0]))
+        return opr_alloc_large(e, n_deps);
+    /* Every class's block spans at least 4 lines (pxi_pool_init's count for them all). */
+    pxi_opr *o = pxi_pool_get_lines(&e->opr_pool[0], 4);
+    if (PXI_LIKELY(o != NULL)) {
+        o->size_class = 0;
+        o->cap_deps = (uint32_t)n_deps;
+    }
     return o;
 }
 
@@ -453,142 +478,6 @@ void pxi_engine_dispatch(pxi_opr *o, int from_push)
 
 /* ---- push ------------------------------------------------------------------------------ */
 
-static int dep_cmp(const void *a, const void *b)
-{
-    const pxi_dep *x = a, *y = b;
-    return (x->var > y->var) - (x->var < y->var);
-}
-
-static void sort_deps(pxi_dep *d, uint32_t n)
-{
-    if (n > 24) {
-        qsort(d, n, sizeof *d, dep_cmp);
-        return;
-    }
-    for (uint32_t i = 1; i < n; ++i) {
-        pxi_dep t = d[i];
-        uint32_t j = i;
-        while (j > 0 && d[j - 1].var > t.var) {
-            d[j] = d[j - 1];
-            --j;
-        }
-        d[j] = t;
-    }
-}
-
-/* Log that handle @i of @p, @h, is not a live Var of this engine; PX_EINVAL. */
-static PXI_ENGINE_COLD int report_dead_handle(const pxi_push *p, size_t i, uintptr_t h)
-{
-    int write = p->sorted_writes ? p->sorted_writes[i] : i >= p->n_reads;
-    PXI_ERROR("%s: %s[%zu] = %p is not a live Var of this engine (deleted or foreign)", p->caller,
-              write ? "writes" : "reads", write && !p->sorted_writes ? i - p->n_reads : i,
-              (void *)h);
-    return PX_EINVAL;
-}
-
-/* Resolve handle @h into dep @i of @o (a write when @write): 0 when @h is not a live Var. */
-static PXI_ENGINE_INLINE int dep_resolve(pxi_engine *e, pxi_opr *o, size_t i, uintptr_t h,
-                                         int write)
-{
-    uint32_t gen = 0;
-    pxi_var *v = pxi_handle_table_lookup(&e->vars, h, &gen);
-    if (PXI_UNLIKELY(!v))
-        return 0;
-    pxi_dep *d = &o->deps[i];
-    d->opr = o;
-    d->var = v;
-    d->gen = gen;
-    d->write = write;
-    d->next = NULL;
-    return 1;
-}
-
-/* Resolve @p's n handles into @o's deps (each pointing back at @o), sort them by Var address
- * (the global lock order) and merge duplicates: a Var read twice is one read; read and
- * written, or written twice, is one write. Sets o->n_deps; PX_EINVAL (logged) for a handle
- * that is not a live Var. */
-static int deps_prepare(pxi_engine *e, pxi_opr *o, const pxi_push *p, size_t n)
-{
-    const uint8_t *sorted_writes = p->sorted_writes;
-    if (PXI_LIKELY(!p->handles && !sorted_writes)) { /* the public pushes: Var lists */
-        for (size_t i = 0; i < p->n_reads; ++i)
-            if (!dep_resolve(e, o, i, (uintptr_t)p->reads[i], 0))
-                return report_dead_handle(p, i, (uintptr_t)p->reads[i]);
-        for (size_t i = 0, k = p->n_reads; i < p->n_writes; ++i, ++k)
-            if (!dep_resolve(e, o, k, (uintptr_t)p->writes[i], 1))
-                return report_dead_handle(p, k, (uintptr_t)p->writes[i]);
-    } else {
-        for (size_t i = 0; i < n; ++i) {
-            uintptr_t h = pxi_push_handle(p, i);
-            if (!dep_resolve(e, o, i, h, sorted_writes ? sorted_writes[i] : i >= p->n_reads))
-                return report_dead_handle(p, i, h);
-        }
-    }
-    /* Graph launches give their handles in lock order and unique already; one Var needs
-     * neither sort nor merge. */
-    if (sorted_writes || n < 2) {
-        o->n_deps = (uint32_t)n;
-        return PX_OK;
-    }
-    uint32_t m = 0;
-    sort_deps(o->deps, (uint32_t)n);
-    for (uint32_t i = 0; i < (uint32_t)n; ++i) {
-        if (m > 0 && o->deps[m - 1].var == o->deps[i].var) {
-            o->deps[m - 1].write |= o->deps[i].write;
-            continue;
-        }
-        /* No copy onto itself: the dep was just written field by field, and reloading it
-         * whole stalls on store forwarding (the hottest line of an empty push). */
-        if (m != i)
-            o->deps[m] = o->deps[i];
-        ++m;
-    }
-    o->n_deps = m;
-    return PX_OK;
-}
-
-/* Fill the block from the push description, before anything publishes it; @inline_ok as
- * push_inline_ok says. */
-static void opr_fill(pxi_engine *e, pxi_opr *o, const pxi_push *p, int inline_ok)
-{
-    o->kind = p->kind;
-    o->sfn = p->sfn;
-    o->afn = p->afn;
-    o->arg = p->arg;
-    o->cleanup = p->cleanup;
-    o->ctx = p->ctx;
-    o->prop = p->prop;
-    o->priority = p->priority;
-    o->name = p->name ? p->name : "op";
-    o->e = e;
-    o->oper = p->oper;
-    o->waiter = p->waiter;
-    o->next = NULL;
-    o->run_status = PX_OK;
-    o->worker = NULL;
-    o->skipped = 0;
-    atomic_init(&o->done.called, 0);
-    /* Push order matters only to the priority heap. */
-    o->seq = p->prop == PX_FN_CPU_PRIORITIZED
-                 ? atomic_fetch_add_explicit(&e->push_seq, 1, memory_order_relaxed)
-                 : 0;
-    /* One count per Var, plus the pusher's own while it appends to several Vars; an op of
-     * one Var needs none: its single append is the only step, so when it is not granted
-     * there, the pusher lets go of the block at the unlock (and a releasing worker may claim
-     * it into a run at once, var_queue.c), and when it is, nobody else holds it. */
-    atomic_store_explicit(&o->wait, (int)o->n_deps + (o->n_deps != 1), memory_order_relaxed);
-    o->inline_ok = (uint8_t)inline_ok;
-    o->finish_extra = p->cleanup || p->oper || p->kind == PXI_OP_DELETE;
-}
-
-/* Whether the cost rule applies to @p's op (pxi_opr.inline_ok, cost.c): a SYNC op of the
- * normal CPU lane that is not a kernel op, on a non-naive engine with inline_ns > 0. */
-static inline int push_inline_ok(const pxi_engine *e, const pxi_push *p)
-{
-    return p->kind == PXI_OP_SYNC && p->prop == PX_FN_NORMAL && p->ctx.type == PX_DEV_CPU &&
-           !p->no_inline && e->kind != PX_ENGINE_NAIVE && e->inline_ns > 0;
-}
-
 /* Storage for an op block on the pusher's stack (PXI_OPR_ON_STACK): a candidate for running
  * at push (work-first inlining, cost.c) with at most PXI_STACK_DEPS Vars. One that is ready
  * runs and finishes before its push returns, and nothing refers to it afterwards (its deps
@@ -651,11 +540,11 @@ static PXI_ENGINE_NOINLINE pxi_opr *opr_move_to_pool(pxi_engine *e, const pxi_op
  * (callgrind). Ops of several Vars keep the dispatch path: on a 300 x 300 wavefront, whose ops
  * are often not ready at push, the second locking round cost more (+1.7 % Ir) than the binary
  * tree saved (-8.5 %) (bench/RESULTS.md, "Session 8: hand-off"). The lane is read without
- * creating it (no lane yet: no queue to be behind). */
-static PXI_ENGINE_INLINE int push_throttled(pxi_engine *e, const pxi_push *p)
+ * creating it (no lane yet: no queue to be behind). @plain as for pxi_push_deps_prepare. */
+static PXI_ENGINE_INLINE int push_throttled(pxi_engine *e, const pxi_push *p, const int plain)
 {
     if (p->kind != PXI_OP_SYNC || p->prop != PX_FN_NORMAL || p->ctx.type != PX_DEV_CPU ||
-        p->no_inline || e->kind == PX_ENGINE_NAIVE)
+        (!plain && p->no_inline) || e->kind == PX_ENGINE_NAIVE)
         return 0;
     int dev = e->kind == PX_ENGINE_POOLED ? 0 : p->ctx.device_id;
     if (dev < 0 || dev >= PXI_MAX_CPU_DEVS)
@@ -664,38 +553,42 @@ static PXI_ENGINE_INLINE int push_throttled(pxi_engine *e, const pxi_push *p)
     return lane && lane->kind == PXI_LANE_CPU && throttle_now(e, lane);
 }
 
-int pxi_engine_push(pxi_engine *e, const pxi_push *p)
+/* The push of @p (pxi_engine_push); @plain (a constant in each caller): @p is a public push's
+ * as pxi_engine_push_plain describes it, and its other fields are not read. Over the 80-line
+ * limit: one sequence whose steps share the block, the candidate state and the count. */
+static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int plain)
 {
-    /* A thread recording a graph records its ops instead (its pxi_recorder: graph_record.c). */
-    pxi_recorder *r = pxi_engine_tl_recorder;
+    /* A thread recording a graph records its ops instead (its pxi_recorder: graph_record.c;
+     * push_public asks before it calls this). */
+    pxi_recorder *r = plain ? NULL : pxi_engine_tl_recorder;
     if (PXI_UNLIKELY(r != NULL) && (p->kind == PXI_OP_SYNC || p->kind == PXI_OP_ASYNC))
         return r->record(r, e, p);
-    size_t n = p->n_reads + p->n_writes;
-    if (n < p->n_reads || n > UINT32_MAX) {
-        PXI_ERROR("%s: too many Vars (%zu reads, %zu writes)", p->caller, p->n_reads, p->n_writes);
+    /* Neither count at 2^31 or more: their sum fits in 32 bits (one test on the common path). */
+    if (PXI_UNLIKELY((p->n_reads | p->n_writes) >> 31 != 0) &&
+        pxi_push_too_many_vars(p->caller, p->n_reads, p->n_writes))
         return PX_EINVAL;
-    }
+    size_t n = p->n_reads + p->n_writes;
     /* A candidate for running here and now (work-first inlining, cost.c) takes no in-flight
      * slot unless it turns out not to be ready. A block its owner prepared (pxi_push.block: a
      * graph launch's own op) is never one. */
-    int inline_ok = push_inline_ok(e, p);
-    int candidate = !p->block && tl_in_op == 0 &&
+    pxi_opr *block = plain ? NULL : p->block;
+    int inline_ok = pxi_push_inline_ok(e, p, plain);
+    int candidate = !block && tl_in_op == 0 &&
                     ((inline_ok && pxi_cost_below(e, p->sfn, e->inline_ns)) ||
-                     (n == 1 && push_throttled(e, p)));
+                     (n == 1 && push_throttled(e, p, plain)));
     stack_opr on_stack;
-    pxi_opr *o = p->block; /* prepared by its owner (queue links: pxi_var_queue_lock_live) */
+    pxi_opr *o = block; /* prepared by its owner (queue links: pxi_var_queue_lock_live) */
     if (!o && !(o = push_block(e, n, candidate, &on_stack))) {
         PXI_ERROR("%s: out of memory for an op with %zu Vars", p->caller, n);
         return PX_ENOMEM;
-    } else if (!p->block) {
-        int rc = deps_prepare(e, o, p, n);
-        if (rc != PX_OK) {
+    } else if (!block) {
+        int rc = pxi_push_deps_prepare(e, o, p, n, plain);
+        if (PXI_UNLIKELY(rc != PX_OK)) {
             opr_free(e, o);
             return rc;
         }
     }
-    opr_fill(e, o, p, inline_ok);
-    o->counted = !candidate;
+    pxi_push_opr_fill(e, o, p, inline_ok, !candidate, plain);
     if (o->counted)
         pxi_inflight_reserve(e, tl_in_op == 0);
     for (;;) {
@@ -754,6 +647,80 @@ int pxi_engine_push(pxi_engine *e, const pxi_push *p)
         --tl_pushing;
     }
     return PX_OK;
+}
+
+int pxi_engine_push(pxi_engine *e, const pxi_push *p)
+{
+    return push_op(e, p, 0);
+}
+
+/* A public push, from its arguments, checked (see pxi_engine_push_plain). */
+static PXI_ENGINE_INLINE int push_public(pxi_engine *e, pxi_op_kind kind, px_sync_fn sfn,
+                                         px_async_fn afn, void *arg, px_context ctx,
+                                         px_var *const *reads, size_t n_reads,
+                                         px_var *const *writes, size_t n_writes,
+                                         px_fn_property prop, int priority, const char *name,
+                                         const char *caller)
+{
+    pxi_recorder *r = pxi_engine_tl_recorder;
+    if (PXI_UNLIKELY(r != NULL))
+        return pxi_push_record_public(r, e, kind, sfn, afn, arg, ctx, reads, n_reads, writes,
+                                      n_writes, prop, priority, name, caller);
+    pxi_push p; /* the fields push_op reads when plain; its address goes nowhere else */
+    p.kind = kind;
+    p.sfn = sfn;
+    p.afn = afn;
+    p.arg = arg;
+    p.ctx = ctx;
+    p.reads = reads;
+    p.n_reads = n_reads;
+    p.writes = writes;
+    p.n_writes = n_writes;
+    p.prop = prop;
+    p.priority = priority;
+    p.name = name;
+    p.caller = caller;
+    return push_op(e, &p, 1);
+}
+
+int pxi_engine_push_plain(pxi_engine *e, const pxi_push *p)
+{
+    return push_public(e, p->kind, p->sfn, p->afn, p->arg, p->ctx, p->reads, p->n_reads, p->writes,
+                       p->n_writes, p->prop, p->priority, p->name, p->caller);
+}
+
+int pxi_engine_push_sync_public(pxi_engine *e, px_sync_fn fn, void *arg, px_context ctx,
+                                px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                size_t n_writes, px_fn_property prop, int priority,
+                                const char *name)
+{
+    static const char caller[] = "px_engine_push_sync";
+    const int fn_set = fn != NULL;
+    if (PXI_UNLIKELY(!pxi_push_args_fast(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop))) {
+        int rc =
+            pxi_push_check_report(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop, caller);
+        if (rc != PX_OK)
+            return rc;
+    }
+    return push_public(e, PXI_OP_SYNC, fn, NULL, arg, ctx, reads, n_reads, writes, n_writes, prop,
+                       priority, name, caller);
+}
+
+int pxi_engine_push_async_public(pxi_engine *e, px_async_fn fn, void *arg, px_context ctx,
+                                 px_var *const *reads, size_t n_reads, px_var *const *writes,
+                                 size_t n_writes, px_fn_property prop, int priority,
+                                 const char *name)
+{
+    static const char caller[] = "px_engine_push_async";
+    const int fn_set = fn != NULL;
+    if (PXI_UNLIKELY(!pxi_push_args_fast(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop))) {
+        int rc =
+            pxi_push_check_report(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop, caller);
+        if (rc != PX_OK)
+            return rc;
+    }
+    return push_public(e, PXI_OP_ASYNC, NULL, fn, arg, ctx, reads, n_reads, writes, n_writes, prop,
+                       priority, name, caller);
 }
 
 int pxi_engine_push_internal(pxi_engine *e, pxi_op_kind kind, px_var *v, pxi_waiter *waiter,
