@@ -254,15 +254,38 @@ def spmv_fraction(nnz_per_row=27.0):
     return (12.0 * nnz_per_row + 24.0) / (12.0 * nnz_per_row + 88.0)
 
 
-def model(procs, local, rate_s, net, allreduces, oversub=1.0, engine=None, threads=1,
+def rank_sides(procs):
+    """Neighbours of the worst rank along each axis: none, one (2 ranks there) or two."""
+    return tuple(0 if q == 1 else 1 if q == 2 else 2 for q in procs)
+
+
+def box_nnz(local, sides=(0, 0, 0)):
+    """Stored entries of the 27-point rows of a box, ghost columns included: along an axis of
+    L points with s neighbours, 3 L - 2 + s (point, offset) pairs stay inside the domain."""
+    out = 1
+    for length, side in zip(local, sides):
+        out *= 3 * length - 2 + side
+    return out
+
+
+def nnz_scale(procs, local):
+    """Compute of the worst rank's rows over that of the same box solved alone (the
+    calibration's single-rank solve, no ghost columns), by cg.c's byte model: 12 nnz + 88 n
+    bytes per iteration (1 for one rank; 1.01 for 32^3 on 2x1x1, 1.06 for 32x32x8 on 1x1x4)."""
+    n = local[0] * local[1] * local[2]
+    return (12.0 * box_nnz(local, rank_sides(procs)) + 88.0 * n) / (12.0 * box_nnz(local)
+                                                                    + 88.0 * n)
+
+
+def model(procs, local, rate_s, net, allreduces, stretch=1.0, engine=None, threads=1,
           ops=None):
     """Modelled seconds per iteration: dict with compute, halo, allreduce, engine, no_overlap,
     overlap (overlap includes the engine term). rate_s: seconds per iteration per local point;
-    oversub: threads per core, at least 1 (time-slicing stretches the compute); engine: an
-    Engine or None; ops: parex-cg's reported op count, if any."""
+    stretch: factor on n rate_s, at least 1 (time-sharing of the cores, ghost columns);
+    engine: an Engine or None; ops: parex-cg's reported op count, if any."""
     p = procs[0] * procs[1] * procs[2]
     n = local[0] * local[1] * local[2]
-    t_c = n * rate_s * max(1.0, oversub)
+    t_c = n * rate_s * stretch
     msgs, g = worst_rank_halo(procs, local) if p > 1 else ([], 1.0)
     c_msg = engine.msg_s if engine else 0.0
     t_h = sum(net.msg(b) + c_msg for b in msgs)
@@ -281,13 +304,16 @@ def model(procs, local, rate_s, net, allreduces, oversub=1.0, engine=None, threa
 
 def load_runs(path):
     """Records {impl, scaling, ranks, threads, local, procs, oversubscribed, result}; a bare
-    program JSON line (bench_cg_bsp --json) is taken as a weak-scaling record."""
+    program JSON line (bench_cg_bsp --json) is taken as a weak-scaling record; calibration
+    records (run_dcg.sh's CALIB file) are skipped."""
     runs = []
     for line in open(path):
         line = line.strip()
         if not line.startswith("{"):
             continue
         rec = json.loads(line)
+        if rec.get("calibration"):
+            continue
         res = rec.get("result", rec)
         ranks = rec.get("ranks", res.get("ranks", 1))
         local = rec.get("local", res.get("local"))
@@ -316,10 +342,10 @@ def group_runs(runs):
 
 
 def rates(groups, engine=None):
-    """Seconds per iteration per local point of each single-rank group: {(scaling, impl,
-    threads): s} and a fallback {(impl, threads): s} over every single-rank group. parex's
-    single-rank engine term (N_ops(1) c_op) is taken out of its rate: the model adds it back
-    per rank count."""
+    """Without calibration: seconds per iteration per local point of each single-rank group
+    (an idle machine's rate): {(scaling, impl, threads): s} and a fallback {(impl, threads): s}.
+    parex's single-rank engine term (N_ops(1) c_op) is taken out of its rate: the model adds
+    it back per rank count."""
     by_series, by_impl = {}, collections.defaultdict(list)
     for (scaling, impl, ranks, threads, local, _procs, _o), res in groups.items():
         if ranks != 1:
@@ -346,39 +372,118 @@ def rate_for(by_series, by_impl, scaling, impl, u):
     return None, "no single-rank run"
 
 
+# ---- the compute term: the node-loaded single-rank rate ---------------------------------------
+
+def load_calibration(path):
+    """run_dcg.sh's calibration lines ({"calibration": true, impl, instances, threads, local,
+    oversubscribed, result}): {(impl, local, threads, instances): [result, ...]}."""
+    cal = collections.defaultdict(list)
+    for line in open(path):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        rec = json.loads(line)
+        if rec.get("calibration"):
+            key = (rec["impl"], tuple(rec["local"]), rec["threads"], rec["instances"])
+            cal[key].append(rec["result"])
+    return cal
+
+
+class Compute:
+    """t_c of a row of P ranks x T threads on C cores, local box L:
+    t_c = n(L) s_K(L, T) max(1, P T / C) nnz_scale, K = min(P, max(1, C // T)): s_K is the
+    single-rank rate (seconds per iteration per point, slowest instance, median over rounds)
+    measured while K independent single-rank solves of box L, T threads each, ran together on
+    cores of their own (run_dcg.sh's calibration); more threads than cores time-share them.
+    Without a calibration line: the idle single-rank rate of the 1-rank rows (old model)."""
+
+    def __init__(self, cal, groups, engine, cores):
+        self.cal, self.engine, self.cores = cal, engine, cores
+        self.by_series, self.by_impl = rates(groups, engine)
+
+    def loaded(self, impl, local, threads, k):
+        """(s, spread): seconds per iteration per point of the slowest of K instances (median
+        over rounds; parex less its single-rank engine term) and the median over rounds of
+        slowest / fastest instance; None without that calibration."""
+        res = self.cal.get((impl, tuple(local), threads, k))
+        if not res:
+            return None
+        n = local[0] * local[1] * local[2]
+        t = statistics.median(r["seconds_per_iter"] for r in res)
+        if impl == "parex" and self.engine:
+            t -= self.engine.seconds(1, 0, threads, reported_ops(res))
+        spread = statistics.median(
+            max(v) / min(v) for v in (r.get("instance_seconds_per_iter") or
+                                      [r["seconds_per_iter"]] for r in res))
+        return t / n, spread
+
+    def row(self, scaling, impl, p, t, local, procs):
+        """(s, stretch, how, spread, calibrated) of a measured row; s None: no rate."""
+        k = min(p, max(1, self.cores // t))
+        share = max(1.0, p * t / self.cores)
+        stretch = share * (nnz_scale(procs, local) if p > 1 else 1.0)
+        got = self.loaded(impl, local, t, k)
+        shared = " x %.0f shared" % share if share > 1 else ""
+        if got:
+            return got[0], stretch, "s_%d%s" % (k, shared), got[1], True
+        s, how = rate_for(self.by_series, self.by_impl, scaling, impl, t)
+        return s, stretch, "idle 1-rank row" + (" " + how if how else "") + shared, None, False
+
+    def as_bound(self, impl, p, t, local, procs):
+        """t_c from P instances launched as the row binds its P ranks (oversubscribed rows:
+        the instances time-share the cores themselves), or None."""
+        got = self.loaded(impl, local, t, p)
+        if not got or p * t <= self.cores:
+            return None
+        return local[0] * local[1] * local[2] * got[0] * nnz_scale(procs, local)
+
+
 def fmt_ms(s):
     return "%.3f" % (s * 1e3)
 
 
 # ---- output ----------------------------------------------------------------------------------
 
-ASSUMPTIONS = """Assumptions: compute per point as the single-rank run of the same implementation
-with the same threads, ranks on cores of their own (more threads than cores: stretched by
-threads / cores);
-messages of a rank one after the other, each the measured ping-pong half round trip at its
-size (or latency + bytes / bandwidth); allreduce = %d x ceil(log2 P) x latency per iteration;
-overlap hides the halo behind the interior SpMV only; no contention, topology, noise or
-imbalance; rows marked oversubscribed run more threads than cores (context switches are not
-modelled)."""
+def assumptions(allreduces, calibrated, cores):
+    head = ("(1) compute: the single-rank rate of the same implementation, T threads, measured "
+            "while K = min(P, %d / T) independent single-rank solves of the row's local box "
+            "(no communication) ran together, each on T cores of its own, bound as the row's "
+            "ranks; the slowest instance's time per iteration (the node-loaded single-rank "
+            "rate s_K: memory bandwidth and caches shared as in the row); rows of more "
+            "threads than cores stretch it by P T / %d (perfect time-sharing, no context-"
+            "switch or wake-up cost); the worst rank's ghost columns by cg.c's byte model "
+            "(12 nnz + 88 n);" % (cores, cores) if calibrated else
+            "(1) compute: the single-rank run of the same implementation with the same threads "
+            "on an idle machine (no calibration file: no memory-bandwidth or cache sharing "
+            "between ranks); rows of more threads than cores stretch it by P T / %d;" % cores)
+    return ("Assumptions: " + head + "\n(2) halo: the worst rank's messages (one per "
+            "neighbouring face, edge, corner) one after the other, each the measured ping-pong "
+            "half round trip at its size (or latency + bytes / bandwidth); packing not "
+            "counted;\n(3) allreduce = %d x ceil(log2 P) x latency per iteration (recursive "
+            "doubling);\n(4) overlap (parex) hides the halo behind the interior rows of the "
+            "SpMV only, never the allreduces; parex adds the measured engine cost per op and "
+            "per message;\n(5) no network contention or topology, no OS noise and no load "
+            "imbalance beyond what the calibration's slowest instance shows; whatever the "
+            "rows lose to those (waiting inside halo and allreduce for a slower rank) is the "
+            "model's residual, the error column;\n(6) matrix rows (METIS parts of a file) "
+            "are not modelled." % allreduces)
 
 
-def measured_row(key, res, by_series, by_impl, net, cores, allreduces, engine):
+def measured_row(key, res, comp, net, allreduces, engine):
     """(table line, error % or None) of one measured configuration."""
     scaling, impl, p, t, local, procs, over = key
     meas = statistics.median(r["seconds_per_iter"] for r in res)
     head = "| %s | %s | %dx%d | %s | %s | %s |" % (
         scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)), fmt_ms(meas))
-    s, how = rate_for(by_series, by_impl, scaling, impl, t)
+    s, stretch, how, spread, calibrated = comp.row(scaling, impl, p, t, local, procs)
     if s is None:
-        return head + " - | %s | - | - | - | - | - |" % how, None
+        return head + " - | - | %s | - | - | - | - | - | - |" % how, None
     eng = engine if impl == "parex" else None
-    m = model(procs, local, s, net, allreduces, oversub=p * t / cores, engine=eng, threads=t,
+    m = model(procs, local, s, net, allreduces, stretch=stretch, engine=eng, threads=t,
               ops=reported_ops(res) if eng else None)
-    variant = "overlap + engine" if eng else "overlap" if impl == "parex" else "no overlap"
-    if p == 1:
-        variant = "calibration: defines s"
     mod = m["overlap"] if impl == "parex" else m["no_overlap"]
     err = (mod - meas) / meas * 100.0
+    definitional = p == 1 and not calibrated
     hm = [r.get("halo_seconds_per_iter") for r in res]
     am = [r.get("allreduce_seconds_per_iter") for r in res]
     hm = fmt_ms(statistics.median(hm)) if None not in hm else "-"
@@ -392,46 +497,43 @@ def measured_row(key, res, by_series, by_impl, net, cores, allreduces, engine):
     et = "-"
     if eng:
         n_msg = m["messages"] + (allreduces if p > 1 else 0)
-        et = "%d x %.3f us + %d x %.1f us = %s" % (
+        et = "%d x %.3f + %d x %.3f us = %s" % (
             m["ops"], engine.op_s(t) * 1e6, n_msg, engine.msg_s * 1e6,
             fmt_ms(m["engine"] + n_msg * engine.msg_s))
-    line = head + " %s | %s%s | %+.1f | %s / %s | %s / %s | %s | %s |" % (
-        fmt_ms(mod), variant, " (s = %s)" % how if how else "", err, hm, fmt_ms(m["halo"]), am,
-        fmt_ms(m["allreduce"]), ov, et)
-    return line, err if p > 1 else None
+    bound = comp.as_bound(impl, p, t, local, procs)
+    line = head + " %s | %s | %s (%s) | %s | %s | %s / %s | %s / %s | %s | %s |" % (
+        fmt_ms(mod), "(defines s)" if definitional else "%+.1f" % err, fmt_ms(m["compute"]),
+        how, "%.2f" % spread if spread else "-", fmt_ms(bound) if bound else "-", hm,
+        fmt_ms(m["halo"]), am, fmt_ms(m["allreduce"]), ov, et)
+    return line, None if definitional else err
 
 
-def measured_table(groups, net, cores, allreduces, engine, out):
-    """Measured against modelled time per iteration; rows with more threads than cores apart
-    (outside the model's assumptions, their error shown all the same)."""
-    by_series, by_impl = rates(groups, engine)
+def measured_table(groups, comp, net, cores, allreduces, engine, out):
+    """Measured against modelled time per iteration; rows with more threads than cores apart."""
     order = sorted(groups, key=lambda k: (k[0], k[2], k[3], k[1], k[4]))
     for over, title in ((False, "ranks x threads <= cores: the model's domain"),
-                        (True, "oversubscribed (more threads than cores): outside the model's "
-                               "assumptions, listed apart")):
+                        (True, "oversubscribed (more threads than cores): time-shared cores")):
         keys = [k for k in order if bool(k[6]) == over]
         if not keys:
             continue
         out("\n### Measured vs model, %s (time per iteration, ms; slowest rank)\n" % title)
-        out("| scaling | impl | ranks x threads | local | procs | measured | model | variant |"
-            " error % | halo meas/model | allreduce meas/model | overlap meas/model |"
-            " engine: ops x c_op + messages x c_msg = ms |")
-        out("|---|---|---|---|---|---:|---:|---|---:|---|---|---|---|")
+        out("| scaling | impl | ranks x threads | local | procs | measured | model | error % |"
+            " compute model (rate) | calib. slowest/fastest | compute, P instances as bound |"
+            " halo meas/model | allreduce meas/model | overlap meas/model |"
+            " engine: ops x c_op + msgs x c_msg = ms |")
+        out("|---|---|---|---|---|---:|---:|---:|---|---:|---:|---|---|---|---|")
         errs = collections.defaultdict(list)
         for key in keys:
-            line, err = measured_row(key, groups[key], by_series, by_impl, net, cores,
-                                     allreduces, engine)
+            line, err = measured_row(key, groups[key], comp, net, allreduces, engine)
             out(line)
             if err is not None:
-                errs[key[1]].append(abs(err))
-        for impl in sorted(errs):
-            e = errs[impl]
-            out("\nModel error, %s, %s rows of 2 or more ranks: max |error| %.1f%%, median "
-                "%.1f%% (%d rows; target 20%%)" % (
-                    impl, "oversubscribed" if over else "not oversubscribed", max(e),
-                    statistics.median(e), len(e)))
-
-
+                errs[(key[1], "1 rank" if key[2] == 1 else "2 or more ranks")].append(abs(err))
+        out("")
+        for (impl, what), e in sorted(errs.items()):
+            out("Model error, %s, %s rows of %s: max |error| %.1f%%, median %.1f%% (%d rows; "
+                "target 20%%: %s)  " % (
+                    impl, "oversubscribed" if over else "not oversubscribed", what, max(e),
+                    statistics.median(e), len(e), "met" if max(e) <= 20 else "MISSED"))
 def allreduce_check(measured_ar, net, cores, out):
     if not measured_ar:
         return
@@ -445,10 +547,12 @@ def allreduce_check(measured_ar, net, cores, out):
                                                  "yes" if p > cores else ""))
 
 
+
+
 def projection(rate_s, grid, threads, nets, allreduces, impl, out, engine=None):
     out("\n### Projection: HPCG weak scaling, %d^3 points per rank, %d thread(s) per rank, "
-        "compute rate of %s's single-rank run (%.3f ns per point per iteration)\n"
-        % (grid, threads, impl, rate_s * 1e9))
+        "compute rate %s (%.3f ns per point per iteration)\n" % (grid, threads, impl,
+                                                                 rate_s * 1e9))
     base = model((1, 1, 1), (grid,) * 3, rate_s, nets[0], allreduces)["no_overlap"]
     for net in nets:
         out("\nNetwork: %s (latency %.3f us, bandwidth %.3f GB/s)\n"
@@ -460,11 +564,14 @@ def projection(rate_s, grid, threads, nets, allreduces, impl, out, engine=None):
             "---:|---:|" if engine else ""))
         for p in (1,) + PROJECT_RANKS:
             procs = hpcg_shape(p)
-            m = model(procs, (grid,) * 3, rate_s, net, allreduces)
+            # every rank has T cores of its own on a node whose cores all work: s_K, no
+            # time-sharing; its ghost columns cost as in the measured rows
+            sc = nnz_scale(procs, (grid,) * 3) if p > 1 else 1.0
+            m = model(procs, (grid,) * 3, rate_s, net, allreduces, stretch=sc)
             extra = ""
             if engine:
-                me = model(procs, (grid,) * 3, rate_s, net, allreduces, engine=engine,
-                           threads=threads)
+                me = model(procs, (grid,) * 3, rate_s, net, allreduces, stretch=sc,
+                           engine=engine, threads=threads)
                 extra = " %s | %.1f%% |" % (fmt_ms(me["overlap"]), 100.0 * base / me["overlap"])
             out("| %d | %s | %d | %.1f | %s | %s | %s | %.1f%% | %s | %.1f%% |%s" % (
                 p, "x".join(map(str, procs)), m["messages"], m["halo_bytes"] / 1024.0,
@@ -474,7 +581,7 @@ def projection(rate_s, grid, threads, nets, allreduces, impl, out, engine=None):
     if engine:
         out("\n\"overlap + engine\": the overlap column plus the engine term as measured here "
             "(c_msg %.3f us per message, c_op per op, N_ops = %d + %d x 26 at 26 neighbours), "
-            "ranks bound to one core each with the progress lane on it: a rank with cores of "
+            "ranks bound to their cores with the progress lane on them: a rank with a core of "
             "its own for the progress lane would pay less." % (
                 engine.msg_s * 1e6, engine.ops_abc[1], engine.ops_abc[2]))
 
@@ -483,6 +590,9 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", required=True, help="JSON lines of measured runs (run_dcg.sh)")
+    ap.add_argument("--calibration", help="run_dcg.sh's calibration lines (bench/dcg_calib.txt):"
+                    " the node-loaded single-rank rates of the compute term; without it the "
+                    "idle single-rank rate of the 1-rank rows")
     ap.add_argument("--pingpong", action="append", default=[],
                     help="bench_pingpong --json output (repeatable)")
     ap.add_argument("--pp-stat", choices=("median", "min"), default="median",
@@ -495,8 +605,8 @@ def parse_args(argv):
     ap.add_argument("--allreduces", type=int, default=2, help="allreduces per iteration (2)")
     ap.add_argument("--project-grid", type=int, help="N of the projection (default: largest "
                     "weak-scaling N measured)")
-    ap.add_argument("--project-threads", type=int, help="threads per rank of the projection "
-                    "(default: the most measured at 1 rank)")
+    ap.add_argument("--project-threads", type=int, action="append", help="threads per rank of "
+                    "the projection, repeatable (default: each T <= cores measured at 1 rank)")
     ap.add_argument("--project-impl", default="bsp", help="whose single-rank compute rate the "
                     "projection uses (default bsp; parex when bsp has none)")
     ap.add_argument("--engine", help="engine per-op cost, run_dcg.sh's bench/dcg_engine.txt "
@@ -518,17 +628,18 @@ def parse_args(argv):
         ap.error("--op-ns must be >= 0")
     if a.msg_us is not None and not a.msg_us >= 0:
         ap.error("--msg-us must be >= 0")
-    if a.engine and not os.path.isfile(a.engine):
-        ap.error("--engine %s: no such file" % a.engine)
+    for name, path in (("--engine", a.engine), ("--calibration", a.calibration)):
+        if path and not os.path.isfile(path):
+            ap.error("%s %s: no such file" % (name, path))
     if (a.latency_us is None) != (a.bandwidth_gbs is None):
         ap.error("--latency-us and --bandwidth-gbs go together")
     if a.latency_us is not None and not (a.latency_us > 0 and a.bandwidth_gbs > 0):
         ap.error("--latency-us and --bandwidth-gbs must be positive")
     if a.cores < 1 or a.allreduces < 0:
         ap.error("--cores must be >= 1 and --allreduces >= 0")
+    if a.project_threads and min(a.project_threads) < 1:
+        ap.error("--project-threads must be >= 1")
     return a
-
-
 def make_engine(a, groups):
     """The Engine of --op-ns or --engine FILE, or None."""
     abc = tuple(int(x) for x in a.ops_per_iter.split(","))
@@ -547,20 +658,77 @@ def make_engine(a, groups):
     return Engine(per, src or "none", abc, msg_s, msg_src, rt)
 
 
-def choose_projection(groups, a):
-    """(rate, grid, threads, impl) for the projection, or None with a reason."""
-    by_series, by_impl = rates(groups)
+
+
+def choose_projections(groups, comp, a):
+    """[(rate, grid, threads, description, idle rate or None)] for the projection, one per
+    threads per rank, and a reason when empty. The rate: s_K of a single-rank solve of the
+    grid^3 box with K = cores / T instances (a node whose cores all work), else the idle
+    single-rank rate of the 1-rank rows."""
     weak = [k for k in groups if k[0] == "weak" and k[4][0] == k[4][1] == k[4][2]]
     grid = a.project_grid or (max(k[4][0] for k in weak) if weak else None)
     if grid is None:
-        return None, "no weak-scaling run and no --project-grid"
-    ones = [k for k in groups if k[2] == 1]
-    threads = a.project_threads or (max(k[3] for k in ones) if ones else 1)
-    for impl in (a.project_impl, "bsp", "parex"):
-        s, how = rate_for(by_series, by_impl, "weak", impl, threads)
-        if s is not None:
-            return (s, grid, threads, impl + (" (%s)" % how if how else "")), ""
-    return None, "no single-rank run to take the compute rate from"
+        return [], "no weak-scaling run and no --project-grid"
+    box = (grid,) * 3
+    threads = a.project_threads or sorted({k[3] for k in groups if k[2] == 1
+                                           and k[3] <= a.cores}) or [1]
+    out = []
+    for t in threads:
+        k = max(1, a.cores // t)
+        for impl in (a.project_impl, "bsp", "parex"):
+            got, idle = comp.loaded(impl, box, t, k), comp.loaded(impl, box, t, 1)
+            if got:
+                out.append((got[0], grid, t, "s_%d of %s: its single-rank solve while %d "
+                            "such solves, %d thread(s) each, load the node's %d cores"
+                            % (k, impl, k, t, a.cores), idle[0] if idle else None))
+                break
+        else:
+            for impl in (a.project_impl, "bsp", "parex"):
+                s, how = rate_for(comp.by_series, comp.by_impl, "weak", impl, t)
+                if s is not None:
+                    out.append((s, grid, t, "of %s's idle single-rank run%s (no calibration: "
+                                "not node-loaded)" % (impl, " (%s)" % how if how else ""), None))
+                    break
+    return out, "" if out else "no single-rank run to take the compute rate from"
+
+
+def calibration_table(comp, out):
+    if not comp.cal:
+        return
+    out("\n### Calibration: single-rank rates with K instances loading the node (run_dcg.sh; "
+        "time per iteration of the slowest instance, median over rounds)\n")
+    out("| impl | local | threads | instances K | as bound | ms per iteration | ns per point |"
+        " slowest/fastest instance | rounds |")
+    out("|---|---|---:|---:|---|---:|---:|---:|---:|")
+    for (impl, local, t, k), res in sorted(comp.cal.items()):
+        s, spread = comp.loaded(impl, local, t, k)
+        n = local[0] * local[1] * local[2]
+        out("| %s | %s | %d | %d | %s | %s | %.3f | %.2f | %d |" % (
+            impl, "x".join(map(str, local)), t, k,
+            "time-shared (%d threads on %d cores)" % (k * t, comp.cores)
+            if k * t > comp.cores else "cores of its own", fmt_ms(s * n), s * 1e9, spread,
+            len(res)))
+    out("\nparex's rates are less its single-rank engine term (the model adds the engine term "
+        "back per rank count); a row of P ranks x T threads takes s_K with K = min(P, cores / "
+        "T), times P T / cores when it has more threads than cores.")
+
+
+def print_engine(engine, groups, out):
+    if not engine:
+        out("\nNo engine term: give --engine FILE (run_dcg.sh's bench/dcg_engine.txt) or "
+            "--op-ns X.")
+        return
+    out("\nEngine term (parex rows): c_msg = %.3f us per MPI message (%s)%s; c_op = %s per "
+        "op (%s); N_ops = %s." % (
+            engine.msg_s * 1e6, engine.msg_src,
+            "; op round trip (push one op, wait for it) %.3f us, not in the model"
+            % (engine.roundtrip_s * 1e6) if engine.roundtrip_s else "",
+            ", ".join("%.3f us at %d thread(s)" % (v * 1e6, t)
+                      for t, v in sorted(engine.per_threads.items())) or "0",
+            engine.source, "parex-cg's engine_ops_per_iter" if any(
+                reported_ops(r) is not None for k, r in groups.items() if k[1] == "parex")
+            else "%d on one rank, %d + %d x neighbours on more (--ops-per-iter; counted in "
+                 "examples/cg/dcg.c at c203d68)" % engine.ops_abc))
 
 
 def main(argv):
@@ -582,38 +750,33 @@ def main(argv):
                             label="assumed interconnect"))
     if not nets:
         sys.exit("cg_model.py: give --pingpong FILE or --latency-us and --bandwidth-gbs")
+    engine = make_engine(a, groups)
+    cal = load_calibration(a.calibration) if a.calibration else {}
+    comp = Compute(cal, groups, engine, a.cores)
     out("## Distributed CG model (bench/cg_model.py)\n")
-    out(ASSUMPTIONS % a.allreduces)
+    out(assumptions(a.allreduces, bool(cal), a.cores))
     out("\nMeasured rows use %s: latency %.3f us, asymptotic bandwidth %.3f GB/s; %d cores."
         % (nets[0].label, nets[0].alpha * 1e6, nets[0].beta * 1e-9, a.cores))
-    engine = make_engine(a, groups)
-    if engine:
-        out("\nEngine term (parex rows): c_msg = %.3f us per MPI message (%s)%s; c_op = %s per "
-            "op (%s); N_ops = %s." % (
-            engine.msg_s * 1e6, engine.msg_src,
-            "; op round trip (push one op, wait for it) %.3f us, not in the model"
-            % (engine.roundtrip_s * 1e6) if engine.roundtrip_s else "",
-            ", ".join("%.3f us at %d thread(s)" % (v * 1e6, t)
-                      for t, v in sorted(engine.per_threads.items())) or "0",
-            engine.source, "parex-cg's engine_ops_per_iter" if any(
-                reported_ops(r) is not None for k, r in groups.items() if k[1] == "parex")
-            else "%d on one rank, %d + %d x neighbours on more (--ops-per-iter; counted in "
-                 "examples/cg/dcg.c at c203d68)" % engine.ops_abc))
-    else:
-        out("\nNo engine term: give --engine FILE (run_dcg.sh's bench/dcg_engine.txt) or "
-            "--op-ns X.")
-    measured_table(groups, nets[0], a.cores, a.allreduces, engine, out)
+    print_engine(engine, groups, out)
+    calibration_table(comp, out)
+    measured_table(groups, comp, nets[0], a.cores, a.allreduces, engine, out)
     allreduce_check(measured_ar, nets[0], a.cores, out)
-    proj, why = choose_projection(groups, a)
-    if proj is None:
+    projs, why = choose_projections(groups, comp, a)
+    if not projs:
         out("\nNo projection: %s." % why)
         return 0
-    rate_s, grid, threads, impl = proj
-    projection(rate_s, grid, threads, nets, a.allreduces, impl, out, engine)
-    out("\nEfficiency = t(1 rank) / t(P ranks), t(1) = compute alone. Overlap hides the halo "
-        "behind the interior rows of the SpMV (fraction %.3f of the compute is SpMV); the "
-        "allreduces are never hidden." % spmv_fraction())
+    for rate_s, grid, threads, how, idle in projs:
+        projection(rate_s, grid, threads, nets, a.allreduces, how, out, engine)
+        if idle:
+            out("\nOne such solve alone on the node computes at %.3f ns per point: against "
+                "that, each efficiency above is multiplied by %.3f (the node's memory "
+                "bandwidth and caches shared by its ranks, not communication)." % (
+                    idle * 1e9, idle / rate_s if rate_s else float("nan")))
+    out("\nEfficiency = t(1 rank) / t(P ranks), t(1) = compute alone at the same (node-loaded) "
+        "rate. Overlap hides the halo behind the interior rows of the SpMV (fraction %.3f of "
+        "the compute is SpMV); the allreduces are never hidden." % spmv_fraction())
     measured_n = sorted({k[4][0] for k in groups if k[0] == "weak" and k[2] == 1})
+    grid = projs[0][1]
     if measured_n and grid not in measured_n:
         out("\nNote: the compute rate was measured at %s^3 points per rank, the projection is "
             "for %d^3: caches make the rate depend on the size; measure at %d^3 "

@@ -5,6 +5,12 @@
 # process per measurement, the pair's order alternating from one round and configuration to
 # the next (on these VMs the first program of a back-to-back pair runs slower; bench/bench_cg.c),
 # then the MPI ping-pong and allreduce latencies and the model (bench/cg_model.py).
+# Calibration of the model's compute term, in every round beside the measured rows: K
+# independent single-rank solves of a row's local box launched together (one mpirun, the
+# rows' binding for K ranks x T threads, no communication between them: bench_cg_bsp
+# --independent, parex-cg started under mpirun without MPI), for every box and T of the weak
+# and strong rows and every K in {1 .. cores/T} and the rows' rank counts: the single-rank rate
+# while K such ranks load the node (the slowest instance's time per iteration).
 #
 # Usage (from the repository root): bench/run_dcg.sh [BUILD_DIR [ROUNDS]]
 #   BUILD_DIR   has bench/bench_cg_bsp and bench/bench_pingpong (default build/release)
@@ -31,6 +37,11 @@
 #                      projection (empty: on-node parameters only)
 #   PROJECT_GRID=      N per rank of the model's projection (default: WEAK_GRID)
 #   DATA=bench/dcg_data.txt  PINGPONG=bench/dcg_pingpong.txt  OUT=bench/dcg_results.md
+#   CALIB=bench/dcg_calib.txt  the calibration runs (JSON lines: impl, instances, threads,
+#                      local, oversubscribed, result with the slowest instance's
+#                      seconds_per_iter and every instance's instance_seconds_per_iter)
+#   CAL_ITERS=400      iterations of each calibration solve (fixed: long enough that the
+#                      instances' loops overlap although parex-cg's start unsynchronized)
 #   ENGINE=bench/dcg_engine.txt  the engine's per-op cost for the model: bench_engine's chain of
 #                      empty ops (--only chain, PX_ENGINE_INLINE_NS=0 so that every op is handed
 #                      to a worker, T workers pinned to T cores with taskset, as a bound rank of
@@ -66,6 +77,8 @@ data=${DATA:-bench/dcg_data.txt}
 pp=${PINGPONG:-bench/dcg_pingpong.txt}
 engine_out=${ENGINE:-bench/dcg_engine.txt}
 out=${OUT:-bench/dcg_results.md}
+calib=${CALIB:-bench/dcg_calib.txt}
+cal_iters=${CAL_ITERS:-400}
 prefix=${BENCH_PREFIX:-}
 here=$(cd "$(dirname "$0")" && pwd)
 bsp=$build/bench/bench_cg_bsp
@@ -239,6 +252,56 @@ parex_runs() {
   [ "$s" = weak ] || [ "$s" = matrix ] || $parex_block
 }
 
+# ---- calibration: K independent single-rank solves of a row's box, launched together ---------
+# One line each: "box threads instances" (box NX,NY,NZ); K in 1 .. cores/T and the rows' ranks.
+calibs=()
+for s in $scalings; do
+  for p in $ranks_list; do
+    if [ "$s" = weak ]; then box="$weak_grid,$weak_grid,$weak_grid"; else box="$strong_grid,$strong_grid,$((strong_grid / p))"; fi
+    for t in $threads_list; do
+      ks="$p"
+      for ((k = 1; k * t <= cores; k++)); do ks+=" $k"; done
+      for k in $ks; do
+        c="$box $t $k"
+        [[ " ${calibs[*]/%/;} " == *" $c; "* ]] || calibs+=("$c")
+      done
+    done
+  done
+done
+
+# calibrate IMPL "BOX T K" ROUND: one mpirun of K instances, one JSON record appended to $calib.
+calibrate() {
+  local impl=$1 round=$3 box t k res
+  read -r box t k <<<"$2"
+  launch "$k" "$t"
+  if [ "$impl" = bsp ]; then
+    res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" "$bsp" --independent \
+          --local "$box" --iters "$cal_iters" --json 2>/dev/null | json_line || true)
+  else
+    # parex-cg initializes MPI only when a launcher's variables say so (examples/cg/main.c):
+    # without them each instance is a plain single-rank run, bound by mpirun as a rank. The
+    # instances wait for each other (a file each in $gate) before they start; exit status 3
+    # (not converged: the fixed iterations run past tol 1e-300) is not a failure.
+    gate=$(mktemp -d -p "$work")
+    res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" sh -c \
+          'g=$1 k=$2; shift 2; : >"$g/r$OMPI_COMM_WORLD_RANK"
+           while [ "$(ls "$g" | wc -l)" -lt "$k" ]; do sleep 0.005; done
+           unset OMPI_COMM_WORLD_SIZE PMIX_RANK PMI_SIZE PMI_RANK; "$@" || [ $? = 3 ]' \
+          sh "$gate" "$k" "$parex_cg" --space threads --progress 0 --grid "${box//,/x}" --max-iters "$cal_iters" \
+          --tol 1e-300 --json 2>/dev/null | grep '^{' | python3 -c '
+import json, sys
+runs = [json.loads(l) for l in sys.stdin if l.startswith("{")]
+if len(runs) == int(sys.argv[1]):
+    per = [r["seconds_per_iter"] for r in runs]
+    slow = max(runs, key=lambda r: r["seconds_per_iter"])
+    slow.update(instances=len(runs), instance_seconds_per_iter=per)
+    print(json.dumps(slow))' "$k" || true)
+  fi
+  [ -n "$res" ] || { echo "run_dcg.sh: calibration $impl ($2) gave no JSON" >&2; return 1; }
+  printf '{"round": %d, "calibration": true, "impl": "%s", "instances": %d, "threads": %d, "local": [%s], "oversubscribed": %s, "result": %s}\n' \
+    "$round" "$impl" "$k" "$t" "$box" "$over" "$res" | tee -a "$calib" >&2
+}
+
 # ---- ping-pong and allreduce ----------------------------------------------------------------------
 : >"$pp"
 echo "run_dcg.sh: ping-pong (2 ranks) and allreduce (2..4 ranks)" >&2
@@ -281,7 +344,9 @@ fi
 
 # ---- the rounds -----------------------------------------------------------------------------------
 : >"$data"
-echo "run_dcg.sh: $rounds rounds, ${#configs[@]} configurations, $cores cores, parex-cg" \
+: >"$calib"
+echo "run_dcg.sh: $rounds rounds, ${#configs[@]} configurations and ${#calibs[@]} calibrations" \
+     "($cal_iters iterations), $cores cores, parex-cg" \
      "$parex_cg (distributed: $parex_dist); load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for ((r = 0; r < rounds; r++)); do
   for ((c = 0; c < ${#configs[@]}; c++)); do
@@ -293,9 +358,17 @@ for ((r = 0; r < rounds; r++)); do
     fi
     for impl in "${order[@]}"; do measure "$impl" "$cfg" "$r" || true; done
   done
+  for ((c = 0; c < ${#calibs[@]}; c++)); do
+    if $parex_ok; then
+      if (((r + c) % 2 == 0)); then order=(parex bsp); else order=(bsp parex); fi
+    else
+      order=(bsp)
+    fi
+    for impl in "${order[@]}"; do calibrate "$impl" "${calibs[$c]}" "$r" || true; done
+  done
 done
 echo "run_dcg.sh: load average at end $(cut -d' ' -f1-3 /proc/loadavg); raw lines in $data," \
-     "ping-pong in $pp" >&2
+     "calibration in $calib, ping-pong in $pp" >&2
 
 # ---- tables ---------------------------------------------------------------------------------------
 {
@@ -361,6 +434,7 @@ for name in sorted({series(k) for k in rows}, key=lambda s: (s != "weak", s)):
 print("\n\\* oversubscribed (more threads than cores)\n")
 PY
   model_args=(--runs "$data" --pingpong "$pp" --cores "$cores")
+  [ -s "$calib" ] && model_args+=(--calibration "$calib")
   [ -s "$engine_out" ] && model_args+=(--engine "$engine_out")
   [ -n "$net_lat" ] && [ -n "$net_bw" ] && model_args+=(--latency-us "$net_lat" --bandwidth-gbs "$net_bw")
   [ -n "${PROJECT_GRID:-}" ] && model_args+=(--project-grid "$PROJECT_GRID")
