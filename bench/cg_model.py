@@ -8,16 +8,21 @@ time per iteration and parallel efficiency of the HPCG weak-scaling problem to 6
 16,384 ranks, with and without overlap.
 
   bench/cg_model.py --runs bench/dcg_data.txt --pingpong bench/dcg_pingpong.txt
-                    [--latency-us 1.5 --bandwidth-gbs 12] [--project-grid N]
+                    [--calibration bench/dcg_calib.txt] [--latency-us 1.5 --bandwidth-gbs 12] [--project-grid N]
                     [--project-threads T] [--cores C] [--allreduces 2]
                     [--engine bench/dcg_engine.txt | --op-ns X] [--ops-per-iter 8,12,2]
 
 The model, per CG iteration of the slowest rank (the one with the most neighbours):
 
-  compute    t_c = n_local * s(T) * max(1, P T / C): s(T) is the measured seconds per iteration
-             per local point of a single-rank run of the same implementation with T threads;
-             P ranks of T threads on C cores share them by time-slicing when P T > C (on this
-             machine; in the projection every rank has its own cores, the factor is 1)
+  compute    t_c = n_local * s_K(L, T) * max(1, P T / C) * nnz_scale: s_K is the node-loaded
+             single-rank rate, seconds per iteration per point of the slowest of K single-rank
+             solves of the row's local box L (same implementation, T threads each) launched
+             together, each on T cores of its own, no communication (run_dcg.sh's calibration,
+             --calibration), K = min(P, C / T): memory bandwidth and caches shared as in the
+             row; P T > C threads time-share the C cores (the factor P T / C); nnz_scale: the
+             worst rank's ghost columns by cg.c's byte model (12 nnz + 88 n). Without a
+             calibration file s is the idle 1-rank row's rate (the old model). In the
+             projection K = C / T (a node whose cores all work) and the factor is 1
   halo       t_h = sum over the rank's messages (one per neighbouring face, edge, corner) of
              t_msg(bytes): the measured ping-pong half round trip at that size (log-log
              interpolated on the curve's lower envelope from the largest size down, which
@@ -53,21 +58,12 @@ The model, per CG iteration of the slowest rank (the one with the most neighbour
   overlap    (parex):             t = max(g f t_c, t_h) + (1 - g) f t_c + (1 - f) t_c + t_a + t_e
   parallel efficiency (weak scaling) = t(1 rank) / t(P ranks), t(1) = t_c alone.
 
-Assumptions, said again in the output: (1) compute per point does not depend on the rank count
-(no memory-bandwidth or cache sharing between ranks beyond what the single-rank run had; in the
-projection every rank has its own T cores and bandwidth); (2) on this machine ranks
-time-share the cores perfectly,
-with no cost for context switches: rows with more threads than cores ("oversubscribed") are
-outside the model's assumptions and are listed apart; (3) network parameters come from the
-on-node ping-pong unless --latency-us / --bandwidth-gbs are given: on one node that is shared
-memory (OpenMPI's vader BTL), not a network, so the default projection is that of a machine
-whose network is as fast as memory copies; the assumed interconnect (e.g. 1.5 us, 12 GB/s,
-an InfiniBand EDR/HDR-class NIC) is the realistic one; (4) no contention in the network, no
-topology (every neighbour one hop away), no OS noise, no load imbalance (all ranks own the
-same box); (5) the process grid is HPCG's (ComputeOptimalShapeXYZ) and the slowest rank has
-the most neighbours (26 once every dimension of the process grid is at least 3); (6) an
-engine op costs what an empty op costs in a chain on the same cores: ops are not slowed by
-sharing their cores with the MPI progress lane or the pushing thread beyond that.
+Assumptions (printed with the tables, function assumptions): the compute term above; network
+parameters from the on-node ping-pong (shared memory, OpenMPI's vader BTL, not a network) or
+the assumed interconnect (e.g. 1.5 us, 12 GB/s, an InfiniBand EDR/HDR-class NIC); no network
+contention or topology, no OS noise, no imbalance beyond the calibration's slowest instance;
+HPCG's process grid, the slowest rank the one with the most neighbours; an engine op costs
+what an empty op costs in a chain on the same cores.
 """
 import argparse
 import collections
@@ -376,7 +372,9 @@ def rate_for(by_series, by_impl, scaling, impl, u):
 
 def load_calibration(path):
     """run_dcg.sh's calibration lines ({"calibration": true, impl, instances, threads, local,
-    oversubscribed, result}): {(impl, local, threads, instances): [result, ...]}."""
+    engine, oversubscribed, result}): {(impl, local, threads, instances, mode): [result, ...]};
+    mode: parex's code path ("none": the shared-memory solver, "graph": dcg.c through the
+    engine on one rank), "-" for bsp."""
     cal = collections.defaultdict(list)
     for line in open(path):
         line = line.strip()
@@ -384,7 +382,8 @@ def load_calibration(path):
             continue
         rec = json.loads(line)
         if rec.get("calibration"):
-            key = (rec["impl"], tuple(rec["local"]), rec["threads"], rec["instances"])
+            key = (rec["impl"], tuple(rec["local"]), rec["threads"], rec["instances"],
+                   rec.get("engine") or "-" if rec["impl"] == "parex" else "-")
             cal[key].append(rec["result"])
     return cal
 
@@ -401,11 +400,13 @@ class Compute:
         self.cal, self.engine, self.cores = cal, engine, cores
         self.by_series, self.by_impl = rates(groups, engine)
 
-    def loaded(self, impl, local, threads, k):
+    def loaded(self, impl, local, threads, k, ranks=1):
         """(s, spread): seconds per iteration per point of the slowest of K instances (median
-        over rounds; parex less its single-rank engine term) and the median over rounds of
-        slowest / fastest instance; None without that calibration."""
-        res = self.cal.get((impl, tuple(local), threads, k))
+        over rounds; parex less its single-rank engine term), in the code path of a row of
+        that many ranks, and the median over rounds of slowest / fastest instance; None
+        without that calibration."""
+        mode = "-" if impl != "parex" else "none" if ranks == 1 else "graph"
+        res = self.cal.get((impl, tuple(local), threads, k, mode))
         if not res:
             return None
         n = local[0] * local[1] * local[2]
@@ -422,7 +423,7 @@ class Compute:
         k = min(p, max(1, self.cores // t))
         share = max(1.0, p * t / self.cores)
         stretch = share * (nnz_scale(procs, local) if p > 1 else 1.0)
-        got = self.loaded(impl, local, t, k)
+        got = self.loaded(impl, local, t, k, p)
         shared = " x %.0f shared" % share if share > 1 else ""
         if got:
             return got[0], stretch, "s_%d%s" % (k, shared), got[1], True
@@ -432,7 +433,7 @@ class Compute:
     def as_bound(self, impl, p, t, local, procs):
         """t_c from P instances launched as the row binds its P ranks (oversubscribed rows:
         the instances time-share the cores themselves), or None."""
-        got = self.loaded(impl, local, t, p)
+        got = self.loaded(impl, local, t, p, p)
         if not got or p * t <= self.cores:
             return None
         return local[0] * local[1] * local[2] * got[0] * nnz_scale(procs, local)
@@ -676,11 +677,13 @@ def choose_projections(groups, comp, a):
     for t in threads:
         k = max(1, a.cores // t)
         for impl in (a.project_impl, "bsp", "parex"):
-            got, idle = comp.loaded(impl, box, t, k), comp.loaded(impl, box, t, 1)
+            got, idle = comp.loaded(impl, box, t, k, 2), comp.loaded(impl, box, t, 1, 2)
             if got:
-                out.append((got[0], grid, t, "s_%d of %s: its single-rank solve while %d "
-                            "such solves, %d thread(s) each, load the node's %d cores"
-                            % (k, impl, k, t, a.cores), idle[0] if idle else None))
+                load = ("while %d such solves, %d thread(s) each, load the node's %d cores"
+                        % (k, t, a.cores) if k > 1 else "of %d threads alone on the node's %d "
+                        "cores" % (t, a.cores))
+                out.append((got[0], grid, t, "s_%d of %s: its single-rank solve %s"
+                            % (k, impl, load), idle[0] if idle else None))
                 break
         else:
             for impl in (a.project_impl, "bsp", "parex"):
@@ -697,14 +700,16 @@ def calibration_table(comp, out):
         return
     out("\n### Calibration: single-rank rates with K instances loading the node (run_dcg.sh; "
         "time per iteration of the slowest instance, median over rounds)\n")
-    out("| impl | local | threads | instances K | as bound | ms per iteration | ns per point |"
-        " slowest/fastest instance | rounds |")
-    out("|---|---|---:|---:|---|---:|---:|---:|---:|")
-    for (impl, local, t, k), res in sorted(comp.cal.items()):
-        s, spread = comp.loaded(impl, local, t, k)
+    out("| impl | code path | local | threads | instances K | as bound | ms per iteration |"
+        " ns per point | slowest/fastest instance | rounds |")
+    out("|---|---|---|---:|---:|---|---:|---:|---:|---:|")
+    for (impl, local, t, k, mode), res in sorted(comp.cal.items()):
+        s, spread = comp.loaded(impl, local, t, k, 2 if mode == "graph" else 1)
         n = local[0] * local[1] * local[2]
-        out("| %s | %s | %d | %d | %s | %s | %.3f | %.2f | %d |" % (
-            impl, "x".join(map(str, local)), t, k,
+        out("| %s | %s | %s | %d | %d | %s | %s | %.3f | %.2f | %d |" % (
+            impl, {"none": "1-rank rows (shared-memory solver)",
+                   "graph": "P > 1 rows (dcg.c, --engine graph, 1 rank)"}.get(mode, "all rows"),
+            "x".join(map(str, local)), t, k,
             "time-shared (%d threads on %d cores)" % (k * t, comp.cores)
             if k * t > comp.cores else "cores of its own", fmt_ms(s * n), s * 1e9, spread,
             len(res)))
@@ -767,7 +772,7 @@ def main(argv):
         return 0
     for rate_s, grid, threads, how, idle in projs:
         projection(rate_s, grid, threads, nets, a.allreduces, how, out, engine)
-        if idle:
+        if idle and idle != rate_s:
             out("\nOne such solve alone on the node computes at %.3f ns per point: against "
                 "that, each efficiency above is multiplied by %.3f (the node's memory "
                 "bandwidth and caches shared by its ranks, not communication)." % (

@@ -6,11 +6,13 @@
 # the next (on these VMs the first program of a back-to-back pair runs slower; bench/bench_cg.c),
 # then the MPI ping-pong and allreduce latencies and the model (bench/cg_model.py).
 # Calibration of the model's compute term, in every round beside the measured rows: K
-# independent single-rank solves of a row's local box launched together (one mpirun, the
-# rows' binding for K ranks x T threads, no communication between them: bench_cg_bsp
-# --independent, parex-cg started under mpirun without MPI), for every box and T of the weak
-# and strong rows and every K in {1 .. cores/T} and the rows' rank counts: the single-rank rate
-# while K such ranks load the node (the slowest instance's time per iteration).
+# independent single-rank solves of a row's local box started together with the rows'
+# binding, no communication between them (bench_cg_bsp --independent: one mpirun, a barrier;
+# parex-cg: K mpirun -np 1 jobs bound by taskset, waiting for each other, in the row's code
+# path: the shared-memory solver for 1-rank rows, --engine graph for the others), K = min(P,
+# cores / T) for a row of P ranks x T threads (and K = P on oversubscribed rows, a cross-check):
+# the single-rank rate while K such ranks load the node (the slowest instance's time per
+# iteration; bench/cg_model.py --calibration).
 #
 # Usage (from the repository root): bench/run_dcg.sh [BUILD_DIR [ROUNDS]]
 #   BUILD_DIR   has bench/bench_cg_bsp and bench/bench_pingpong (default build/release)
@@ -253,42 +255,60 @@ parex_runs() {
 }
 
 # ---- calibration: K independent single-rank solves of a row's box, launched together ---------
-# One line each: "box threads instances" (box NX,NY,NZ); K in 1 .. cores/T and the rows' ranks.
+# One line each: "impl box threads instances mode" (box NX,NY,NZ). A row of P ranks x T threads
+# needs K = min(P, cores / T) (and K = P where P T > cores, as a cross-check); parex's mode is
+# the code path of the row: "none" (the shared-memory solver parex-cg runs on one rank) for
+# P = 1, "graph" (examples/cg/dcg.c through the engine, as on P > 1 ranks) for P > 1; the
+# projection needs bsp's box at K = cores / T.
 calibs=()
+add_calib() { [[ " ${calibs[*]/%/;} " == *" $1; "* ]] || calibs+=("$1"); }
 for s in $scalings; do
   for p in $ranks_list; do
     if [ "$s" = weak ]; then box="$weak_grid,$weak_grid,$weak_grid"; else box="$strong_grid,$strong_grid,$((strong_grid / p))"; fi
     for t in $threads_list; do
-      ks="$p"
-      for ((k = 1; k * t <= cores; k++)); do ks+=" $k"; done
-      for k in $ks; do
-        c="$box $t $k"
-        [[ " ${calibs[*]/%/;} " == *" $c; "* ]] || calibs+=("$c")
+      kfit=$((cores / t)); ((kfit >= 1)) || kfit=1
+      for k in $((p < kfit ? p : kfit)) $p; do
+        add_calib "bsp $box $t $k -"
+        if $parex_ok && { ((p == 1)) || $parex_dist; }; then
+          add_calib "parex $box $t $k $( ((p == 1)) && echo none || echo graph)"
+        fi
       done
+      [ "$s" = weak ] && add_calib "bsp $box $t $kfit -"
     done
   done
 done
 
-# calibrate IMPL "BOX T K" ROUND: one mpirun of K instances, one JSON record appended to $calib.
+# calibrate "IMPL BOX T K MODE" ROUND: K instances started together, one JSON record appended
+# to $calib (result: the slowest instance's, with every instance's seconds per iteration).
 calibrate() {
-  local impl=$1 round=$3 box t k res
-  read -r box t k <<<"$2"
+  local impl box t k mode round=$2 res i gate aff pids=()
+  read -r impl box t k mode <<<"$1"
   launch "$k" "$t"
   if [ "$impl" = bsp ]; then
+    # one mpirun, the rows' binding, each rank its own single-rank solve (MPI_COMM_SELF),
+    # the loops started together after a barrier
     res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" "$bsp" --independent \
           --local "$box" --iters "$cal_iters" --json 2>/dev/null | json_line || true)
   else
-    # parex-cg initializes MPI only when a launcher's variables say so (examples/cg/main.c):
-    # without them each instance is a plain single-rank run, bound by mpirun as a rank. The
-    # instances wait for each other (a file each in $gate) before they start; exit status 3
-    # (not converged: the fixed iterations run past tol 1e-300) is not a failure.
+    # K one-rank jobs (mpirun -np 1 each: MPI initialized as in the rows, dcg's engine path
+    # for mode graph), bound by taskset as mpirun binds the rows' ranks; each waits for the
+    # others (a file each in $gate) before it starts parex-cg. Exit status 3 (not converged:
+    # the fixed iterations run past tol 1e-300) is not a failure.
     gate=$(mktemp -d -p "$work")
-    res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" sh -c \
-          'g=$1 k=$2; shift 2; : >"$g/r$OMPI_COMM_WORLD_RANK"
-           while [ "$(ls "$g" | wc -l)" -lt "$k" ]; do sleep 0.005; done
-           unset OMPI_COMM_WORLD_SIZE PMIX_RANK PMI_SIZE PMI_RANK; "$@" || [ $? = 3 ]' \
-          sh "$gate" "$k" "$parex_cg" --space threads --progress 0 --grid "${box//,/x}" --max-iters "$cal_iters" \
-          --tol 1e-300 --json 2>/dev/null | grep '^{' | python3 -c '
+    for ((i = 0; i < k; i++)); do
+      if ((k * t <= cores)); then aff=(taskset -c "$((i * t))-$((i * t + t - 1))")
+      elif ((t == 1)); then aff=(taskset -c "$((i % cores))")
+      else aff=(); fi
+      env $env_opts $prefix "${aff[@]}" "${mpirun[@]}" -np 1 --bind-to none sh -c \
+        'g=$1 k=$2; : >"$g/r$3"; shift 3
+         while [ "$(ls "$g" | wc -l)" -lt "$k" ]; do sleep 0.005; done; exec "$@"' \
+        sh "$gate" "$k" "$i" "$parex_cg" --space threads --progress 0 --engine "$mode" \
+        --grid "${box//,/x}" --max-iters "$cal_iters" --tol 1e-300 --json \
+        >"$gate.out$i" 2>/dev/null &
+      pids+=($!)
+    done
+    wait "${pids[@]}" || true
+    res=$(cat "$gate".out* | python3 -c '
 import json, sys
 runs = [json.loads(l) for l in sys.stdin if l.startswith("{")]
 if len(runs) == int(sys.argv[1]):
@@ -297,9 +317,9 @@ if len(runs) == int(sys.argv[1]):
     slow.update(instances=len(runs), instance_seconds_per_iter=per)
     print(json.dumps(slow))' "$k" || true)
   fi
-  [ -n "$res" ] || { echo "run_dcg.sh: calibration $impl ($2) gave no JSON" >&2; return 1; }
-  printf '{"round": %d, "calibration": true, "impl": "%s", "instances": %d, "threads": %d, "local": [%s], "oversubscribed": %s, "result": %s}\n' \
-    "$round" "$impl" "$k" "$t" "$box" "$over" "$res" | tee -a "$calib" >&2
+  [ -n "$res" ] || { echo "run_dcg.sh: calibration ($1) gave no JSON" >&2; return 1; }
+  printf '{"round": %d, "calibration": true, "impl": "%s", "instances": %d, "threads": %d, "local": [%s], "engine": "%s", "oversubscribed": %s, "result": %s}\n' \
+    "$round" "$impl" "$k" "$t" "$box" "$mode" "$over" "$res" | tee -a "$calib" >&2
 }
 
 # ---- ping-pong and allreduce ----------------------------------------------------------------------
@@ -358,13 +378,10 @@ for ((r = 0; r < rounds; r++)); do
     fi
     for impl in "${order[@]}"; do measure "$impl" "$cfg" "$r" || true; done
   done
+  # the calibrations, forwards in even rounds and backwards in odd ones
   for ((c = 0; c < ${#calibs[@]}; c++)); do
-    if $parex_ok; then
-      if (((r + c) % 2 == 0)); then order=(parex bsp); else order=(bsp parex); fi
-    else
-      order=(bsp)
-    fi
-    for impl in "${order[@]}"; do calibrate "$impl" "${calibs[$c]}" "$r" || true; done
+    ((r % 2 == 0)) && i=$c || i=$((${#calibs[@]} - 1 - c))
+    calibrate "${calibs[$i]}" "$r" || true
   done
 done
 echo "run_dcg.sh: load average at end $(cut -d' ' -f1-3 /proc/loadavg); raw lines in $data," \
