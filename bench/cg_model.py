@@ -28,9 +28,7 @@ The model, per CG iteration of the slowest rank (the one with the most neighbour
              interpolated on the curve's lower envelope from the largest size down, which
              drops the spikes of a loaded machine; beyond the largest size + bytes / the best
              bandwidth measured at >= 64 KiB), or latency + bytes / bandwidth for an assumed
-             interconnect. The
-             messages of a rank are taken one after the other (one injection port, no
-             concurrency between them); packing and unpacking are not counted.
+             interconnect; a rank's messages one after the other, packing not counted.
   allreduce  t_a = A * ceil(log2 P) * latency (A = 2 for CG: p.Ap and r.r, one double each),
              a recursive-doubling allreduce whose steps cost one small-message latency.
   SpMV part  f = (12 nnz/n + 24) / (12 nnz/n + 88) of t_c (the byte model of examples/cg/cg.c,
@@ -52,8 +50,8 @@ The model, per CG iteration of the slowest rank (the one with the most neighbour
              c203d68 for plain CG on host vectors: per exchange a clock stamp, one receive and
              one send per neighbour and the pack; interior SpMV, two clock stamps, boundary
              SpMV; twice a clock stamp and an allreduce; the residual update; the x/p update;
-             on one rank no exchange and no SpMV stamps). parex's compute rate s is taken from
-             its single-rank run less that run's engine term, N_ops(1) c_op.
+             on one rank no exchange and no SpMV stamps). parex's rate s is its single-rank
+             run's less that run's engine term, N_ops(1) c_op.
   no overlap (bulk-synchronous):  t = t_h + t_c + t_a
   overlap    (parex):             t = max(g f t_c, t_h) + (1 - g) f t_c + (1 - f) t_c + t_a + t_e
   parallel efficiency (weak scaling) = t(1 rank) / t(P ranks), t(1) = t_c alone.
@@ -446,14 +444,16 @@ def fmt_ms(s):
 # ---- output ----------------------------------------------------------------------------------
 
 def assumptions(allreduces, calibrated, cores):
-    head = ("(1) compute: the single-rank rate of the same implementation, T threads, measured "
-            "while K = min(P, %d / T) independent single-rank solves of the row's local box "
-            "(no communication) ran together, each on T cores of its own, bound as the row's "
-            "ranks; the slowest instance's time per iteration (the node-loaded single-rank "
-            "rate s_K: memory bandwidth and caches shared as in the row); rows of more "
-            "threads than cores stretch it by P T / %d (perfect time-sharing, no context-"
-            "switch or wake-up cost); the worst rank's ghost columns by cg.c's byte model "
-            "(12 nnz + 88 n);" % (cores, cores) if calibrated else
+    head = ("(1) compute: a measured single-rank rate, the node-loaded one: K = min(P, %d / T) "
+            "independent single-rank solves of the row's local box, same program, same code "
+            "path (parex: its shared-memory solver for 1-rank rows, dcg.c through the engine "
+            "(--engine graph) on one rank for P > 1), T threads each, started together on T "
+            "cores of their own, bound as the row's ranks, no communication (run_dcg.sh's "
+            "calibration, a run apart from the rows: the 1-rank rows are predicted too); the "
+            "slowest instance's time per iteration, median over rounds: memory bandwidth and "
+            "caches are shared as in the row; rows of more threads than cores time-share the "
+            "cores, t_c x P T / %d (no context-switch or wake-up cost); the worst rank's ghost "
+            "columns by cg.c's byte model (12 nnz + 88 n);" % (cores, cores) if calibrated else
             "(1) compute: the single-rank run of the same implementation with the same threads "
             "on an idle machine (no calibration file: no memory-bandwidth or cache sharing "
             "between ranks); rows of more threads than cores stretch it by P T / %d;" % cores)
@@ -461,12 +461,16 @@ def assumptions(allreduces, calibrated, cores):
             "neighbouring face, edge, corner) one after the other, each the measured ping-pong "
             "half round trip at its size (or latency + bytes / bandwidth); packing not "
             "counted;\n(3) allreduce = %d x ceil(log2 P) x latency per iteration (recursive "
-            "doubling);\n(4) overlap (parex) hides the halo behind the interior rows of the "
-            "SpMV only, never the allreduces; parex adds the measured engine cost per op and "
-            "per message;\n(5) no network contention or topology, no OS noise and no load "
-            "imbalance beyond what the calibration's slowest instance shows; whatever the "
-            "rows lose to those (waiting inside halo and allreduce for a slower rank) is the "
-            "model's residual, the error column;\n(6) matrix rows (METIS parts of a file) "
+            "doubling, one small-message latency a step);\n(4) overlap (parex) hides the halo "
+            "behind the interior rows of the SpMV only, never the allreduces; parex adds the "
+            "measured engine cost per op and per message;\n(5) no network contention or "
+            "topology, no OS noise and no load imbalance beyond what the calibration's slowest "
+            "instance shows; whatever the rows lose to those (waiting inside the halo exchange "
+            "and the allreduces for a slower rank: the measured halo and allreduce columns "
+            "against the model's) is the model's residual, the error column;\n(6) the "
+            "projection: every rank on T cores of a node whose cores all work (s_K, K = cores / "
+            "T, no time-sharing), all 26 neighbours' messages at the network's parameters (also "
+            "those on the same node), HPCG's process grid; matrix rows (METIS parts of a file) "
             "are not modelled." % allreduces)
 
 
@@ -777,16 +781,17 @@ def main(argv):
                 "that, each efficiency above is multiplied by %.3f (the node's memory "
                 "bandwidth and caches shared by its ranks, not communication)." % (
                     idle * 1e9, idle / rate_s if rate_s else float("nan")))
+    g = projs[0][1]
     out("\nEfficiency = t(1 rank) / t(P ranks), t(1) = compute alone at the same (node-loaded) "
-        "rate. Overlap hides the halo behind the interior rows of the SpMV (fraction %.3f of "
-        "the compute is SpMV); the allreduces are never hidden." % spmv_fraction())
+        "rate; t(P)'s compute includes the ghost columns of a rank with 26 neighbours (x %.3f "
+        "by the byte model). Overlap hides the halo behind the interior rows of the SpMV "
+        "(fraction %.3f of the compute is SpMV); the allreduces are never hidden." % (
+            nnz_scale((4, 4, 4), (g, g, g)), spmv_fraction()))
     measured_n = sorted({k[4][0] for k in groups if k[0] == "weak" and k[2] == 1})
-    grid = projs[0][1]
-    if measured_n and grid not in measured_n:
+    if measured_n and g not in measured_n:
         out("\nNote: the compute rate was measured at %s^3 points per rank, the projection is "
-            "for %d^3: caches make the rate depend on the size; measure at %d^3 "
-            "(run_dcg.sh WEAK_GRID=%d) to remove the doubt." % (
-                "/".join(map(str, measured_n)), grid, grid, grid))
+            "for %d^3: caches make the rate depend on the size; measure at %d^3 (run_dcg.sh "
+            "WEAK_GRID=%d) to remove the doubt." % ("/".join(map(str, measured_n)), g, g, g))
     return 0
 
 
