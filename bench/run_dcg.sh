@@ -62,7 +62,7 @@
 # Output: the raw JSON lines in DATA, a markdown table (parex/bsp ratio per row, halo share of the
 # bulk-synchronous iteration, overlap fraction, the target) and the model's tables in OUT
 # and on stdout, ready for bench/RESULTS.md.
-# shellcheck disable=SC2086,SC2206  # $prefix and the option strings are split into words on purpose
+# shellcheck disable=SC2086,SC2206,SC2016  # $prefix and the option strings are split into words on purpose; the sh -c scripts expand in that shell
 set -euo pipefail
 build=${1:-build/release}
 rounds=${2:-5}
@@ -274,7 +274,7 @@ for s in $scalings; do
           add_calib "parex $box $t $k $( ((p == 1)) && echo none || echo graph)"
         fi
       done
-      [ "$s" = weak ] && add_calib "bsp $box $t $kfit -"
+      if [ "$s" = weak ]; then add_calib "bsp $box $t $kfit -"; fi
     done
   done
 done
