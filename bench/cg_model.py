@@ -52,9 +52,8 @@ The model, per CG iteration of the slowest rank (the one with the most neighbour
              SpMV; twice a clock stamp and an allreduce; the residual update; the x/p update;
              on one rank no exchange and no SpMV stamps). parex's rate s is its single-rank
              run's less that run's engine term, N_ops(1) c_op.
-  no overlap (bulk-synchronous):  t = t_h + t_c + t_a
+  no overlap (bulk-synchronous):  t = t_h + t_c + t_a;  parallel efficiency = t_c(1) / t(P)
   overlap    (parex):             t = max(g f t_c, t_h) + (1 - g) f t_c + (1 - f) t_c + t_a + t_e
-  parallel efficiency (weak scaling) = t(1 rank) / t(P ranks), t(1) = t_c alone.
 
 Assumptions (printed with the tables, function assumptions): the compute term above; network
 parameters from the on-node ping-pong (shared memory, OpenMPI's vader BTL, not a network) or
@@ -207,11 +206,9 @@ class Engine:
 
 
 def load_engine(path, stat="median"):
-    """From run_dcg.sh's bench/dcg_engine.txt: {threads: seconds per op} and the command that
-    measured it (lines {"engine_op": {"threads", "ns_per_op", "source"}}), and the engine's
-    extra seconds per message and op round trip (bench_engine_pingpong --json lines, with
-    "source" added; medians over the lines; stat "min": the batch minima of both half round
-    trips), or None where absent."""
+    """bench/dcg_engine.txt: {threads: seconds per op} and its command ("engine_op" lines),
+    and the engine's extra seconds per message and op round trip (bench_engine_pingpong lines,
+    medians; stat "min": the batch minima of both half round trips), or None where absent."""
     per, src, extra, rt, msrc = {}, [], [], [], []
     for line in open(path):
         line = line.strip()
@@ -263,9 +260,8 @@ def box_nnz(local, sides=(0, 0, 0)):
 
 
 def nnz_scale(procs, local):
-    """Compute of the worst rank's rows over that of the same box solved alone (the
-    calibration's single-rank solve, no ghost columns), by cg.c's byte model: 12 nnz + 88 n
-    bytes per iteration (1 for one rank; 1.01 for 32^3 on 2x1x1, 1.06 for 32x32x8 on 1x1x4)."""
+    """Compute of the worst rank's rows over the same box solved alone (no ghost columns) by
+    cg.c's byte model, 12 nnz + 88 n bytes per iteration (1.01 for 32^3 on 2x1x1)."""
     n = local[0] * local[1] * local[2]
     return (12.0 * box_nnz(local, rank_sides(procs)) + 88.0 * n) / (12.0 * box_nnz(local)
                                                                     + 88.0 * n)
@@ -336,10 +332,8 @@ def group_runs(runs):
 
 
 def rates(groups, engine=None):
-    """Without calibration: seconds per iteration per local point of each single-rank group
-    (an idle machine's rate): {(scaling, impl, threads): s} and a fallback {(impl, threads): s}.
-    parex's single-rank engine term (N_ops(1) c_op) is taken out of its rate: the model adds
-    it back per rank count."""
+    """Without calibration: the 1-rank rows' seconds per iteration per point {(scaling, impl,
+    threads): s}, fallback {(impl, threads): s}; parex's less N_ops(1) c_op."""
     by_series, by_impl = {}, collections.defaultdict(list)
     for (scaling, impl, ranks, threads, local, _procs, _o), res in groups.items():
         if ranks != 1:
@@ -429,8 +423,7 @@ class Compute:
         return s, stretch, "idle 1-rank row" + (" " + how if how else "") + shared, None, False
 
     def as_bound(self, impl, p, t, local, procs):
-        """t_c from P instances launched as the row binds its P ranks (oversubscribed rows:
-        the instances time-share the cores themselves), or None."""
+        """t_c from P instances bound as the row's P ranks (oversubscribed rows), or None."""
         got = self.loaded(impl, local, t, p, p)
         if not got or p * t <= self.cores:
             return None
@@ -554,11 +547,14 @@ def allreduce_check(measured_ar, net, cores, out):
 
 
 
-def projection(rate_s, grid, threads, nets, allreduces, impl, out, engine=None):
+def projection(rate_s, grid, threads, nets, allreduces, impl, out, engine=None, own=None):
+    """own: parex's own node-loaded rate (dcg.c's path) for the "overlap + engine" column."""
     out("\n### Projection: HPCG weak scaling, %d^3 points per rank, %d thread(s) per rank, "
         "compute rate %s (%.3f ns per point per iteration)\n" % (grid, threads, impl,
                                                                  rate_s * 1e9))
     base = model((1, 1, 1), (grid,) * 3, rate_s, nets[0], allreduces)["no_overlap"]
+    own = own or rate_s
+    base_e = base * own / rate_s
     for net in nets:
         out("\nNetwork: %s (latency %.3f us, bandwidth %.3f GB/s)\n"
             % (net.label, net.alpha * 1e6, net.beta * 1e-9))
@@ -575,20 +571,23 @@ def projection(rate_s, grid, threads, nets, allreduces, impl, out, engine=None):
             m = model(procs, (grid,) * 3, rate_s, net, allreduces, stretch=sc)
             extra = ""
             if engine:
-                me = model(procs, (grid,) * 3, rate_s, net, allreduces, stretch=sc,
+                me = model(procs, (grid,) * 3, own, net, allreduces, stretch=sc,
                            engine=engine, threads=threads)
-                extra = " %s | %.1f%% |" % (fmt_ms(me["overlap"]), 100.0 * base / me["overlap"])
+                extra = " %s | %.1f%% |" % (fmt_ms(me["overlap"]),
+                                            100.0 * base_e / me["overlap"])
             out("| %d | %s | %d | %.1f | %s | %s | %s | %.1f%% | %s | %.1f%% |%s" % (
                 p, "x".join(map(str, procs)), m["messages"], m["halo_bytes"] / 1024.0,
                 fmt_ms(m["halo"]), fmt_ms(m["allreduce"]), fmt_ms(m["no_overlap"]),
                 100.0 * base / m["no_overlap"], fmt_ms(m["overlap"]),
                 100.0 * base / m["overlap"], extra))
     if engine:
-        out("\n\"overlap + engine\": the overlap column plus the engine term as measured here "
+        out("\n\"overlap + engine\": parex, %s, plus the engine term as measured here "
             "(c_msg %.3f us per message, c_op per op, N_ops = %d + %d x 26 at 26 neighbours), "
-            "ranks bound to their cores with the progress lane on them: a rank with a core of "
-            "its own for the progress lane would pay less." % (
-                engine.msg_s * 1e6, engine.ops_abc[1], engine.ops_abc[2]))
+            "its efficiency against its own 1-rank compute; ranks bound to their cores with the "
+            "progress lane on them: a rank with a core of its own for that would pay less." % (
+                "at its own node-loaded rate (dcg.c's path, %.3f ns per point)" % (own * 1e9)
+                if own != rate_s else "at the rate above", engine.msg_s * 1e6,
+                engine.ops_abc[1], engine.ops_abc[2]))
 
 
 def parse_args(argv):
@@ -775,7 +774,9 @@ def main(argv):
         out("\nNo projection: %s." % why)
         return 0
     for rate_s, grid, threads, how, idle in projs:
-        projection(rate_s, grid, threads, nets, a.allreduces, how, out, engine)
+        own = comp.loaded("parex", (grid,) * 3, threads, max(1, a.cores // threads), 2)
+        projection(rate_s, grid, threads, nets, a.allreduces, how, out, engine,
+                   own[0] if own else None)
         if idle and idle != rate_s:
             out("\nOne such solve alone on the node computes at %.3f ns per point: against "
                 "that, each efficiency above is multiplied by %.3f (the node's memory "
