@@ -600,8 +600,7 @@ def parse_args(argv):
     ap.add_argument("--pingpong", action="append", default=[],
                     help="bench_pingpong --json output (repeatable)")
     ap.add_argument("--pp-stat", choices=("median", "min"), default="median",
-                    help="ping-pong statistic the model uses, for MPI and for the engine's "
-                    "per-message cost (default median)")
+                    help="ping-pong statistic for MPI and the engine's per-message cost")
     ap.add_argument("--latency-us", type=float, help="assumed interconnect latency")
     ap.add_argument("--bandwidth-gbs", type=float, help="assumed interconnect GB/s (10^9 B/s)")
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 1,
@@ -611,8 +610,7 @@ def parse_args(argv):
                     "weak-scaling N measured)")
     ap.add_argument("--project-threads", type=int, action="append", help="threads per rank of "
                     "the projection, repeatable (default: each T <= cores measured at 1 rank)")
-    ap.add_argument("--project-impl", default="bsp", help="whose single-rank compute rate the "
-                    "projection uses (default bsp; parex when bsp has none)")
+    ap.add_argument("--project-impl", default="bsp", help="whose rate the projection uses (bsp)")
     ap.add_argument("--engine", help="engine per-op cost, run_dcg.sh's bench/dcg_engine.txt "
                     "(lines {\"engine_op\": {\"threads\", \"ns_per_op\", \"source\"}})")
     ap.add_argument("--op-ns", type=float, help="engine cost per op in ns, instead of --engine")
