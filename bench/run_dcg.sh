@@ -191,7 +191,7 @@ done
 for s in $scalings; do
   for p in $ranks_list; do
     if [ "$s" = weak ]; then
-      procs=$(python3 -c "import sys; sys.path.insert(0, '$here'); import cg_model; print(','.join(map(str, cg_model.hpcg_shape($p))))")
+      procs=$(python3 -B -c "import sys; sys.path.insert(0, '$here'); import cg_model; print(','.join(map(str, cg_model.hpcg_shape($p))))")
       local_box="$weak_grid,$weak_grid,$weak_grid"
     else
       procs="1,1,$p"
