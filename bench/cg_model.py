@@ -416,7 +416,7 @@ class Compute:
         share = max(1.0, p * t / self.cores)
         stretch = share * (nnz_scale(procs, local) if p > 1 else 1.0)
         got = self.loaded(impl, local, t, k, p)
-        shared = " x %.0f shared" % share if share > 1 else ""
+        shared = " x %g shared" % round(share, 2) if share > 1 else ""
         if got:
             return got[0], stretch, "s_%d%s" % (k, shared), got[1], True
         s, how = rate_for(self.by_series, self.by_impl, scaling, impl, t)
