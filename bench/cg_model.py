@@ -397,8 +397,9 @@ class Compute:
         over rounds; parex less its single-rank engine term), in the code path of a row of
         that many ranks, and the median over rounds of slowest / fastest instance; None
         without that calibration."""
-        mode = "-" if impl != "parex" else "none" if ranks == 1 else "graph"
-        res = self.cal.get((impl, tuple(local), threads, k, mode))
+        modes = ("-",) if impl != "parex" else ("none",) if ranks == 1 else ("graph", "push")
+        res = next((self.cal[key] for key in ((impl, tuple(local), threads, k, m)
+                                              for m in modes) if key in self.cal), None)
         if not res:
             return None
         n = local[0] * local[1] * local[2]
@@ -705,11 +706,11 @@ def calibration_table(comp, out):
         " ns per point | slowest/fastest instance | rounds |")
     out("|---|---|---|---:|---:|---|---:|---:|---:|---:|")
     for (impl, local, t, k, mode), res in sorted(comp.cal.items()):
-        s, spread = comp.loaded(impl, local, t, k, 2 if mode == "graph" else 1)
+        s, spread = comp.loaded(impl, local, t, k, 1 if mode in ("none", "-") else 2)
         n = local[0] * local[1] * local[2]
         out("| %s | %s | %s | %d | %d | %s | %s | %.3f | %.2f | %d |" % (
-            impl, {"none": "1-rank rows (shared-memory solver)",
-                   "graph": "P > 1 rows (dcg.c, --engine graph, 1 rank)"}.get(mode, "all rows"),
+            impl, "all rows" if mode == "-" else "1-rank rows (shared-memory solver)"
+            if mode == "none" else "P > 1 rows (dcg.c, --engine %s, 1 rank)" % mode,
             "x".join(map(str, local)), t, k,
             "time-shared (%d threads on %d cores)" % (k * t, comp.cores)
             if k * t > comp.cores else "cores of its own", fmt_ms(s * n), s * 1e9, spread,

@@ -123,13 +123,15 @@ launch() {
 }
 
 # ---- can parex-cg run distributed? --------------------------------------------------------------
-parex_dist=false parex_ok=false parex_block=false
+parex_dist=false parex_ok=false parex_block=false dist_mode=graph
 if [ -x "$parex_cg" ]; then
   parex_ok=true
   probe=$(timeout 120 "${mpirun[@]}" --oversubscribe --bind-to none -np 2 "$parex_cg" --grid 4 \
           --progress 0 --json 2>/dev/null | json_line || true)
   if grep -q '"ranks": *2' <<<"$probe"; then
     parex_dist=true
+    # the engine mode of its P > 1 runs (graph or push), the code path of their calibration
+    dist_mode=$(sed -n 's/.*"engine": *"\([a-z]*\)".*/\1/p' <<<"$probe")
   else
     echo "run_dcg.sh: $parex_cg does not run distributed (mpirun -np 2 gives no \"ranks\": 2" \
          "in its JSON): measuring its single-rank rows and the bulk-synchronous CG only" >&2
@@ -259,7 +261,7 @@ parex_runs() {
 # One line each: "impl box threads instances mode" (box NX,NY,NZ). A row of P ranks x T threads
 # needs K = min(P, cores / T) (and K = P where P T > cores, as a cross-check); parex's mode is
 # the code path of the row: "none" (the shared-memory solver parex-cg runs on one rank) for
-# P = 1, "graph" (examples/cg/dcg.c through the engine, as on P > 1 ranks) for P > 1; the
+# P = 1, the probe's engine mode (graph: examples/cg/dcg.c through the engine) for P > 1; the
 # projection needs bsp's box at K = cores / T.
 calibs=()
 add_calib() { [[ " ${calibs[*]/%/;} " == *" $1; "* ]] || calibs+=("$1"); }
@@ -271,7 +273,7 @@ for s in $scalings; do
       for k in $((p < kfit ? p : kfit)) $p; do
         add_calib "bsp $box $t $k -"
         if $parex_ok && { ((p == 1)) || $parex_dist; }; then
-          add_calib "parex $box $t $k $( ((p == 1)) && echo none || echo graph)"
+          add_calib "parex $box $t $k $( ((p == 1)) && echo none || echo "${dist_mode:-graph}")"
         fi
       done
       if [ "$s" = weak ]; then add_calib "bsp $box $t $kfit -"; fi
