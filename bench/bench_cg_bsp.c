@@ -7,6 +7,7 @@
  *   mpirun -np P bench_cg_bsp [--grid N | --local NX,NY,NZ] [--procs PX,PY,PZ]
  *                             [--iters K | --tol X [--max-iters M]] [--json]
  *   mpirun -np P bench_cg_bsp --matrix FILE.mtx [--partition block|metis] [...]
+ *   mpirun -np P bench_cg_bsp --independent [--grid N | --local NX,NY,NZ] [...]
  *
  *   --grid N          each rank owns N^3 points (weak scaling, as HPCG and parex-cg --grid);
  *                     --grid NXxNYxNZ is --local NX,NY,NZ
@@ -20,6 +21,12 @@
  *                     (METIS_PartGraphKway). b = A * ones, x0 = 0 as for HPCG. Strong scaling
  *                     of the HPCG G^3 problem: its Matrix Market file with --partition block
  *                     (run_dcg.sh writes it), as parex-cg.
+ *   --independent     every rank solves its own single-rank HPCG box (MPI_COMM_SELF: no halo,
+ *                     allreduces of one rank), the P loops started together after a barrier:
+ *                     the single-rank rate while P such ranks load the node, bound as mpirun
+ *                     binds them (bench/run_dcg.sh's calibration of bench/cg_model.py). The
+ *                     JSON's ranks is 1, instances P, seconds_per_iter the slowest instance's
+ *                     and instance_seconds_per_iter every instance's. Not with --matrix/--procs.
  *
  * Same partition, same code: the rows, the local numbering (interior rows first, then boundary
  * rows; halo values after the owned ones, one block per neighbour) and the halo maps come from
@@ -62,6 +69,8 @@
 #define PROG "bench_cg_bsp"
 
 static int g_rank = 0;
+/* The solve's communicator: MPI_COMM_WORLD, or MPI_COMM_SELF with --independent. */
+static MPI_Comm g_comm = MPI_COMM_WORLD;
 
 /* posix_memalign(64) or MPI_Abort with a message; never NULL. */
 static void *xmalloc(size_t bytes)
@@ -98,7 +107,7 @@ static void exchange(halo *h, double *p, comm_times *t)
     const double t0 = bench_now_s();
     for (int m = 0; m < nnb; m++)
         MPI_Irecv(p + pt->n_local + pt->recv_ptr[m], (int)(pt->recv_ptr[m + 1] - pt->recv_ptr[m]),
-                  MPI_DOUBLE, pt->neighbor[m], 0, MPI_COMM_WORLD, &h->req[m]);
+                  MPI_DOUBLE, pt->neighbor[m], 0, g_comm, &h->req[m]);
     const int64_t ns = pt->send_ptr[nnb];
     const int32_t *restrict idx = pt->send_idx;
     double *restrict buf = h->send_buf;
@@ -109,7 +118,7 @@ static void exchange(halo *h, double *p, comm_times *t)
         buf[s] = p[idx[s]];
     for (int m = 0; m < nnb; m++)
         MPI_Isend(buf + pt->send_ptr[m], (int)(pt->send_ptr[m + 1] - pt->send_ptr[m]), MPI_DOUBLE,
-                  pt->neighbor[m], 0, MPI_COMM_WORLD, &h->req[nnb + m]);
+                  pt->neighbor[m], 0, g_comm, &h->req[nnb + m]);
     MPI_Waitall(2 * nnb, h->req, MPI_STATUSES_IGNORE);
     t->halo_s += bench_now_s() - t0;
 }
@@ -117,7 +126,7 @@ static void exchange(halo *h, double *p, comm_times *t)
 static double allreduce_sum(double v, comm_times *t)
 {
     const double t0 = bench_now_s();
-    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_SUM, g_comm);
     t->allreduce_s += bench_now_s() - t0;
     return v;
 }
@@ -245,7 +254,7 @@ static void solve(halo *h, double tol, int64_t max_iters, int64_t fixed_iters, r
         const double d = fabs(x[i] - 1.0);
         err = d > err ? d : err;
     }
-    MPI_Allreduce(&err, &res->max_abs_err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&err, &res->max_abs_err, 1, MPI_DOUBLE, MPI_MAX, g_comm);
     free(v.b);
     free(v.x);
     free(v.r);
@@ -260,7 +269,7 @@ typedef struct {
     int metis;
     int64_t local[3];
     int procs[3];
-    int have_procs, json;
+    int have_procs, json, independent;
     int64_t fixed_iters, max_iters;
     double tol;
 } cli;
@@ -324,6 +333,10 @@ static int parse_cli(int argc, char **argv, cli *c)
             c->json = 1;
             continue;
         }
+        if (strcmp(a, "--independent") == 0) {
+            c->independent = 1;
+            continue;
+        }
         if (!v)
             return usage_error("bad or valueless argument '%s'", a);
         i++;
@@ -365,6 +378,8 @@ static int parse_cli(int argc, char **argv, cli *c)
             return usage_error("unknown argument '%s'", a);
         }
     }
+    if (c->independent && (c->matrix || c->have_procs))
+        return usage_error("--independent solves HPCG boxes: not with --matrix or --procs");
     return 0;
 }
 
@@ -401,11 +416,30 @@ static void report(const cli *c, const int dims[3], const halo *h, const result 
                      (double)pt->n_neighbors,
                      (double)pt->nnz};
     double sum[6], mx[6];
-    MPI_Reduce(loc, sum, 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(loc, mx, 6, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (pt->rank != 0)
-        return;
+    MPI_Reduce(loc, sum, 6, MPI_DOUBLE, MPI_SUM, 0, g_comm);
+    MPI_Reduce(loc, mx, 6, MPI_DOUBLE, MPI_MAX, 0, g_comm);
     const double P = pt->nranks, it = res->iterations ? (double)res->iterations : 1.0;
+    /* --independent: every instance's seconds per iteration, the slowest taken as the rate */
+    char inst[4096] = "";
+    if (c->independent) {
+        int w = 1;
+        MPI_Comm_size(MPI_COMM_WORLD, &w);
+        double mine = res->seconds / it, *all = xmalloc((size_t)w * sizeof(double));
+        MPI_Gather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        int len =
+            snprintf(inst, sizeof inst, "\"instances\": %d, \"instance_seconds_per_iter\": [", w);
+        for (int k = 0; g_rank == 0 && k < w; k++) { /* stops short of the buffer's end */
+            mx[2] = all[k] * it > mx[2] ? all[k] * it : mx[2];
+            if (len > 0 && (size_t)len < sizeof inst - 40)
+                len += snprintf(inst + len, sizeof inst - (size_t)len, "%s%.6g", k ? ", " : "",
+                                all[k]);
+        }
+        if (len > 0 && (size_t)len < sizeof inst - 4)
+            snprintf(inst + len, sizeof inst - (size_t)len, "], ");
+        free(all);
+    }
+    if (g_rank != 0)
+        return;
     const double per = mx[2] / it, halo_s = sum[0] / P, ar = sum[1] / P;
     const int threads = omp_get_max_threads();
     char name[256], geo[256];
@@ -432,7 +466,7 @@ static void report(const cli *c, const int dims[3], const halo *h, const result 
            per * 1e3, halo_s / it * 1e3, ar / it * 1e3);
     if (!c->json)
         return;
-    printf("{\"impl\": \"bsp\", \"matrix\": \"%s\", \"ranks\": %d, \"threads_per_rank\": %d, %s, "
+    printf("{\"impl\": \"bsp\", \"matrix\": \"%s\", \"ranks\": %d, %s\"threads_per_rank\": %d, %s, "
            "\"n\": %lld, \"nnz\": %.0f, \"iterations\": %lld, \"converged\": %s, "
            "\"relres\": %.6g, \"max_abs_err\": %.6g, \"seconds\": %.6g, "
            "\"seconds_per_iter\": %.6g, \"halo_seconds\": %.6g, \"halo_seconds_max\": %.6g, "
@@ -440,7 +474,7 @@ static void report(const cli *c, const int dims[3], const halo *h, const result 
            "\"halo_seconds_per_iter\": %.6g, \"allreduce_seconds_per_iter\": %.6g, "
            "\"compute_seconds_per_iter\": %.6g, \"halo_bytes\": %.0f, \"halo_messages\": %.0f, "
            "\"halo_bytes_max_rank\": %.0f, \"setup_seconds\": %.6g}\n",
-           name, pt->nranks, threads, geo, (long long)pt->n_global, sum[5],
+           name, pt->nranks, inst, threads, geo, (long long)pt->n_global, sum[5],
            (long long)res->iterations, res->converged ? "true" : "false", res->relres,
            res->max_abs_err, mx[2], per, halo_s, mx[0], ar, mx[1], halo_s / it, ar / it,
            per - (halo_s + ar) / it, sum[3], sum[4], mx[3], setup_s);
@@ -467,12 +501,11 @@ static int setup(const cli *c, halo *h)
                 mm_csr_free(&m);
             return 1;
         }
-        rc = cgp_from_csr(MPI_COMM_WORLD, m.n_rows, m.row_ptr, m.col, m.val,
+        rc = cgp_from_csr(g_comm, m.n_rows, m.row_ptr, m.col, m.val,
                           c->metis ? CGP_METIS : CGP_BLOCK, &h->part, err, sizeof err);
         mm_csr_free(&m);
     } else {
-        rc = cgp_hpcg(MPI_COMM_WORLD, c->local[0], c->local[1], c->local[2], &h->part, err,
-                      sizeof err);
+        rc = cgp_hpcg(g_comm, c->local[0], c->local[1], c->local[2], &h->part, err, sizeof err);
     }
     if (rc != CGP_OK) {
         if (g_rank == 0)
@@ -512,8 +545,10 @@ int main(int argc, char **argv)
     cli c;
     int dims[3];
     int rc = parse_cli(argc, argv, &c);
+    if (rc == 0 && c.independent)
+        g_comm = MPI_COMM_SELF;
     if (rc == 0)
-        rc = check_procs(&c, P, dims);
+        rc = check_procs(&c, c.independent ? 1 : P, dims);
     if (rc != 0) {
         MPI_Finalize();
         return rc;

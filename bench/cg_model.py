@@ -8,24 +8,27 @@ time per iteration and parallel efficiency of the HPCG weak-scaling problem to 6
 16,384 ranks, with and without overlap.
 
   bench/cg_model.py --runs bench/dcg_data.txt --pingpong bench/dcg_pingpong.txt
-                    [--latency-us 1.5 --bandwidth-gbs 12] [--project-grid N]
+                    [--calibration bench/dcg_calib.txt] [--latency-us 1.5 --bandwidth-gbs 12] [--project-grid N]
                     [--project-threads T] [--cores C] [--allreduces 2]
                     [--engine bench/dcg_engine.txt | --op-ns X] [--ops-per-iter 8,12,2]
 
 The model, per CG iteration of the slowest rank (the one with the most neighbours):
 
-  compute    t_c = n_local * s(T) * max(1, P T / C): s(T) is the measured seconds per iteration
-             per local point of a single-rank run of the same implementation with T threads;
-             P ranks of T threads on C cores share them by time-slicing when P T > C (on this
-             machine; in the projection every rank has its own cores, the factor is 1)
+  compute    t_c = n_local * s_K(L, T) * max(1, P T / C) * nnz_scale: s_K is the node-loaded
+             single-rank rate, seconds per iteration per point of the slowest of K single-rank
+             solves of the row's local box L (same implementation, T threads each) launched
+             together, each on T cores of its own, no communication (run_dcg.sh's calibration,
+             --calibration), K = min(P, C / T): memory bandwidth and caches shared as in the
+             row; P T > C threads time-share the C cores (the factor P T / C); nnz_scale: the
+             worst rank's ghost columns by cg.c's byte model (12 nnz + 88 n). Without a
+             calibration file s is the idle 1-rank row's rate (the old model). In the
+             projection K = C / T (a node whose cores all work) and the factor is 1
   halo       t_h = sum over the rank's messages (one per neighbouring face, edge, corner) of
              t_msg(bytes): the measured ping-pong half round trip at that size (log-log
              interpolated on the curve's lower envelope from the largest size down, which
              drops the spikes of a loaded machine; beyond the largest size + bytes / the best
              bandwidth measured at >= 64 KiB), or latency + bytes / bandwidth for an assumed
-             interconnect. The
-             messages of a rank are taken one after the other (one injection port, no
-             concurrency between them); packing and unpacking are not counted.
+             interconnect; a rank's messages one after the other, packing not counted.
   allreduce  t_a = A * ceil(log2 P) * latency (A = 2 for CG: p.Ap and r.r, one double each),
              a recursive-doubling allreduce whose steps cost one small-message latency.
   SpMV part  f = (12 nnz/n + 24) / (12 nnz/n + 88) of t_c (the byte model of examples/cg/cg.c,
@@ -47,27 +50,17 @@ The model, per CG iteration of the slowest rank (the one with the most neighbour
              c203d68 for plain CG on host vectors: per exchange a clock stamp, one receive and
              one send per neighbour and the pack; interior SpMV, two clock stamps, boundary
              SpMV; twice a clock stamp and an allreduce; the residual update; the x/p update;
-             on one rank no exchange and no SpMV stamps). parex's compute rate s is taken from
-             its single-rank run less that run's engine term, N_ops(1) c_op.
-  no overlap (bulk-synchronous):  t = t_h + t_c + t_a
+             on one rank no exchange and no SpMV stamps). parex's rate s is its single-rank
+             run's less that run's engine term, N_ops(1) c_op.
+  no overlap (bulk-synchronous):  t = t_h + t_c + t_a;  parallel efficiency = t_c(1) / t(P)
   overlap    (parex):             t = max(g f t_c, t_h) + (1 - g) f t_c + (1 - f) t_c + t_a + t_e
-  parallel efficiency (weak scaling) = t(1 rank) / t(P ranks), t(1) = t_c alone.
 
-Assumptions, said again in the output: (1) compute per point does not depend on the rank count
-(no memory-bandwidth or cache sharing between ranks beyond what the single-rank run had; in the
-projection every rank has its own T cores and bandwidth); (2) on this machine ranks
-time-share the cores perfectly,
-with no cost for context switches: rows with more threads than cores ("oversubscribed") are
-outside the model's assumptions and are listed apart; (3) network parameters come from the
-on-node ping-pong unless --latency-us / --bandwidth-gbs are given: on one node that is shared
-memory (OpenMPI's vader BTL), not a network, so the default projection is that of a machine
-whose network is as fast as memory copies; the assumed interconnect (e.g. 1.5 us, 12 GB/s,
-an InfiniBand EDR/HDR-class NIC) is the realistic one; (4) no contention in the network, no
-topology (every neighbour one hop away), no OS noise, no load imbalance (all ranks own the
-same box); (5) the process grid is HPCG's (ComputeOptimalShapeXYZ) and the slowest rank has
-the most neighbours (26 once every dimension of the process grid is at least 3); (6) an
-engine op costs what an empty op costs in a chain on the same cores: ops are not slowed by
-sharing their cores with the MPI progress lane or the pushing thread beyond that.
+Assumptions (printed with the tables, function assumptions): the compute term above; network
+parameters from the on-node ping-pong (shared memory, OpenMPI's vader BTL, not a network) or
+the assumed interconnect (e.g. 1.5 us, 12 GB/s, an InfiniBand EDR/HDR-class NIC); no network
+contention or topology, no OS noise, no imbalance beyond the calibration's slowest instance;
+HPCG's process grid, the slowest rank the one with the most neighbours; an engine op costs
+what an empty op costs in a chain on the same cores.
 """
 import argparse
 import collections
@@ -213,11 +206,9 @@ class Engine:
 
 
 def load_engine(path, stat="median"):
-    """From run_dcg.sh's bench/dcg_engine.txt: {threads: seconds per op} and the command that
-    measured it (lines {"engine_op": {"threads", "ns_per_op", "source"}}), and the engine's
-    extra seconds per message and op round trip (bench_engine_pingpong --json lines, with
-    "source" added; medians over the lines; stat "min": the batch minima of both half round
-    trips), or None where absent."""
+    """bench/dcg_engine.txt: {threads: seconds per op} and its command ("engine_op" lines),
+    and the engine's extra seconds per message and op round trip (bench_engine_pingpong lines,
+    medians; stat "min": the batch minima of both half round trips), or None where absent."""
     per, src, extra, rt, msrc = {}, [], [], [], []
     for line in open(path):
         line = line.strip()
@@ -254,15 +245,37 @@ def spmv_fraction(nnz_per_row=27.0):
     return (12.0 * nnz_per_row + 24.0) / (12.0 * nnz_per_row + 88.0)
 
 
-def model(procs, local, rate_s, net, allreduces, oversub=1.0, engine=None, threads=1,
+def rank_sides(procs):
+    """Neighbours of the worst rank along each axis: none, one (2 ranks there) or two."""
+    return tuple(0 if q == 1 else 1 if q == 2 else 2 for q in procs)
+
+
+def box_nnz(local, sides=(0, 0, 0)):
+    """Stored entries of the 27-point rows of a box, ghost columns included: along an axis of
+    L points with s neighbours, 3 L - 2 + s (point, offset) pairs stay inside the domain."""
+    out = 1
+    for length, side in zip(local, sides):
+        out *= 3 * length - 2 + side
+    return out
+
+
+def nnz_scale(procs, local):
+    """Compute of the worst rank's rows over the same box solved alone (no ghost columns) by
+    cg.c's byte model, 12 nnz + 88 n bytes per iteration (1.01 for 32^3 on 2x1x1)."""
+    n = local[0] * local[1] * local[2]
+    return (12.0 * box_nnz(local, rank_sides(procs)) + 88.0 * n) / (12.0 * box_nnz(local)
+                                                                    + 88.0 * n)
+
+
+def model(procs, local, rate_s, net, allreduces, stretch=1.0, engine=None, threads=1,
           ops=None):
     """Modelled seconds per iteration: dict with compute, halo, allreduce, engine, no_overlap,
     overlap (overlap includes the engine term). rate_s: seconds per iteration per local point;
-    oversub: threads per core, at least 1 (time-slicing stretches the compute); engine: an
-    Engine or None; ops: parex-cg's reported op count, if any."""
+    stretch: factor on n rate_s, at least 1 (time-sharing of the cores, ghost columns);
+    engine: an Engine or None; ops: parex-cg's reported op count, if any."""
     p = procs[0] * procs[1] * procs[2]
     n = local[0] * local[1] * local[2]
-    t_c = n * rate_s * max(1.0, oversub)
+    t_c = n * rate_s * stretch
     msgs, g = worst_rank_halo(procs, local) if p > 1 else ([], 1.0)
     c_msg = engine.msg_s if engine else 0.0
     t_h = sum(net.msg(b) + c_msg for b in msgs)
@@ -281,13 +294,16 @@ def model(procs, local, rate_s, net, allreduces, oversub=1.0, engine=None, threa
 
 def load_runs(path):
     """Records {impl, scaling, ranks, threads, local, procs, oversubscribed, result}; a bare
-    program JSON line (bench_cg_bsp --json) is taken as a weak-scaling record."""
+    program JSON line (bench_cg_bsp --json) is taken as a weak-scaling record; calibration
+    records (run_dcg.sh's CALIB file) are skipped."""
     runs = []
     for line in open(path):
         line = line.strip()
         if not line.startswith("{"):
             continue
         rec = json.loads(line)
+        if rec.get("calibration"):
+            continue
         res = rec.get("result", rec)
         ranks = rec.get("ranks", res.get("ranks", 1))
         local = rec.get("local", res.get("local"))
@@ -316,10 +332,8 @@ def group_runs(runs):
 
 
 def rates(groups, engine=None):
-    """Seconds per iteration per local point of each single-rank group: {(scaling, impl,
-    threads): s} and a fallback {(impl, threads): s} over every single-rank group. parex's
-    single-rank engine term (N_ops(1) c_op) is taken out of its rate: the model adds it back
-    per rank count."""
+    """Without calibration: the 1-rank rows' seconds per iteration per point {(scaling, impl,
+    threads): s}, fallback {(impl, threads): s}; parex's less N_ops(1) c_op."""
     by_series, by_impl = {}, collections.defaultdict(list)
     for (scaling, impl, ranks, threads, local, _procs, _o), res in groups.items():
         if ranks != 1:
@@ -346,39 +360,129 @@ def rate_for(by_series, by_impl, scaling, impl, u):
     return None, "no single-rank run"
 
 
+# ---- the compute term: the node-loaded single-rank rate ---------------------------------------
+
+def load_calibration(path):
+    """run_dcg.sh's calibration lines ({"calibration": true, impl, instances, threads, local,
+    engine, oversubscribed, result}): {(impl, local, threads, instances, mode): [result, ...]};
+    mode: parex's code path ("none": the shared-memory solver, "graph": dcg.c through the
+    engine on one rank), "-" for bsp."""
+    cal = collections.defaultdict(list)
+    for line in open(path):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        rec = json.loads(line)
+        if rec.get("calibration"):
+            key = (rec["impl"], tuple(rec["local"]), rec["threads"], rec["instances"],
+                   rec.get("engine") or "-" if rec["impl"] == "parex" else "-")
+            cal[key].append(rec["result"])
+    return cal
+
+
+class Compute:
+    """t_c of a row of P ranks x T threads on C cores, local box L:
+    t_c = n(L) s_K(L, T) max(1, P T / C) nnz_scale, K = min(P, max(1, C // T)): s_K is the
+    single-rank rate (seconds per iteration per point, slowest instance, median over rounds)
+    measured while K independent single-rank solves of box L, T threads each, ran together on
+    cores of their own (run_dcg.sh's calibration); more threads than cores time-share them.
+    Without a calibration line: the idle single-rank rate of the 1-rank rows (old model)."""
+
+    def __init__(self, cal, groups, engine, cores):
+        self.cal, self.engine, self.cores = cal, engine, cores
+        self.by_series, self.by_impl = rates(groups, engine)
+
+    def loaded(self, impl, local, threads, k, ranks=1):
+        """(s, spread): seconds per iteration per point of the slowest of K instances (median
+        over rounds; parex less its single-rank engine term), in the code path of a row of
+        that many ranks, and the median over rounds of slowest / fastest instance; None
+        without that calibration."""
+        modes = ("-",) if impl != "parex" else ("none",) if ranks == 1 else ("graph", "push")
+        res = next((self.cal[key] for key in ((impl, tuple(local), threads, k, m)
+                                              for m in modes) if key in self.cal), None)
+        if not res:
+            return None
+        n = local[0] * local[1] * local[2]
+        t = statistics.median(r["seconds_per_iter"] for r in res)
+        if impl == "parex" and self.engine:
+            t -= self.engine.seconds(1, 0, threads, reported_ops(res))
+        spread = statistics.median(
+            max(v) / min(v) for v in (r.get("instance_seconds_per_iter") or
+                                      [r["seconds_per_iter"]] for r in res))
+        return t / n, spread
+
+    def row(self, scaling, impl, p, t, local, procs):
+        """(s, stretch, how, spread, calibrated) of a measured row; s None: no rate."""
+        k = min(p, max(1, self.cores // t))
+        share = max(1.0, p * t / self.cores)
+        stretch = share * (nnz_scale(procs, local) if p > 1 else 1.0)
+        got = self.loaded(impl, local, t, k, p)
+        shared = " x %g shared" % round(share, 2) if share > 1 else ""
+        if got:
+            return got[0], stretch, "s_%d%s" % (k, shared), got[1], True
+        s, how = rate_for(self.by_series, self.by_impl, scaling, impl, t)
+        return s, stretch, "idle 1-rank row" + (" " + how if how else "") + shared, None, False
+
+    def as_bound(self, impl, p, t, local, procs):
+        """t_c from P instances bound as the row's P ranks (oversubscribed rows), or None."""
+        got = self.loaded(impl, local, t, p, p)
+        if not got or p * t <= self.cores:
+            return None
+        return local[0] * local[1] * local[2] * got[0] * nnz_scale(procs, local)
+
+
 def fmt_ms(s):
     return "%.3f" % (s * 1e3)
 
 
 # ---- output ----------------------------------------------------------------------------------
 
-ASSUMPTIONS = """Assumptions: compute per point as the single-rank run of the same implementation
-with the same threads, ranks on cores of their own (more threads than cores: stretched by
-threads / cores);
-messages of a rank one after the other, each the measured ping-pong half round trip at its
-size (or latency + bytes / bandwidth); allreduce = %d x ceil(log2 P) x latency per iteration;
-overlap hides the halo behind the interior SpMV only; no contention, topology, noise or
-imbalance; rows marked oversubscribed run more threads than cores (context switches are not
-modelled)."""
+def assumptions(allreduces, calibrated, cores):
+    head = ("(1) compute: a measured single-rank rate, the node-loaded one: K = min(P, %d / T) "
+            "independent single-rank solves of the row's local box, same program, same code "
+            "path (parex: its shared-memory solver for 1-rank rows, dcg.c through the engine "
+            "(--engine graph) on one rank for P > 1), T threads each, started together on T "
+            "cores of their own, bound as the row's ranks, no communication (run_dcg.sh's "
+            "calibration, a run apart from the rows: the 1-rank rows are predicted too); the "
+            "slowest instance's time per iteration, median over rounds: memory bandwidth and "
+            "caches are shared as in the row; rows of more threads than cores time-share the "
+            "cores, t_c x P T / %d (no context-switch or wake-up cost); the worst rank's ghost "
+            "columns by cg.c's byte model (12 nnz + 88 n);" % (cores, cores) if calibrated else
+            "(1) compute: the single-rank run of the same implementation with the same threads "
+            "on an idle machine (no calibration file: no memory-bandwidth or cache sharing "
+            "between ranks); rows of more threads than cores stretch it by P T / %d;" % cores)
+    return ("Assumptions: " + head + "\n(2) halo: the worst rank's messages (one per "
+            "neighbouring face, edge, corner) one after the other, each the measured ping-pong "
+            "half round trip at its size (or latency + bytes / bandwidth); packing not "
+            "counted;\n(3) allreduce = %d x ceil(log2 P) x latency per iteration (recursive "
+            "doubling, one small-message latency a step);\n(4) overlap (parex) hides the halo "
+            "behind the interior rows of the SpMV only, never the allreduces; parex adds the "
+            "measured engine cost per op and per message;\n(5) no network contention or "
+            "topology, no OS noise and no load imbalance beyond what the calibration's slowest "
+            "instance shows; whatever the rows lose to those (waiting inside the halo exchange "
+            "and the allreduces for a slower rank: the measured halo and allreduce columns "
+            "against the model's) is the model's residual, the error column;\n(6) the "
+            "projection: every rank on T cores of a node whose cores all work (s_K, K = cores / "
+            "T, no time-sharing), all 26 neighbours' messages at the network's parameters (also "
+            "those on the same node), HPCG's process grid; matrix rows (METIS parts of a file) "
+            "are not modelled." % allreduces)
 
 
-def measured_row(key, res, by_series, by_impl, net, cores, allreduces, engine):
+def measured_row(key, res, comp, net, allreduces, engine):
     """(table line, error % or None) of one measured configuration."""
     scaling, impl, p, t, local, procs, over = key
     meas = statistics.median(r["seconds_per_iter"] for r in res)
     head = "| %s | %s | %dx%d | %s | %s | %s |" % (
         scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)), fmt_ms(meas))
-    s, how = rate_for(by_series, by_impl, scaling, impl, t)
+    s, stretch, how, spread, calibrated = comp.row(scaling, impl, p, t, local, procs)
     if s is None:
-        return head + " - | %s | - | - | - | - | - |" % how, None
+        return head + " - | - | %s | - | - | - | - | - | - |" % how, None
     eng = engine if impl == "parex" else None
-    m = model(procs, local, s, net, allreduces, oversub=p * t / cores, engine=eng, threads=t,
+    m = model(procs, local, s, net, allreduces, stretch=stretch, engine=eng, threads=t,
               ops=reported_ops(res) if eng else None)
-    variant = "overlap + engine" if eng else "overlap" if impl == "parex" else "no overlap"
-    if p == 1:
-        variant = "calibration: defines s"
     mod = m["overlap"] if impl == "parex" else m["no_overlap"]
     err = (mod - meas) / meas * 100.0
+    definitional = p == 1 and not calibrated
     hm = [r.get("halo_seconds_per_iter") for r in res]
     am = [r.get("allreduce_seconds_per_iter") for r in res]
     hm = fmt_ms(statistics.median(hm)) if None not in hm else "-"
@@ -392,46 +496,43 @@ def measured_row(key, res, by_series, by_impl, net, cores, allreduces, engine):
     et = "-"
     if eng:
         n_msg = m["messages"] + (allreduces if p > 1 else 0)
-        et = "%d x %.3f us + %d x %.1f us = %s" % (
+        et = "%d x %.3f + %d x %.3f us = %s" % (
             m["ops"], engine.op_s(t) * 1e6, n_msg, engine.msg_s * 1e6,
             fmt_ms(m["engine"] + n_msg * engine.msg_s))
-    line = head + " %s | %s%s | %+.1f | %s / %s | %s / %s | %s | %s |" % (
-        fmt_ms(mod), variant, " (s = %s)" % how if how else "", err, hm, fmt_ms(m["halo"]), am,
-        fmt_ms(m["allreduce"]), ov, et)
-    return line, err if p > 1 else None
+    bound = comp.as_bound(impl, p, t, local, procs)
+    line = head + " %s | %s | %s (%s) | %s | %s | %s / %s | %s / %s | %s | %s |" % (
+        fmt_ms(mod), "(defines s)" if definitional else "%+.1f" % err, fmt_ms(m["compute"]),
+        how, "%.2f" % spread if spread else "-", fmt_ms(bound) if bound else "-", hm,
+        fmt_ms(m["halo"]), am, fmt_ms(m["allreduce"]), ov, et)
+    return line, None if definitional else err
 
 
-def measured_table(groups, net, cores, allreduces, engine, out):
-    """Measured against modelled time per iteration; rows with more threads than cores apart
-    (outside the model's assumptions, their error shown all the same)."""
-    by_series, by_impl = rates(groups, engine)
+def measured_table(groups, comp, net, cores, allreduces, engine, out):
+    """Measured against modelled time per iteration; rows with more threads than cores apart."""
     order = sorted(groups, key=lambda k: (k[0], k[2], k[3], k[1], k[4]))
     for over, title in ((False, "ranks x threads <= cores: the model's domain"),
-                        (True, "oversubscribed (more threads than cores): outside the model's "
-                               "assumptions, listed apart")):
+                        (True, "oversubscribed (more threads than cores): time-shared cores")):
         keys = [k for k in order if bool(k[6]) == over]
         if not keys:
             continue
         out("\n### Measured vs model, %s (time per iteration, ms; slowest rank)\n" % title)
-        out("| scaling | impl | ranks x threads | local | procs | measured | model | variant |"
-            " error % | halo meas/model | allreduce meas/model | overlap meas/model |"
-            " engine: ops x c_op + messages x c_msg = ms |")
-        out("|---|---|---|---|---|---:|---:|---|---:|---|---|---|---|")
+        out("| scaling | impl | ranks x threads | local | procs | measured | model | error % |"
+            " compute model (rate) | calib. slowest/fastest | compute, P instances as bound |"
+            " halo meas/model | allreduce meas/model | overlap meas/model |"
+            " engine: ops x c_op + msgs x c_msg = ms |")
+        out("|---|---|---|---|---|---:|---:|---:|---|---:|---:|---|---|---|---|")
         errs = collections.defaultdict(list)
         for key in keys:
-            line, err = measured_row(key, groups[key], by_series, by_impl, net, cores,
-                                     allreduces, engine)
+            line, err = measured_row(key, groups[key], comp, net, allreduces, engine)
             out(line)
             if err is not None:
-                errs[key[1]].append(abs(err))
-        for impl in sorted(errs):
-            e = errs[impl]
-            out("\nModel error, %s, %s rows of 2 or more ranks: max |error| %.1f%%, median "
-                "%.1f%% (%d rows; target 20%%)" % (
-                    impl, "oversubscribed" if over else "not oversubscribed", max(e),
-                    statistics.median(e), len(e)))
-
-
+                errs[(key[1], "1 rank" if key[2] == 1 else "2 or more ranks")].append(abs(err))
+        out("")
+        for (impl, what), e in sorted(errs.items()):
+            out("Model error, %s, %s rows of %s: max |error| %.1f%%, median %.1f%% (%d rows; "
+                "target 20%%: %s)  " % (
+                    impl, "oversubscribed" if over else "not oversubscribed", what, max(e),
+                    statistics.median(e), len(e), "met" if max(e) <= 20 else "MISSED"))
 def allreduce_check(measured_ar, net, cores, out):
     if not measured_ar:
         return
@@ -445,11 +546,16 @@ def allreduce_check(measured_ar, net, cores, out):
                                                  "yes" if p > cores else ""))
 
 
-def projection(rate_s, grid, threads, nets, allreduces, impl, out, engine=None):
+
+
+def projection(rate_s, grid, threads, nets, allreduces, impl, out, engine=None, own=None):
+    """own: parex's own node-loaded rate (dcg.c's path) for the "overlap + engine" column."""
     out("\n### Projection: HPCG weak scaling, %d^3 points per rank, %d thread(s) per rank, "
-        "compute rate of %s's single-rank run (%.3f ns per point per iteration)\n"
-        % (grid, threads, impl, rate_s * 1e9))
+        "compute rate %s (%.3f ns per point per iteration)\n" % (grid, threads, impl,
+                                                                 rate_s * 1e9))
     base = model((1, 1, 1), (grid,) * 3, rate_s, nets[0], allreduces)["no_overlap"]
+    own = own or rate_s
+    base_e = base * own / rate_s
     for net in nets:
         out("\nNetwork: %s (latency %.3f us, bandwidth %.3f GB/s)\n"
             % (net.label, net.alpha * 1e6, net.beta * 1e-9))
@@ -460,34 +566,42 @@ def projection(rate_s, grid, threads, nets, allreduces, impl, out, engine=None):
             "---:|---:|" if engine else ""))
         for p in (1,) + PROJECT_RANKS:
             procs = hpcg_shape(p)
-            m = model(procs, (grid,) * 3, rate_s, net, allreduces)
+            # every rank has T cores of its own on a node whose cores all work: s_K, no
+            # time-sharing; its ghost columns cost as in the measured rows
+            sc = nnz_scale(procs, (grid,) * 3) if p > 1 else 1.0
+            m = model(procs, (grid,) * 3, rate_s, net, allreduces, stretch=sc)
             extra = ""
             if engine:
-                me = model(procs, (grid,) * 3, rate_s, net, allreduces, engine=engine,
-                           threads=threads)
-                extra = " %s | %.1f%% |" % (fmt_ms(me["overlap"]), 100.0 * base / me["overlap"])
+                me = model(procs, (grid,) * 3, own, net, allreduces, stretch=sc,
+                           engine=engine, threads=threads)
+                extra = " %s | %.1f%% |" % (fmt_ms(me["overlap"]),
+                                            100.0 * base_e / me["overlap"])
             out("| %d | %s | %d | %.1f | %s | %s | %s | %.1f%% | %s | %.1f%% |%s" % (
                 p, "x".join(map(str, procs)), m["messages"], m["halo_bytes"] / 1024.0,
                 fmt_ms(m["halo"]), fmt_ms(m["allreduce"]), fmt_ms(m["no_overlap"]),
                 100.0 * base / m["no_overlap"], fmt_ms(m["overlap"]),
                 100.0 * base / m["overlap"], extra))
     if engine:
-        out("\n\"overlap + engine\": the overlap column plus the engine term as measured here "
+        out("\n\"overlap + engine\": parex, %s, plus the engine term as measured here "
             "(c_msg %.3f us per message, c_op per op, N_ops = %d + %d x 26 at 26 neighbours), "
-            "ranks bound to one core each with the progress lane on it: a rank with cores of "
-            "its own for the progress lane would pay less." % (
-                engine.msg_s * 1e6, engine.ops_abc[1], engine.ops_abc[2]))
+            "its efficiency against its own 1-rank compute; ranks bound to their cores with the "
+            "progress lane on them: a rank with a core of its own for that would pay less." % (
+                "at its own node-loaded rate (dcg.c's path, %.3f ns per point)" % (own * 1e9)
+                if own != rate_s else "at the rate above", engine.msg_s * 1e6,
+                engine.ops_abc[1], engine.ops_abc[2]))
 
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", required=True, help="JSON lines of measured runs (run_dcg.sh)")
+    ap.add_argument("--calibration", help="run_dcg.sh's calibration lines (bench/dcg_calib.txt):"
+                    " the node-loaded single-rank rates of the compute term; without it the "
+                    "idle single-rank rate of the 1-rank rows")
     ap.add_argument("--pingpong", action="append", default=[],
                     help="bench_pingpong --json output (repeatable)")
     ap.add_argument("--pp-stat", choices=("median", "min"), default="median",
-                    help="ping-pong statistic the model uses, for MPI and for the engine's "
-                    "per-message cost (default median)")
+                    help="ping-pong statistic for MPI and the engine's per-message cost")
     ap.add_argument("--latency-us", type=float, help="assumed interconnect latency")
     ap.add_argument("--bandwidth-gbs", type=float, help="assumed interconnect GB/s (10^9 B/s)")
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 1,
@@ -495,10 +609,9 @@ def parse_args(argv):
     ap.add_argument("--allreduces", type=int, default=2, help="allreduces per iteration (2)")
     ap.add_argument("--project-grid", type=int, help="N of the projection (default: largest "
                     "weak-scaling N measured)")
-    ap.add_argument("--project-threads", type=int, help="threads per rank of the projection "
-                    "(default: the most measured at 1 rank)")
-    ap.add_argument("--project-impl", default="bsp", help="whose single-rank compute rate the "
-                    "projection uses (default bsp; parex when bsp has none)")
+    ap.add_argument("--project-threads", type=int, action="append", help="threads per rank of "
+                    "the projection, repeatable (default: each T <= cores measured at 1 rank)")
+    ap.add_argument("--project-impl", default="bsp", help="whose rate the projection uses (bsp)")
     ap.add_argument("--engine", help="engine per-op cost, run_dcg.sh's bench/dcg_engine.txt "
                     "(lines {\"engine_op\": {\"threads\", \"ns_per_op\", \"source\"}})")
     ap.add_argument("--op-ns", type=float, help="engine cost per op in ns, instead of --engine")
@@ -518,17 +631,18 @@ def parse_args(argv):
         ap.error("--op-ns must be >= 0")
     if a.msg_us is not None and not a.msg_us >= 0:
         ap.error("--msg-us must be >= 0")
-    if a.engine and not os.path.isfile(a.engine):
-        ap.error("--engine %s: no such file" % a.engine)
+    for name, path in (("--engine", a.engine), ("--calibration", a.calibration)):
+        if path and not os.path.isfile(path):
+            ap.error("%s %s: no such file" % (name, path))
     if (a.latency_us is None) != (a.bandwidth_gbs is None):
         ap.error("--latency-us and --bandwidth-gbs go together")
     if a.latency_us is not None and not (a.latency_us > 0 and a.bandwidth_gbs > 0):
         ap.error("--latency-us and --bandwidth-gbs must be positive")
     if a.cores < 1 or a.allreduces < 0:
         ap.error("--cores must be >= 1 and --allreduces >= 0")
+    if a.project_threads and min(a.project_threads) < 1:
+        ap.error("--project-threads must be >= 1")
     return a
-
-
 def make_engine(a, groups):
     """The Engine of --op-ns or --engine FILE, or None."""
     abc = tuple(int(x) for x in a.ops_per_iter.split(","))
@@ -547,20 +661,81 @@ def make_engine(a, groups):
     return Engine(per, src or "none", abc, msg_s, msg_src, rt)
 
 
-def choose_projection(groups, a):
-    """(rate, grid, threads, impl) for the projection, or None with a reason."""
-    by_series, by_impl = rates(groups)
+
+
+def choose_projections(groups, comp, a):
+    """[(rate, grid, threads, description, idle rate or None)] for the projection, one per
+    threads per rank, and a reason when empty. The rate: s_K of a single-rank solve of the
+    grid^3 box with K = cores / T instances (a node whose cores all work), else the idle
+    single-rank rate of the 1-rank rows."""
     weak = [k for k in groups if k[0] == "weak" and k[4][0] == k[4][1] == k[4][2]]
     grid = a.project_grid or (max(k[4][0] for k in weak) if weak else None)
     if grid is None:
-        return None, "no weak-scaling run and no --project-grid"
-    ones = [k for k in groups if k[2] == 1]
-    threads = a.project_threads or (max(k[3] for k in ones) if ones else 1)
-    for impl in (a.project_impl, "bsp", "parex"):
-        s, how = rate_for(by_series, by_impl, "weak", impl, threads)
-        if s is not None:
-            return (s, grid, threads, impl + (" (%s)" % how if how else "")), ""
-    return None, "no single-rank run to take the compute rate from"
+        return [], "no weak-scaling run and no --project-grid"
+    box = (grid,) * 3
+    threads = a.project_threads or sorted({k[3] for k in groups if k[2] == 1
+                                           and k[3] <= a.cores}) or [1]
+    out = []
+    for t in threads:
+        k = max(1, a.cores // t)
+        for impl in (a.project_impl, "bsp", "parex"):
+            got, idle = comp.loaded(impl, box, t, k, 2), comp.loaded(impl, box, t, 1, 2)
+            if got:
+                load = ("while %d such solves, %d thread(s) each, load the node's %d cores"
+                        % (k, t, a.cores) if k > 1 else "of %d threads alone on the node's %d "
+                        "cores" % (t, a.cores))
+                out.append((got[0], grid, t, "s_%d of %s: its single-rank solve %s"
+                            % (k, impl, load), idle[0] if idle else None))
+                break
+        else:
+            for impl in (a.project_impl, "bsp", "parex"):
+                s, how = rate_for(comp.by_series, comp.by_impl, "weak", impl, t)
+                if s is not None:
+                    out.append((s, grid, t, "of %s's idle single-rank run%s (no calibration: "
+                                "not node-loaded)" % (impl, " (%s)" % how if how else ""), None))
+                    break
+    return out, "" if out else "no single-rank run to take the compute rate from"
+
+
+def calibration_table(comp, out):
+    if not comp.cal:
+        return
+    out("\n### Calibration: single-rank rates with K instances loading the node (run_dcg.sh; "
+        "time per iteration of the slowest instance, median over rounds)\n")
+    out("| impl | code path | local | threads | instances K | as bound | ms per iteration |"
+        " ns per point | slowest/fastest instance | rounds |")
+    out("|---|---|---|---:|---:|---|---:|---:|---:|---:|")
+    for (impl, local, t, k, mode), res in sorted(comp.cal.items()):
+        s, spread = comp.loaded(impl, local, t, k, 1 if mode in ("none", "-") else 2)
+        n = local[0] * local[1] * local[2]
+        out("| %s | %s | %s | %d | %d | %s | %s | %.3f | %.2f | %d |" % (
+            impl, "all rows" if mode == "-" else "1-rank rows (shared-memory solver)"
+            if mode == "none" else "P > 1 rows (dcg.c, --engine %s, 1 rank)" % mode,
+            "x".join(map(str, local)), t, k,
+            "time-shared (%d threads on %d cores)" % (k * t, comp.cores)
+            if k * t > comp.cores else "cores of its own", fmt_ms(s * n), s * 1e9, spread,
+            len(res)))
+    out("\nparex's rates are less its single-rank engine term (the model adds the engine term "
+        "back per rank count); a row of P ranks x T threads takes s_K with K = min(P, cores / "
+        "T), times P T / cores when it has more threads than cores.")
+
+
+def print_engine(engine, groups, out):
+    if not engine:
+        out("\nNo engine term: give --engine FILE (run_dcg.sh's bench/dcg_engine.txt) or "
+            "--op-ns X.")
+        return
+    out("\nEngine term (parex rows): c_msg = %.3f us per MPI message (%s)%s; c_op = %s per "
+        "op (%s); N_ops = %s." % (
+            engine.msg_s * 1e6, engine.msg_src,
+            "; op round trip (push one op, wait for it) %.3f us, not in the model"
+            % (engine.roundtrip_s * 1e6) if engine.roundtrip_s else "",
+            ", ".join("%.3f us at %d thread(s)" % (v * 1e6, t)
+                      for t, v in sorted(engine.per_threads.items())) or "0",
+            engine.source, "parex-cg's engine_ops_per_iter" if any(
+                reported_ops(r) is not None for k, r in groups.items() if k[1] == "parex")
+            else "%d on one rank, %d + %d x neighbours on more (--ops-per-iter; counted in "
+                 "examples/cg/dcg.c at c203d68)" % engine.ops_abc))
 
 
 def main(argv):
@@ -582,43 +757,41 @@ def main(argv):
                             label="assumed interconnect"))
     if not nets:
         sys.exit("cg_model.py: give --pingpong FILE or --latency-us and --bandwidth-gbs")
+    engine = make_engine(a, groups)
+    cal = load_calibration(a.calibration) if a.calibration else {}
+    comp = Compute(cal, groups, engine, a.cores)
     out("## Distributed CG model (bench/cg_model.py)\n")
-    out(ASSUMPTIONS % a.allreduces)
+    out(assumptions(a.allreduces, bool(cal), a.cores))
     out("\nMeasured rows use %s: latency %.3f us, asymptotic bandwidth %.3f GB/s; %d cores."
         % (nets[0].label, nets[0].alpha * 1e6, nets[0].beta * 1e-9, a.cores))
-    engine = make_engine(a, groups)
-    if engine:
-        out("\nEngine term (parex rows): c_msg = %.3f us per MPI message (%s)%s; c_op = %s per "
-            "op (%s); N_ops = %s." % (
-            engine.msg_s * 1e6, engine.msg_src,
-            "; op round trip (push one op, wait for it) %.3f us, not in the model"
-            % (engine.roundtrip_s * 1e6) if engine.roundtrip_s else "",
-            ", ".join("%.3f us at %d thread(s)" % (v * 1e6, t)
-                      for t, v in sorted(engine.per_threads.items())) or "0",
-            engine.source, "parex-cg's engine_ops_per_iter" if any(
-                reported_ops(r) is not None for k, r in groups.items() if k[1] == "parex")
-            else "%d on one rank, %d + %d x neighbours on more (--ops-per-iter; counted in "
-                 "examples/cg/dcg.c at c203d68)" % engine.ops_abc))
-    else:
-        out("\nNo engine term: give --engine FILE (run_dcg.sh's bench/dcg_engine.txt) or "
-            "--op-ns X.")
-    measured_table(groups, nets[0], a.cores, a.allreduces, engine, out)
+    print_engine(engine, groups, out)
+    calibration_table(comp, out)
+    measured_table(groups, comp, nets[0], a.cores, a.allreduces, engine, out)
     allreduce_check(measured_ar, nets[0], a.cores, out)
-    proj, why = choose_projection(groups, a)
-    if proj is None:
+    projs, why = choose_projections(groups, comp, a)
+    if not projs:
         out("\nNo projection: %s." % why)
         return 0
-    rate_s, grid, threads, impl = proj
-    projection(rate_s, grid, threads, nets, a.allreduces, impl, out, engine)
-    out("\nEfficiency = t(1 rank) / t(P ranks), t(1) = compute alone. Overlap hides the halo "
-        "behind the interior rows of the SpMV (fraction %.3f of the compute is SpMV); the "
-        "allreduces are never hidden." % spmv_fraction())
+    for rate_s, grid, threads, how, idle in projs:
+        own = comp.loaded("parex", (grid,) * 3, threads, max(1, a.cores // threads), 2)
+        projection(rate_s, grid, threads, nets, a.allreduces, how, out, engine,
+                   own[0] if own else None)
+        if idle and idle != rate_s:
+            out("\nOne such solve alone on the node computes at %.3f ns per point: against "
+                "that, each efficiency above is multiplied by %.3f (the node's memory "
+                "bandwidth and caches shared by its ranks, not communication)." % (
+                    idle * 1e9, idle / rate_s if rate_s else float("nan")))
+    g = projs[0][1]
+    out("\nEfficiency = t(1 rank) / t(P ranks), t(1) = compute alone at the same (node-loaded) "
+        "rate; t(P)'s compute includes the ghost columns of a rank with 26 neighbours (x %.3f "
+        "by the byte model). Overlap hides the halo behind the interior rows of the SpMV "
+        "(fraction %.3f of the compute is SpMV); the allreduces are never hidden." % (
+            nnz_scale((4, 4, 4), (g, g, g)), spmv_fraction()))
     measured_n = sorted({k[4][0] for k in groups if k[0] == "weak" and k[2] == 1})
-    if measured_n and grid not in measured_n:
+    if measured_n and g not in measured_n:
         out("\nNote: the compute rate was measured at %s^3 points per rank, the projection is "
-            "for %d^3: caches make the rate depend on the size; measure at %d^3 "
-            "(run_dcg.sh WEAK_GRID=%d) to remove the doubt." % (
-                "/".join(map(str, measured_n)), grid, grid, grid))
+            "for %d^3: caches make the rate depend on the size; measure at %d^3 (run_dcg.sh "
+            "WEAK_GRID=%d) to remove the doubt." % ("/".join(map(str, measured_n)), g, g, g))
     return 0
 
 

@@ -67,6 +67,30 @@ if [ "$rc" -ne 2 ] || ! grep -q "does not make 2 ranks" <<<"$msg"; then
   fail "--procs 3,1,1 on 2 ranks: rc $rc, $msg"
 fi
 
+# --independent (run_dcg.sh's calibration): every rank solves its own one-rank box, so 3
+# instances take one rank's iterations, report 3 instance times and the slowest as the rate;
+# with --matrix or --procs it is refused with exit status 2.
+one=$("${mpirun[@]}" 1 "$bsp" --local 6,5,4 --json | grep '^{')
+ind=$("${mpirun[@]}" 3 "$bsp" --independent --local 6,5,4 --json | grep '^{')
+[ "$(num iterations <<<"$ind")" = "$(num iterations <<<"$one")" ] \
+  || fail "--independent on 3 ranks: $ind, one rank: $one"
+grep -q '"ranks": 1, "instances": 3, "instance_seconds_per_iter": \[[^],]*,[^],]*,[^],]*\]' \
+  <<<"$ind" || fail "--independent: no 3 instance times in $ind"
+python3 -c 'import json, sys; d = json.loads(sys.argv[1])
+sys.exit(d["seconds_per_iter"] != max(d["instance_seconds_per_iter"]))' "$ind" \
+  || fail "--independent: seconds_per_iter is not the slowest instance's: $ind"
+for bad in "--matrix /nonexistent.mtx" "--procs 2,1,1"; do
+  read -ra args <<<"$bad"
+  set +e
+  msg=$("${mpirun[@]}" 2 "$bsp" --independent "${args[@]}" 2>&1)
+  rc=$?
+  set -e
+  if [ "$rc" -ne 2 ] || ! grep -q "not with --matrix or --procs" <<<"$msg"; then
+    fail "--independent $bad: rc $rc, $msg"
+  fi
+done
+echo "check_dcg.sh: --independent on 3 ranks: $(num iterations <<<"$ind") iterations each"
+
 # Ping-pong: 8 B .. 1 KiB is 8 sizes; allreduce rows present.
 pp=$("${mpirun[@]}" 2 "$pingpong" --max-bytes 1024 --batches 2 --json | grep '^{')
 [ "$(grep -o '"bytes"' <<<"$pp" | wc -l)" -eq 8 ] || fail "ping-pong sizes: $pp"

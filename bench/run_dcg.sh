@@ -5,6 +5,14 @@
 # process per measurement, the pair's order alternating from one round and configuration to
 # the next (on these VMs the first program of a back-to-back pair runs slower; bench/bench_cg.c),
 # then the MPI ping-pong and allreduce latencies and the model (bench/cg_model.py).
+# Calibration of the model's compute term, in every round beside the measured rows: K
+# independent single-rank solves of a row's local box started together with the rows'
+# binding, no communication between them (bench_cg_bsp --independent: one mpirun, a barrier;
+# parex-cg: K mpirun -np 1 jobs bound by taskset, waiting for each other, in the row's code
+# path: the shared-memory solver for 1-rank rows, --engine graph for the others), K = min(P,
+# cores / T) for a row of P ranks x T threads (and K = P on oversubscribed rows, a cross-check):
+# the single-rank rate while K such ranks load the node (the slowest instance's time per
+# iteration; bench/cg_model.py --calibration).
 #
 # Usage (from the repository root): bench/run_dcg.sh [BUILD_DIR [ROUNDS]]
 #   BUILD_DIR   has bench/bench_cg_bsp and bench/bench_pingpong (default build/release)
@@ -31,6 +39,12 @@
 #                      projection (empty: on-node parameters only)
 #   PROJECT_GRID=      N per rank of the model's projection (default: WEAK_GRID)
 #   DATA=bench/dcg_data.txt  PINGPONG=bench/dcg_pingpong.txt  OUT=bench/dcg_results.md
+#   CALIB=bench/dcg_calib.txt  the calibration runs (JSON lines: impl, instances, threads,
+#                      local, oversubscribed, result with the slowest instance's
+#                      seconds_per_iter and every instance's instance_seconds_per_iter)
+#   CAL_ITERS=400      iterations of each calibration solve (fixed: the instances' loops
+#                      overlap whatever their start-up; past convergence the residual must stay
+#                      clear of denormals: the HPCG 32x32x8 box is at relres 1e-108 after 400)
 #   ENGINE=bench/dcg_engine.txt  the engine's per-op cost for the model: bench_engine's chain of
 #                      empty ops (--only chain, PX_ENGINE_INLINE_NS=0 so that every op is handed
 #                      to a worker, T workers pinned to T cores with taskset, as a bound rank of
@@ -48,7 +62,7 @@
 # Output: the raw JSON lines in DATA, a markdown table (parex/bsp ratio per row, halo share of the
 # bulk-synchronous iteration, overlap fraction, the issue's target) and the model's tables in OUT
 # and on stdout, ready for bench/RESULTS.md.
-# shellcheck disable=SC2086,SC2206  # $prefix and the option strings are split into words on purpose
+# shellcheck disable=SC2086,SC2206,SC2016  # $prefix and the option strings are split into words on purpose; the sh -c scripts expand in that shell
 set -euo pipefail
 build=${1:-build/release}
 rounds=${2:-5}
@@ -66,6 +80,8 @@ data=${DATA:-bench/dcg_data.txt}
 pp=${PINGPONG:-bench/dcg_pingpong.txt}
 engine_out=${ENGINE:-bench/dcg_engine.txt}
 out=${OUT:-bench/dcg_results.md}
+calib=${CALIB:-bench/dcg_calib.txt}
+cal_iters=${CAL_ITERS:-400}
 prefix=${BENCH_PREFIX:-}
 here=$(cd "$(dirname "$0")" && pwd)
 bsp=$build/bench/bench_cg_bsp
@@ -107,13 +123,15 @@ launch() {
 }
 
 # ---- can parex-cg run distributed? --------------------------------------------------------------
-parex_dist=false parex_ok=false parex_block=false
+parex_dist=false parex_ok=false parex_block=false dist_mode=graph
 if [ -x "$parex_cg" ]; then
   parex_ok=true
   probe=$(timeout 120 "${mpirun[@]}" --oversubscribe --bind-to none -np 2 "$parex_cg" --grid 4 \
           --progress 0 --json 2>/dev/null | json_line || true)
   if grep -q '"ranks": *2' <<<"$probe"; then
     parex_dist=true
+    # the engine mode of its P > 1 runs (graph or push), the code path of their calibration
+    dist_mode=$(sed -n 's/.*"engine": *"\([a-z]*\)".*/\1/p' <<<"$probe")
   else
     echo "run_dcg.sh: $parex_cg does not run distributed (mpirun -np 2 gives no \"ranks\": 2" \
          "in its JSON): measuring its single-rank rows and the bulk-synchronous CG only" >&2
@@ -175,7 +193,7 @@ done
 for s in $scalings; do
   for p in $ranks_list; do
     if [ "$s" = weak ]; then
-      procs=$(python3 -c "import sys; sys.path.insert(0, '$here'); import cg_model; print(','.join(map(str, cg_model.hpcg_shape($p))))")
+      procs=$(python3 -B -c "import sys; sys.path.insert(0, '$here'); import cg_model; print(','.join(map(str, cg_model.hpcg_shape($p))))")
       local_box="$weak_grid,$weak_grid,$weak_grid"
     else
       procs="1,1,$p"
@@ -239,6 +257,74 @@ parex_runs() {
   [ "$s" = weak ] || [ "$s" = matrix ] || $parex_block
 }
 
+# ---- calibration: K independent single-rank solves of a row's box, launched together ---------
+# One line each: "impl box threads instances mode" (box NX,NY,NZ). A row of P ranks x T threads
+# needs K = min(P, cores / T) (and K = P where P T > cores, as a cross-check); parex's mode is
+# the code path of the row: "none" (the shared-memory solver parex-cg runs on one rank) for
+# P = 1, the probe's engine mode (graph: examples/cg/dcg.c through the engine) for P > 1; the
+# projection needs bsp's box at K = cores / T.
+calibs=()
+add_calib() { [[ " ${calibs[*]/%/;} " == *" $1; "* ]] || calibs+=("$1"); }
+for s in $scalings; do
+  for p in $ranks_list; do
+    if [ "$s" = weak ]; then box="$weak_grid,$weak_grid,$weak_grid"; else box="$strong_grid,$strong_grid,$((strong_grid / p))"; fi
+    for t in $threads_list; do
+      kfit=$((cores / t)); ((kfit >= 1)) || kfit=1
+      for k in $((p < kfit ? p : kfit)) $p; do
+        add_calib "bsp $box $t $k -"
+        if $parex_ok && { ((p == 1)) || $parex_dist; }; then
+          add_calib "parex $box $t $k $( ((p == 1)) && echo none || echo "${dist_mode:-graph}")"
+        fi
+      done
+      if [ "$s" = weak ]; then add_calib "bsp $box $t $kfit -"; fi
+    done
+  done
+done
+
+# calibrate "IMPL BOX T K MODE" ROUND: K instances started together, one JSON record appended
+# to $calib (result: the slowest instance's, with every instance's seconds per iteration).
+calibrate() {
+  local impl box t k mode round=$2 res i gate aff pids=()
+  read -r impl box t k mode <<<"$1"
+  launch "$k" "$t"
+  if [ "$impl" = bsp ]; then
+    # one mpirun, the rows' binding, each rank its own single-rank solve (MPI_COMM_SELF),
+    # the loops started together after a barrier
+    res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" "$bsp" --independent \
+          --local "$box" --iters "$cal_iters" --json 2>/dev/null | json_line || true)
+  else
+    # K one-rank jobs (mpirun -np 1 each: MPI initialized as in the rows, dcg's engine path
+    # for mode graph), bound by taskset as mpirun binds the rows' ranks; each waits for the
+    # others (a file each in $gate) before it starts parex-cg. Exit status 3 (not converged:
+    # the fixed iterations run past tol 1e-300) is not a failure.
+    gate=$(mktemp -d -p "$work")
+    for ((i = 0; i < k; i++)); do
+      if ((k * t <= cores)); then aff=(taskset -c "$((i * t))-$((i * t + t - 1))")
+      elif ((t == 1)); then aff=(taskset -c "$((i % cores))")
+      else aff=(); fi
+      env $env_opts $prefix "${aff[@]}" "${mpirun[@]}" -np 1 --bind-to none sh -c \
+        'g=$1 k=$2; : >"$g/r$3"; shift 3
+         while [ "$(ls "$g" | wc -l)" -lt "$k" ]; do sleep 0.005; done; exec "$@"' \
+        sh "$gate" "$k" "$i" "$parex_cg" --space threads --progress 0 --engine "$mode" \
+        --grid "${box//,/x}" --max-iters "$cal_iters" --tol 1e-300 --json \
+        >"$gate.out$i" 2>/dev/null &
+      pids+=($!)
+    done
+    wait "${pids[@]}" || true
+    res=$(cat "$gate".out* | python3 -c '
+import json, sys
+runs = [json.loads(l) for l in sys.stdin if l.startswith("{")]
+if len(runs) == int(sys.argv[1]):
+    per = [r["seconds_per_iter"] for r in runs]
+    slow = max(runs, key=lambda r: r["seconds_per_iter"])
+    slow.update(instances=len(runs), instance_seconds_per_iter=per)
+    print(json.dumps(slow))' "$k" || true)
+  fi
+  [ -n "$res" ] || { echo "run_dcg.sh: calibration ($1) gave no JSON" >&2; return 1; }
+  printf '{"round": %d, "calibration": true, "impl": "%s", "instances": %d, "threads": %d, "local": [%s], "engine": "%s", "oversubscribed": %s, "result": %s}\n' \
+    "$round" "$impl" "$k" "$t" "$box" "$mode" "$over" "$res" | tee -a "$calib" >&2
+}
+
 # ---- ping-pong and allreduce ----------------------------------------------------------------------
 : >"$pp"
 echo "run_dcg.sh: ping-pong (2 ranks) and allreduce (2..4 ranks)" >&2
@@ -281,7 +367,9 @@ fi
 
 # ---- the rounds -----------------------------------------------------------------------------------
 : >"$data"
-echo "run_dcg.sh: $rounds rounds, ${#configs[@]} configurations, $cores cores, parex-cg" \
+: >"$calib"
+echo "run_dcg.sh: $rounds rounds, ${#configs[@]} configurations and ${#calibs[@]} calibrations" \
+     "($cal_iters iterations), $cores cores, parex-cg" \
      "$parex_cg (distributed: $parex_dist); load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for ((r = 0; r < rounds; r++)); do
   for ((c = 0; c < ${#configs[@]}; c++)); do
@@ -293,9 +381,14 @@ for ((r = 0; r < rounds; r++)); do
     fi
     for impl in "${order[@]}"; do measure "$impl" "$cfg" "$r" || true; done
   done
+  # the calibrations, forwards in even rounds and backwards in odd ones
+  for ((c = 0; c < ${#calibs[@]}; c++)); do
+    ((r % 2 == 0)) && i=$c || i=$((${#calibs[@]} - 1 - c))
+    calibrate "${calibs[$i]}" "$r" || true
+  done
 done
 echo "run_dcg.sh: load average at end $(cut -d' ' -f1-3 /proc/loadavg); raw lines in $data," \
-     "ping-pong in $pp" >&2
+     "calibration in $calib, ping-pong in $pp" >&2
 
 # ---- tables ---------------------------------------------------------------------------------------
 {
@@ -361,6 +454,7 @@ for name in sorted({series(k) for k in rows}, key=lambda s: (s != "weak", s)):
 print("\n\\* oversubscribed (more threads than cores)\n")
 PY
   model_args=(--runs "$data" --pingpong "$pp" --cores "$cores")
+  [ -s "$calib" ] && model_args+=(--calibration "$calib")
   [ -s "$engine_out" ] && model_args+=(--engine "$engine_out")
   [ -n "$net_lat" ] && [ -n "$net_bw" ] && model_args+=(--latency-us "$net_lat" --bandwidth-gbs "$net_bw")
   [ -n "${PROJECT_GRID:-}" ] && model_args+=(--project-grid "$PROJECT_GRID")
