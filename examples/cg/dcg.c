@@ -178,7 +178,7 @@ static void *dot_slot(const dcg *d, cg_dd *slot)
  * vec.Ap land in d->loc[0] (interior) and d->loc[1] (boundary). */
 static int push_spmv(dcg *d, int which)
 {
-    const px_kernel *kern = d->on_host ? &cg_spmv_dot_dd : &cg_spmv_dot;
+    const px_kernel *kern = d->on_host ? &dcg_spmv_dot_dd : &cg_spmv_dot;
     const px_reducer *red = d->on_host ? &cg_dd_sum : &px_sum_f64;
     const cgp_part *P = d->P;
     spmv_args sa;

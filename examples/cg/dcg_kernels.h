@@ -64,6 +64,9 @@ extern const px_kernel dcg_update_r_rz;      /* [dcg_r_args]  ... r.M^-1 r */
 extern const px_kernel dcg_update_xp;        /* [dcg_xp_args] x += alpha p, p = r + beta p */
 extern const px_kernel dcg_update_xp_jacobi; /* [dcg_xp_args] ... p = M^-1 r + beta p */
 extern const px_kernel dcg_update_r_dd;      /* [dcg_r_args]  r -= alpha Ap, r.r (cg_dd) */
+/* [spmv_args] Ap = A p, p.Ap (cg_dd), host spaces only: cg_spmv_dot_dd's sums, bit for bit, with
+ * cg_spmv_rows.h's four-row loop (the loop of cg_spmv_dot and bench_cg_bsp). */
+extern const px_kernel dcg_spmv_dot_dd;
 extern const px_kernel dcg_update_r_pair_dd; /* [dcg_r_args]  ... {r.M^-1 r, r.r} (cg_dd2) */
 
 #ifdef __cplusplus
