@@ -360,6 +360,7 @@ static int progress_round(int deadlines, int *grew, int *oom)
  * 0 when not, -1 not asked yet (relaxed: every thread that asks computes the same value). */
 static atomic_int lib_yields = -1;
 
+#ifdef OPEN_MPI
 /* The control variable @name read through MPI_T (MPI 3.0 tools interface): 1 when it exists
  * and holds a nonzero scalar, 0 otherwise. A boolean is one byte in Open MPI, an int
  * elsewhere: the value is read into a zeroed buffer and any nonzero byte counts. */
@@ -382,16 +383,21 @@ static int cvar_is_set(const char *name)
     MPI_T_finalize();
     return set;
 }
+#endif
 
 int pxi_mpi_tests_yield(void)
 {
     int v = atomic_load_explicit(&lib_yields, memory_order_relaxed);
     if (v >= 0)
         return v;
-    /* Open MPI's mpi_yield_when_idle (set by --mca, or by mpirun on an oversubscribed node):
-     * opal_progress, which MPI_Test / MPI_Testsome run when nothing is complete, then calls
-     * sched_yield. Other libraries: no such variable, their tests return at once. */
+        /* Open MPI's mpi_yield_when_idle (set by --mca, or by mpirun on an oversubscribed node):
+         * opal_progress, which MPI_Test / MPI_Testsome run when nothing is complete, then calls
+         * sched_yield. Other libraries: no such variable, their tests return at once. */
+#ifdef OPEN_MPI
     v = cvar_is_set("mpi_yield_when_idle");
+#else
+    v = 0; /* and no MPI_T start-up (it can take 0.1 s) for a variable no other library has */
+#endif
     atomic_store_explicit(&lib_yields, v, memory_order_relaxed);
     PXI_DEBUG("px-mpi-progress: the MPI library's tests %s the processor when idle",
               v ? "yield" : "keep");
