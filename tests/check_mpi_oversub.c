@@ -7,11 +7,20 @@
  * messages and allreduces, whose waiter holds the lanes and the MPI progress when
  * oversubscribed, must finish with the right values within a time bound.
  *
+ * A wait for a late message (wait_gives_the_core_back) counts the process's sched_yield calls
+ * and MPI_Testsome calls through interposed definitions (MPI's profiling interface, and a
+ * sched_yield of the executable that the libraries resolve to): the waiter looks at most
+ * once per yield, whether the MPI library's test yields itself (Open MPI's
+ * mpi_yield_when_idle, which mpirun sets on an oversubscribed node) or not, and its CPU time
+ * stays a small part of the wait.
+ *
  * A plain MPI program, as check_mpi (Check's fork per test does not mix with MPI). Run with the
  * log at info level (PX_LOG_LEVEL=info) and ranks unbound (--bind-to none). */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <mpi.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +91,99 @@ static void ring_in_bounded_time(px_engine *e)
     CHECK_RC(px_var_delete(e, vsum), PX_OK);
 }
 
+/* ---- yields per look ------------------------------------------------------------------ */
+
+static atomic_long n_yields, n_empty_tests;
+static atomic_int counting;
+
+/* Every sched_yield of the process (parex's and the MPI library's) while counting (default
+ * visibility: the build hides symbols unless told). */
+__attribute__((visibility("default"))) int sched_yield(void)
+{
+    static int (*real)(void);
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "sched_yield");
+    if (atomic_load_explicit(&counting, memory_order_relaxed))
+        atomic_fetch_add_explicit(&n_yields, 1, memory_order_relaxed);
+    return real ? real() : 0;
+}
+
+/* parex's looks at its requests (core/engine/mpi_progress.c tests them all with one
+ * MPI_Testsome): those that found nothing complete. */
+int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int idx[], MPI_Status st[])
+{
+    int rc = PMPI_Testsome(incount, reqs, outcount, idx, st);
+    if (atomic_load_explicit(&counting, memory_order_relaxed) && rc == MPI_SUCCESS &&
+        (*outcount == 0 || *outcount == MPI_UNDEFINED))
+        atomic_fetch_add_explicit(&n_empty_tests, 1, memory_order_relaxed);
+    return rc;
+}
+
+#define LATE_MS     300 /* the long wait: CPU time */
+#define SHORT_US    300 /* the short waits: yields per look, within the waiter's poll budget */
+#define SHORT_WAITS 100
+
+/* Rank 1 sends rank 0 message @tag @late_us late; rank 0 waits for it on the engine. */
+static void late_message(px_engine *e, int tag, long late_us)
+{
+    int v = -1;
+    if (rank == 1) {
+        struct timespec ts = {late_us / 1000000L, (late_us % 1000000L) * 1000L};
+        nanosleep(&ts, NULL);
+        v = tag;
+        MPI_Send(&v, 1, MPI_INT, 0, tag, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        px_var *vr = px_var_new(e);
+        CHECK(vr != NULL);
+        CHECK_RC(px_engine_push_mpi_irecv(e, &v, 1, MPI_INT, 1, tag, MPI_COMM_WORLD, vr), PX_OK);
+        CHECK_RC(px_engine_wait_for_var(e, vr), PX_OK);
+        CHECK(v == tag);
+        CHECK_RC(px_var_delete(e, vr), PX_OK);
+    }
+}
+
+static double cpu_seconds(void)
+{
+    struct timespec c;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+    return (double)c.tv_sec + 1e-9 * (double)c.tv_nsec;
+}
+
+/* Rank 0 waits for late messages from rank 1: SHORT_WAITS of SHORT_US, during which its waiter
+ * (holding progress when oversubscribed) yields at most once per empty look, not once in the
+ * library's test and again itself; then one of LATE_MS, over which its CPU time stays below a
+ * third of the wait. PX_WAIT_POLICY=active asks for spinning: only the values are checked. */
+static void wait_gives_the_core_back(px_engine *e)
+{
+    if (nranks < 2)
+        return;
+    const char *policy = getenv("PX_WAIT_POLICY");
+    const int spin = policy && strcmp(policy, "active") == 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    atomic_store(&n_yields, 0);
+    atomic_store(&n_empty_tests, 0);
+    atomic_store(&counting, rank == 0);
+    for (int i = 0; i < SHORT_WAITS; ++i)
+        late_message(e, 10 + i % 2, SHORT_US);
+    atomic_store(&counting, 0);
+    const long y = atomic_load(&n_yields), t = atomic_load(&n_empty_tests);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double c0 = cpu_seconds(), t0 = MPI_Wtime();
+    late_message(e, 12, LATE_MS * 1000L);
+    const double wall = MPI_Wtime() - t0, cpu = cpu_seconds() - c0;
+    if (rank == 0) {
+        printf("rank 0: %d waits of %d us: %ld yields, %ld empty looks; a wait of %.3f s: %.3f s "
+               "CPU\n",
+               SHORT_WAITS, SHORT_US, y, t, wall, cpu);
+        CHECK(wall >= 0.9 * LATE_MS * 1e-3);
+        if (!spin) {
+            CHECK(y <= t + SHORT_WAITS); /* slack: a post or a completing look may yield */
+            CHECK(cpu < wall / 3);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* px_initialize (mpi_check_start) said it is oversubscribed exactly when the node's ranks x
  * threads outnumber its processors. */
 static void detection_follows_the_node(px_engine *e)
@@ -128,6 +230,7 @@ int main(int argc, char **argv)
     static const mpi_case cases[] = {
         {"detection_follows_the_node", detection_follows_the_node},
         {"ring_in_bounded_time", ring_in_bounded_time},
+        {"wait_gives_the_core_back", wait_gives_the_core_back},
     };
     mpi_check_run(e, cases, sizeof cases / sizeof *cases, 28);
     int total = 0;

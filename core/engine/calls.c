@@ -12,7 +12,10 @@
  * engine then counts one processor: core/oversub.h; its waiter yields instead of pausing while
  * it polls), it also holds the lanes and the MPI progress: a sleeping worker or progress thread is
  * not woken for what the waiter will do (on one core every wake is a thread switch), the waiter
- * tests the outstanding MPI requests between ops (pxi_mpi_poll) and, after the engine's spin budget
+ * tests the outstanding MPI requests between ops (pxi_mpi_poll; when the library's test yields
+ * the processor itself, as Open MPI's does on an oversubscribed node, the waiter does not yield
+ * again before its next look: 13 yields per parex-cg iteration became 4, bench/RESULTS.md
+ * "Session 8: oversubscribed one-thread ranks") and, after the engine's spin budget
  * with nothing to run or complete, sleeps 50 us, doubling to 250 us, between looks, as the progress
  * thread does (it polls up to 1 ms first while requests are outstanding). On several processors it
  * helps only when the engine has fewer CPU workers than processors, and stops helping after the
@@ -156,7 +159,11 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
             idle = 0;
             continue;
         }
-        if (hold && pxi_mpi_poll() > 0) {
+        /* gave: the library's test just yielded the processor itself (Open MPI's
+         * mpi_yield_when_idle, which mpirun sets on an oversubscribed node): a second yield
+         * would be a second round trip through the other rank before we look again. */
+        int gave = 0;
+        if (hold && pxi_mpi_poll(&gave) > 0) {
             idle = 0;
             continue;
         }
@@ -168,9 +175,9 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
                 break;
             if (e->spin_ns > 0 && pxi_os_now_ns() - last_ns < HELP_MPI_SPIN_NS &&
                 pxi_mpi_outstanding()) {
-                if (yield)
+                if (yield && !gave)
                     pxi_os_yield();
-                else
+                else if (!yield)
                     pxi_os_cpu_pause();
                 ++idle;
                 continue;
@@ -185,9 +192,10 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
         }
         /* On one processor no other thread of ours needs the core (nothing wakes them while
          * we hold), and a yield there hands it to another process for a whole time slice. */
-        if (yield)
-            pxi_os_yield();
-        else if (hold)
+        if (yield) {
+            if (!gave)
+                pxi_os_yield();
+        } else if (hold)
             pxi_os_cpu_pause();
         else
             pxi_wait_backoff(idle);

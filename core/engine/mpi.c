@@ -22,6 +22,7 @@
 #include "base/log.h"
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
+#include "core/engine/mpi_hooks.h"
 #include "core/engine/mpi_impl.h"
 #include "core/tools.h"
 #include "core/trace.h"
@@ -79,6 +80,10 @@ static int check_mpi_usable(const char *caller)
         return PX_EMPI;
     }
     atomic_store_explicit(&g.level_ok, 1, memory_order_relaxed);
+    /* Ask now whether the library's tests yield (MPI_T, which in Open MPI opens every
+     * component, 0.2 s on a loaded node): at px_mpi_init or the first push, not in the first
+     * wait, which a timed loop would pay. */
+    (void)pxi_mpi_tests_yield();
     return PX_OK;
 }
 

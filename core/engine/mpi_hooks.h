@@ -24,8 +24,16 @@ void pxi_mpi_engine_closed(px_engine *e);
 void pxi_mpi_shutdown(void);
 /* A waiting thread drives progress (calls.c): test the outstanding requests once unless
  * another thread is testing them now; returns how many MPI ops it completed (0 at once when
- * nothing is outstanding). Thread-safe; never called from inside an op. */
-int pxi_mpi_poll(void);
+ * nothing is outstanding). *@gave (may be NULL) is set nonzero when it tested requests, none
+ * completed and the library's test gives the processor away when idle
+ * (pxi_mpi_tests_yield): the caller looks again before it yields itself. Thread-safe; never
+ * called from inside an op. */
+int pxi_mpi_poll(int *gave);
+/* Nonzero when the MPI library's test calls yield the processor when they progress nothing:
+ * Open MPI's mpi_yield_when_idle (mpirun sets it on an oversubscribed node, or --mca
+ * mpi_yield_when_idle 1), read once through MPI_T; 0 for libraries without it. MPI must be
+ * initialized. Thread-safe. */
+int pxi_mpi_tests_yield(void);
 /* Nonzero while a posted request is not complete (a relaxed look). */
 int pxi_mpi_outstanding(void);
 /* @delta +1: the calling waiter holds progress (it polls; the progress thread sleeps and posts
@@ -44,7 +52,13 @@ static inline void pxi_mpi_engine_closed(px_engine *e)
 static inline void pxi_mpi_shutdown(void)
 {
 }
-static inline int pxi_mpi_poll(void)
+static inline int pxi_mpi_poll(int *gave)
+{
+    if (gave)
+        *gave = 0;
+    return 0;
+}
+static inline int pxi_mpi_tests_yield(void)
 {
     return 0;
 }

@@ -354,8 +354,60 @@ static int progress_round(int deadlines, int *grew, int *oom)
     return done;
 }
 
-int pxi_mpi_poll(void)
+/* ---- does the library's own test yield? ------------------------------------------------- */
+
+/* 1 when the MPI library's test calls give the processor away when they progress nothing,
+ * 0 when not, -1 not asked yet (relaxed: every thread that asks computes the same value). */
+static atomic_int lib_yields = -1;
+
+#ifdef OPEN_MPI
+/* The control variable @name read through MPI_T (MPI 3.0 tools interface): 1 when it exists
+ * and holds a nonzero scalar, 0 otherwise. A boolean is one byte in Open MPI, an int
+ * elsewhere: the value is read into a zeroed buffer and any nonzero byte counts. */
+static int cvar_is_set(const char *name)
 {
+    int provided = 0, idx = 0, set = 0;
+    if (MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+        return 0;
+    if (MPI_T_cvar_get_index(name, &idx) == MPI_SUCCESS) {
+        MPI_T_cvar_handle h;
+        int count = 0;
+        if (MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) == MPI_SUCCESS) {
+            unsigned char buf[64] = {0};
+            if (count == 1 && MPI_T_cvar_read(h, buf) == MPI_SUCCESS)
+                for (size_t i = 0; i < sizeof buf; ++i)
+                    set |= buf[i] != 0;
+            MPI_T_cvar_handle_free(&h);
+        }
+    }
+    MPI_T_finalize();
+    return set;
+}
+#endif
+
+int pxi_mpi_tests_yield(void)
+{
+    int v = atomic_load_explicit(&lib_yields, memory_order_relaxed);
+    if (v >= 0)
+        return v;
+        /* Open MPI's mpi_yield_when_idle (set by --mca, or by mpirun on an oversubscribed node):
+         * opal_progress, which MPI_Test / MPI_Testsome run when nothing is complete, then calls
+         * sched_yield. Other libraries: no such variable, their tests return at once. */
+#ifdef OPEN_MPI
+    v = cvar_is_set("mpi_yield_when_idle");
+#else
+    v = 0; /* and no MPI_T start-up (it can take 0.1 s) for a variable no other library has */
+#endif
+    atomic_store_explicit(&lib_yields, v, memory_order_relaxed);
+    PXI_DEBUG("px-mpi-progress: the MPI library's tests %s the processor when idle",
+              v ? "yield" : "keep");
+    return v;
+}
+
+int pxi_mpi_poll(int *gave)
+{
+    if (gave)
+        *gave = 0;
     if (atomic_load_explicit(&g.n_in, memory_order_acquire) == 0 &&
         atomic_load_explicit(&act.n, memory_order_acquire) == 0)
         return 0;
@@ -363,7 +415,10 @@ int pxi_mpi_poll(void)
         return 0; /* someone else is testing them right now */
     int grew = 0, oom = 0;
     int done = progress_round(0, &grew, &oom);
+    const int tested = act.a.n > 0 || done > 0;
     pthread_mutex_unlock(&act.lock);
+    if (gave && done == 0 && tested)
+        *gave = pxi_mpi_tests_yield();
     return done;
 }
 
@@ -457,9 +512,11 @@ static void *progress_main(void *arg)
             pxi_wait_event_sleep_for(&g.wake, wake_ready, NULL, step_ns / 1000);
             if (step_ns < PXI_POLL_SLEEP_MAX_NS)
                 step_ns *= 2;
-        } else if (!done) {
+        } else if (!done && !pxi_mpi_tests_yield()) {
             /* Polling: leave the core to a runnable thread (the peer rank on an
-             * oversubscribed node, an engine worker) between polls. */
+             * oversubscribed node, an engine worker) between polls, unless the library's
+             * test just did (a second yield is a second round trip through the other thread
+             * before we look again). */
             sched_yield();
         }
     }
