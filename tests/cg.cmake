@@ -14,6 +14,7 @@ if(PX_BUILD_EXAMPLES)
   list(APPEND PX_CG_ENV PX_CG_BIN=$<TARGET_FILE:parex-cg>)
 endif()
 px_add_check_test(check_cg SOURCES check_cg.c ${PX_CG_DIR}/mmio.c ${PX_CG_DIR}/cg.c
+                  ${PX_CG_DIR}/cg_dd.c
                   THREADS 1 2 LABELS concurrency ENV ${PX_CG_ENV} TIMEOUT 300)
 target_include_directories(check_cg PRIVATE ${PX_CG_DIR})
 if(PX_BUILD_EXAMPLES)

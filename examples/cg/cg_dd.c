@@ -5,6 +5,7 @@
  * kernels are meant for host spaces, where their custom reducers run.
  */
 #include "cg_dd.h"
+#include "cg_spmv_rows.h"
 
 static void dd_identity(void *v)
 {
@@ -36,8 +37,9 @@ static void dd2_join(void *dst, const void *src)
 const px_reducer cg_dd_sum = PX_REDUCER_INIT(cg_dd, dd_identity, dd_join, "cg_dd_sum");
 const px_reducer cg_dd2_sum = PX_REDUCER_INIT(cg_dd2, dd2_identity, dd2_join, "cg_dd2_sum");
 
-/* Ap = A p (each row in its entry order, as cg.c's cg_spmv_dot) and p.Ap compensated. */
-PX_REDUCE(cg_spmv_dot_dd, spmv_args, cg_dd, i, a, acc)
+/* Ap = A p (each row in its entry order, as cg.c's cg_spmv_dot) and p.Ap compensated: the
+ * per-row reference of cg_spmv_dot_dd below. */
+PX_REDUCE(cg_spmv_dot_dd_row, spmv_args, cg_dd, i, a, acc)
 {
     double s = 0.0;
     const int64_t e = a->row_ptr[i + 1];
@@ -46,6 +48,50 @@ PX_REDUCE(cg_spmv_dot_dd, spmv_args, cg_dd, i, a, acc)
     a->ap[i] = s;
     cg_dd_add(acc, a->p[i] * s);
 }
+
+#ifdef __cplusplus
+#define CG_DD_EXTERN_C extern "C"
+#else
+#define CG_DD_EXTERN_C
+#endif
+
+/* Rows per block of the host entry: their Ap (2 KiB) is still in L1 when the fold reads it. */
+#define CG_DD_SPMV_BLOCK 256
+
+/* The host entry of cg_spmv_dot_dd: each block of rows through cg_spmv_rows.h (four rows at a
+ * time, the loop cg.c and bench_cg_bsp.c run), then p.Ap folded compensated in row order from
+ * the Ap just written. Bitwise cg_spmv_dot_dd_row's results: each row is summed from 0.0 in
+ * entry order, and p[i] * Ap[i] is added in row order. One row at a time, the SpMV ran at the
+ * adder's latency: perf on 4 oversubscribed ranks x 2 threads (bcsstk16) put 1.45x bsp's
+ * SpMV cycles per iteration in it (bench/RESULTS.md, Session 8). */
+static void cg_spmv_dot_dd_host(int64_t b, int64_t e, void *args, void *accp)
+{
+    const spmv_args *a = (const spmv_args *)args;
+    cg_dd acc = *(cg_dd *)accp;
+    for (int64_t s = b; s < e; s += CG_DD_SPMV_BLOCK) {
+        const int64_t t = e - s < CG_DD_SPMV_BLOCK ? e : s + CG_DD_SPMV_BLOCK;
+        (void)cg_spmv_rows(s, t, a->row_ptr, a->col, a->val, a->p, a->ap, 0.0);
+        for (int64_t i = s; i < t; ++i)
+            cg_dd_add(&acc, a->p[i] * a->ap[i]);
+    }
+    *(cg_dd *)accp = acc;
+}
+
+/* cg_spmv_dot_dd: a host-only kernel (custom reducer; dcg.c uses cg_spmv_dot off host), made
+ * by hand with the fields PX_REDUCE fills (parex/kernel.h), as cg.c's cg_spmv_dot. */
+CG_DD_EXTERN_C const px_kernel cg_spmv_dot_dd = {PX_KERNEL_MAGIC,
+                                                 PX_KERNEL_REDUCE,
+                                                 "cg_spmv_dot_dd",
+                                                 sizeof(spmv_args),
+                                                 sizeof(cg_dd),
+                                                 NULL,
+                                                 cg_spmv_dot_dd_host,
+                                                 NULL,
+                                                 NULL,
+                                                 PX_VALUE_CUSTOM,
+                                                 0,
+                                                 {NULL, NULL},
+                                                 {NULL, NULL}};
 
 PX_REDUCE(cg_update_r_dd, update_r_args, cg_dd, i, a, acc)
 {

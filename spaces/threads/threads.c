@@ -19,6 +19,7 @@
 #include "base/alloc.h"
 #include "base/log.h"
 #include "base/wait.h"
+#include "core/oversub.h"
 #include "core/registry.h"
 #include "policy/plan.h"
 #include "spaces/threads/exec.h"
@@ -424,6 +425,29 @@ static void release_all(void)
     memset(&st, 0, sizeof st);
 }
 
+/* The binding policy: PX_BIND when set, else "close", except where several processes of a job
+ * share this node's processors with more threads than it has (core/oversub.h, rule "node"):
+ * there their masks overlap (R x T > N with T <= C puts R x C > N), and "close" would put
+ * rank r of every process on the same r-th PU, so the processes' rank-0 threads, which run
+ * everything serial (engine ops held by the waiting thread, MPI progress), would all queue on
+ * one PU while the workers' PU idles between kernels. Unbound, as libgomp leaves an OpenMP
+ * team without OMP_PROC_BIND (the bulk-synchronous baseline's setting), the scheduler spreads
+ * them. Measured (loaded 2-core VM, 4 ranks x 2 threads, bcsstk16, 6 rounds interleaved,
+ * median ms/iteration): close 0.619, none 0.354 (bench/RESULTS.md, Session 8). */
+static const char *default_bind(const pxi_space_config *c)
+{
+    if (c->bind[0])
+        return c->bind;
+    const pxi_oversub *o = pxi_oversub_get();
+    if (o->oversubscribed && strcmp(o->rule, "node") == 0) {
+        PXI_INFO("threads: %d processes x %d threads share a node of %d processors (oversubscribed"
+                 "): threads left unbound (set PX_BIND to bind them)",
+                 o->local_ranks, o->threads, o->node_cpus);
+        return "none";
+    }
+    return "close";
+}
+
 static int threads_initialize(const pxi_space_config *c)
 {
     memset(&st, 0, sizeof st);
@@ -445,7 +469,7 @@ static int threads_initialize(const pxi_space_config *c)
         rc = PX_ENOMEM;
         goto fail;
     }
-    const char *bind = c->bind[0] ? c->bind : "close";
+    const char *bind = default_bind(c);
     rc = pxi_topo_map(st.topo, n, bind, st.pu_of_rank);
     if (rc != PX_OK)
         goto fail;
