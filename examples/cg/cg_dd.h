@@ -77,8 +77,8 @@ extern const px_reducer cg_dd2_sum;
  * for the pair {r.M^-1 r, r.r}). */
 extern const px_kernel cg_dot_dd;           /* [dot_args]      u.v */
 extern const px_kernel cg_init_dd;          /* [init_args]     x=0 r=b p=M^-1 b, r.p */
-extern const px_kernel cg_spmv_dot_dd;      /* [spmv_args]     ap = A p, p.ap (4 rows at a time) */
-extern const px_kernel cg_spmv_dot_dd_row;  /* [spmv_args]     the same, one row at a time (reference) */
+extern const px_kernel cg_spmv_dot_dd;      /* [spmv_args]     ap = A p, p.ap (4 rows) */
+extern const px_kernel cg_spmv_dot_dd_row;  /* [spmv_args]     the same, row by row */
 extern const px_kernel cg_update_r_dd;      /* [update_r_args] r -= alpha ap, r.r */
 extern const px_kernel cg_update_r_pair_dd; /* [update_r_args] ... {r.M^-1 r, r.r} */
 
