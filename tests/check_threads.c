@@ -647,7 +647,7 @@ static int pu_of_rank_after_init(int r)
     return pu;
 }
 
-START_TEST(test_ranks_sharing_the_node_leave_threads_unbound_unless_px_bind_says)
+START_TEST(test_ranks_sharing_the_node_leave_threads_unbound_and_passive_unless_px_bind_says)
 {
     /* A team that fits the process's processors: bound "close" by default. */
     const int cpus = pxi_os_num_cpus();
@@ -669,6 +669,8 @@ START_TEST(test_ranks_sharing_the_node_leave_threads_unbound_unless_px_bind_says
     ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
     for (int r = 0; r < cpus; ++r)
         ck_assert_int_eq(pxi_threads_pu_of_rank(threads(), r), -1);
+    /* ... and the pool's waits sleep after their few polls (libgomp's passive policy). */
+    ck_assert_int_eq(pxi_threads_spin_ns(threads()), 0);
     ck_assert_int_eq(reduce_check(), 499500);
     ck_assert(px_test_log_contains("threads left unbound"));
     ck_assert_int_eq(px_finalize(), PX_OK);
@@ -840,7 +842,8 @@ static Suite *threads_suite(void)
     tcase_add_test(st, test_more_threads_than_cores_works_with_a_warning);
     tcase_add_test(st, test_wait_policies_spin_budgets_and_bindings_give_correct_results);
     tcase_add_test(st, test_bad_wait_policy_is_einval);
-    tcase_add_test(st, test_ranks_sharing_the_node_leave_threads_unbound_unless_px_bind_says);
+    tcase_add_test(
+        st, test_ranks_sharing_the_node_leave_threads_unbound_and_passive_unless_px_bind_says);
     tcase_add_test(st, test_structure_checker_passes_after_every_kind_of_launch);
     tcase_add_test(st, test_reinitialize_cycles_keep_working);
     tcase_add_test(st, test_allocation_failure_at_initialize_is_enomem_and_clean);

@@ -78,6 +78,12 @@ static pxi_threads_exec *exec_of(const px_space *s)
 
 static pxi_threads_dynamic_mode dynamic_mode = PXI_DYNAMIC_STEAL;
 
+int64_t pxi_threads_spin_ns(const px_space *s)
+{
+    const pxi_threads_exec *x = exec_of(s);
+    return x->pool ? pxi_tpool_spin_ns(x->pool) : -1;
+}
+
 int pxi_threads_pu_of_rank(const px_space *s, int rank)
 {
     const pxi_threads_exec *x = exec_of(s);
@@ -478,6 +484,15 @@ static int threads_initialize(const pxi_space_config *c)
     st.wait_name = pxi_wait_policy_name();
     st.throttled = pxi_wait_throttled(n, st.pus);
     st.spin_us = pxi_wait_spin_ns(n, st.pus) / 1000;
+    /* Oversubscribed (core/oversub.h, budgets not explicit): the pool's waits (idle workers,
+     * the launcher's join) sleep after their few polls, as libgomp's passive policy, instead of
+     * the throttled microsecond: a rank's worker is then asleep when the launcher needs a core
+     * for its own block. 4 ranks x 2 threads on 2 cores, bcsstk16, 2,000 iterations, pool
+     * budget 0 against 1 us, interleaved (loaded VM, median ms/iteration): 0.249 / 0.289 (5
+     * rounds, 0 faster in each), 0.258 / 0.420 (4 rounds, each); strong 32x32x8 0.689 / 0.753
+     * (5 rounds, 4 of 5); 20 us: 0.667, 100 us: 2.305 (bench/RESULTS.md, Session 8). */
+    if (pxi_oversub_active())
+        st.spin_us = 0;
     st.debug_check = c->debug_check;
     st.l2_bytes = pxi_topo_l2_bytes(st.topo);
     if ((rc = pxi_threads_exec_init(&st.main, 0, n, 0)) != PX_OK)
