@@ -56,7 +56,8 @@ static const setting table[S_COUNT] = {
     [S_DEVICE_ID] = {"PX_DEVICE_ID", NULL, "--px-device-id", T_INT, 0, 1023, NULL,
                      "CUDA device used by the Cuda space", "0"},
     [S_BIND] = {"PX_BIND", NULL, "--px-bind", T_ENUM, 0, 0, "close|spread|none",
-                "how Threads ranks are bound to cores", "close"},
+                "how Threads ranks are bound to cores",
+                "close (none when ranks share the node oversubscribed)"},
     [S_DEFAULT_SPACE] = {"PX_DEFAULT_SPACE", NULL, "--px-default-space", T_NAME, 0, 0, NULL,
                          "execution space px_default_space() returns",
                          "highest-priority available (cuda > threads > serial)"},
@@ -104,7 +105,8 @@ static void config_defaults(pxi_config *c)
     memset(c, 0, sizeof *c);
     c->num_threads = 0;
     c->device_id = -1;
-    strcpy(c->bind, "close");
+    /* bind stays "": the Threads space's default (close; none when oversubscribed across
+     * processes, spaces/threads/threads.c), told apart from an explicit PX_BIND=close. */
     strcpy(c->engine, "per_device");
     c->log_level = px_log_get_level();
     c->wait_policy = PXI_WAIT_DEFAULT;
@@ -467,7 +469,7 @@ void pxi_settings_print(FILE *out)
     fprintf(out, "  num_threads = %d%s\n", c->num_threads,
             c->num_threads ? "" : " (one per core of the process cpuset)");
     fprintf(out, "  device_id = %d\n", c->device_id);
-    fprintf(out, "  bind = %s\n", c->bind);
+    fprintf(out, "  bind = %s\n", c->bind[0] ? c->bind : "(default)");
     fprintf(out, "  default_space = %s\n", c->default_space[0] ? c->default_space : "(auto)");
     fprintf(out, "  engine = %s\n", c->engine);
     fprintf(out, "  tools_libs = %s\n", c->tools_libs ? c->tools_libs : "(none)");

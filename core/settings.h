@@ -14,7 +14,7 @@
 typedef struct pxi_config {
     int num_threads;             /* PX_NUM_THREADS; 0: one per core of the process cpuset */
     int device_id;               /* PX_DEVICE_ID; -1: default */
-    char bind[8];                /* PX_BIND: "close" | "spread" | "none" */
+    char bind[8];                /* PX_BIND: "close" | "spread" | "none"; "": space's default */
     char default_space[32];      /* PX_DEFAULT_SPACE; "" : highest priority */
     char engine[16];             /* PX_ENGINE: "naive" | "pooled" | "per_device" */
     char *tools_libs;            /* PX_TOOLS_LIBS / KOKKOS_TOOLS_LIBS; NULL: none (owned) */

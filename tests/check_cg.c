@@ -105,9 +105,8 @@ static double lcg_double(uint64_t *state)
  * cg_spmv_dot (host entry: four rows interleaved) against cg_spmv_dot_row (one row per index,
  * the reference order) on a random CSR matrix whose row lengths are 0..40 in every mix (empty
  * rows, groups of four of equal and of unequal lengths), over ranges whose ends are not
- * multiples of four: Ap and p.Ap bitwise equal, rows outside the range untouched. The same for
- * the compensated pair cg_spmv_dot_dd / cg_spmv_dot_dd_row (cg_dd.c). On serial, p.Ap is also
- * the sequential row-order fold.
+ * multiples of four: Ap and p.Ap bitwise equal, rows outside the range untouched. On serial,
+ * p.Ap is also the sequential row-order fold.
  */
 START_TEST(test_spmv_dot_is_bitwise_the_row_at_a_time_kernel)
 {
@@ -154,25 +153,6 @@ START_TEST(test_spmv_dot_is_bitwise_the_row_at_a_time_kernel)
         for (int64_t i = 0; i < N; i++)
             if (i < b || i >= e)
                 ck_assert_double_eq(ap1[i], -7.0);
-        /* The compensated kernel dcg.c runs on host spaces: the same loop, the fold a
-         * double-double. */
-        for (int64_t i = 0; i < N; i++)
-            ap1[i] = ap2[i] = -7.0;
-        cg_dd c1 = {1.0, 0.0}, c2 = {1.0, 0.0};
-        ck_assert_int_eq(px_parallel_reduce(s, NULL, px_range(b, e), &cg_spmv_dot_dd, &a1,
-                                            sizeof a1, &cg_dd_sum, &c1),
-                         PX_OK);
-        ck_assert_int_eq(px_parallel_reduce(s, NULL, px_range(b, e), &cg_spmv_dot_dd_row, &a2,
-                                            sizeof a2, &cg_dd_sum, &c2),
-                         PX_OK);
-        ck_assert_msg(memcmp(ap1, ap2, N * sizeof *ap1) == 0, "dd: Ap differs on rows [%lld, %lld)",
-                      (long long)b, (long long)e);
-        ck_assert_msg(memcmp(&c1, &c2, sizeof c1) == 0,
-                      "dd: p.Ap %.17g%+.17g vs %.17g%+.17g on rows [%lld, %lld)", c1.hi, c1.lo,
-                      c2.hi, c2.lo, (long long)b, (long long)e);
-        for (int64_t i = 0; i < N; i++)
-            if (i < b || i >= e)
-                ck_assert_double_eq(ap1[i], -7.0);
         if (strcmp(space_names[_i], "serial") == 0) {
             double ref = 0.0;
             for (int64_t i = b; i < e; i++) {
@@ -184,6 +164,70 @@ START_TEST(test_spmv_dot_is_bitwise_the_row_at_a_time_kernel)
             }
             ck_assert(memcmp(&ref, &d1, sizeof ref) == 0);
         }
+    }
+    free(row_ptr);
+    free(col);
+    free(val);
+    free(p);
+    free(ap1);
+    free(ap2);
+}
+END_TEST
+
+/*
+ * cg_spmv_dot_dd (host entry: four rows at a time, each row's p[i] Ap[i] folded compensated as
+ * it comes), the compensated SpMV dcg.c runs on host spaces, against cg_spmv_dot_dd_row (one
+ * row per index) on a random CSR matrix of 700 rows (lengths 0..40, every 9th row empty), over
+ * ranges that start and end anywhere (and across 256-row blocks, which an earlier version had):
+ * Ap and both halves of the compensated p.Ap bitwise equal, rows outside the range untouched.
+ */
+START_TEST(test_compensated_spmv_dot_is_bitwise_the_row_at_a_time_kernel)
+{
+    px_space *s = space_or_skip(_i);
+    if (!s)
+        return;
+    enum { N = 700 };
+    uint64_t seed = 777;
+    int64_t *row_ptr = malloc((N + 1) * sizeof *row_ptr);
+    ck_assert_ptr_nonnull(row_ptr);
+    row_ptr[0] = 0;
+    for (int64_t i = 0; i < N; i++)
+        row_ptr[i + 1] = row_ptr[i] + (i % 9 == 4 ? 0 : (int64_t)(lcg_next(&seed) % 41));
+    const int64_t nnz = row_ptr[N];
+    int32_t *col = malloc((size_t)nnz * sizeof *col);
+    double *val = malloc((size_t)nnz * sizeof *val);
+    double *p = malloc(N * sizeof *p), *ap1 = malloc(N * sizeof *ap1);
+    double *ap2 = malloc(N * sizeof *ap2);
+    ck_assert(col && val && p && ap1 && ap2);
+    for (int64_t k = 0; k < nnz; k++) {
+        col[k] = (int32_t)(lcg_next(&seed) % N);
+        val[k] = lcg_double(&seed);
+    }
+    for (int64_t i = 0; i < N; i++)
+        p[i] = lcg_double(&seed);
+    static const int64_t ranges[][2] = {{0, N},     {1, N},   {3, 259}, {255, 257},
+                                        {256, 512}, {5, 6},   {4, 4},   {N - 3, N},
+                                        {100, 613}, {0, 256}, {0, 255}, {2, N - 1}};
+    for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+        const int64_t b = ranges[r][0], e = ranges[r][1];
+        for (int64_t i = 0; i < N; i++)
+            ap1[i] = ap2[i] = -7.0;
+        spmv_args a1 = {row_ptr, col, val, p, ap1}, a2 = {row_ptr, col, val, p, ap2};
+        cg_dd d1 = {1.0, 1.0}, d2 = {2.0, 2.0};
+        ck_assert_int_eq(px_parallel_reduce(s, NULL, px_range(b, e), &cg_spmv_dot_dd, &a1,
+                                            sizeof a1, &cg_dd_sum, &d1),
+                         PX_OK);
+        ck_assert_int_eq(px_parallel_reduce(s, NULL, px_range(b, e), &cg_spmv_dot_dd_row, &a2,
+                                            sizeof a2, &cg_dd_sum, &d2),
+                         PX_OK);
+        ck_assert_msg(memcmp(ap1, ap2, N * sizeof *ap1) == 0, "Ap differs on rows [%lld, %lld)",
+                      (long long)b, (long long)e);
+        ck_assert_msg(memcmp(&d1, &d2, sizeof d1) == 0,
+                      "p.Ap (%.17g, %.17g) vs (%.17g, %.17g) on rows [%lld, %lld)", d1.hi, d1.lo,
+                      d2.hi, d2.lo, (long long)b, (long long)e);
+        for (int64_t i = 0; i < N; i++)
+            if (i < b || i >= e)
+                ck_assert_double_eq(ap1[i], -7.0);
     }
     free(row_ptr);
     free(col);
@@ -609,6 +653,7 @@ static Suite *cg_suite(void)
     tcase_add_checked_fixture(tc, px_test_setup, px_test_teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_loop_test(tc, test_spmv_dot_is_bitwise_the_row_at_a_time_kernel, 0, 2);
+    tcase_add_loop_test(tc, test_compensated_spmv_dot_is_bitwise_the_row_at_a_time_kernel, 0, 2);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("solver");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/os.h"
@@ -636,6 +637,52 @@ START_TEST(test_wait_policies_spin_budgets_and_bindings_give_correct_results)
 }
 END_TEST
 
+/* Rank @r's PU after px_initialize with the environment as it is, then finalize. */
+static int pu_of_rank_after_init(int r)
+{
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    ck_assert_int_eq(reduce_check(), 499500);
+    int pu = pxi_threads_pu_of_rank(threads(), r);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+    return pu;
+}
+
+START_TEST(test_ranks_sharing_the_node_leave_threads_unbound_and_passive_unless_px_bind_says)
+{
+    /* A team that fits the process's processors: bound "close" by default. */
+    const int cpus = pxi_os_num_cpus();
+    char buf[32];
+    snprintf(buf, sizeof buf, "%d", cpus);
+    setenv("PX_NUM_THREADS", buf, 1);
+    unsetenv("PX_BIND");
+    unsetenv("MPI_LOCALNRANKS");
+    unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    const int alone = pu_of_rank_after_init(0);
+    /* mpirun --bind-to none with more ranks x threads than the node's processors
+     * (core/oversub.h, rule "node"): every rank's rank 0 would share one PU; left unbound. */
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(buf, sizeof buf, "%ld", (online > 0 ? online : 1) / cpus + 1);
+    setenv("OMPI_COMM_WORLD_LOCAL_SIZE", buf, 1);
+    setenv("PX_LOG_LEVEL", "info", 1);
+    px_test_log_capture();
+    px_test_log_clear();
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    for (int r = 0; r < cpus; ++r)
+        ck_assert_int_eq(pxi_threads_pu_of_rank(threads(), r), -1);
+    /* ... and the pool's waits sleep after their few polls (libgomp's passive policy). */
+    ck_assert_int_eq(pxi_threads_spin_ns(threads()), 0);
+    ck_assert_int_eq(reduce_check(), 499500);
+    ck_assert(px_test_log_contains("threads left unbound"));
+    ck_assert_int_eq(px_finalize(), PX_OK);
+    setenv("PX_LOG_LEVEL", "error", 1);
+    /* An explicit PX_BIND wins over the default. */
+    setenv("PX_BIND", "close", 1);
+    ck_assert_int_eq(pu_of_rank_after_init(0), alone);
+    unsetenv("PX_BIND");
+    unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+}
+END_TEST
+
 START_TEST(test_structure_checker_passes_after_every_kind_of_launch)
 {
     setenv("PX_DEBUG_CHECK", "1", 1);
@@ -795,6 +842,8 @@ static Suite *threads_suite(void)
     tcase_add_test(st, test_more_threads_than_cores_works_with_a_warning);
     tcase_add_test(st, test_wait_policies_spin_budgets_and_bindings_give_correct_results);
     tcase_add_test(st, test_bad_wait_policy_is_einval);
+    tcase_add_test(
+        st, test_ranks_sharing_the_node_leave_threads_unbound_and_passive_unless_px_bind_says);
     tcase_add_test(st, test_structure_checker_passes_after_every_kind_of_launch);
     tcase_add_test(st, test_reinitialize_cycles_keep_working);
     tcase_add_test(st, test_allocation_failure_at_initialize_is_enomem_and_clean);

@@ -86,7 +86,8 @@ PX_API const char *px_strerror(int status);
 typedef struct px_settings {
     int num_threads;           /**< Threads space ranks; 0: one per core of the process cpuset. */
     int device_id;             /**< Cuda device; -1: default (PX_DEVICE_ID or 0). */
-    const char *bind;          /**< "close" | "spread" | "none"; NULL: close. */
+    const char *bind;          /**< "close" | "spread" | "none"; NULL: close (none when ranks
+                                    share the node oversubscribed; README "Binding"). */
     const char *default_space; /**< Space name; NULL: highest-priority available space. */
     const char *engine;        /**< "naive" | "pooled" | "per_device"; NULL: per_device. */
     const char *tools_libs;    /**< ';'-separated Kokkos Tools libraries; NULL: none. */

@@ -19,6 +19,7 @@
 #include "base/alloc.h"
 #include "base/log.h"
 #include "base/wait.h"
+#include "core/oversub.h"
 #include "core/registry.h"
 #include "policy/plan.h"
 #include "spaces/threads/exec.h"
@@ -76,6 +77,12 @@ static pxi_threads_exec *exec_of(const px_space *s)
 }
 
 static pxi_threads_dynamic_mode dynamic_mode = PXI_DYNAMIC_STEAL;
+
+int64_t pxi_threads_spin_ns(const px_space *s)
+{
+    const pxi_threads_exec *x = exec_of(s);
+    return x->pool ? pxi_tpool_spin_ns(x->pool) : -1;
+}
 
 int pxi_threads_pu_of_rank(const px_space *s, int rank)
 {
@@ -424,6 +431,29 @@ static void release_all(void)
     memset(&st, 0, sizeof st);
 }
 
+/* The binding policy: PX_BIND when set, else "close", except where several processes of a job
+ * share this node's processors with more threads than it has (core/oversub.h, rule "node"):
+ * there their masks overlap (R x T > N with T <= C puts R x C > N), and "close" would put
+ * rank r of every process on the same r-th PU, so the processes' rank-0 threads, which run
+ * everything serial (engine ops held by the waiting thread, MPI progress), would all queue on
+ * one PU while the workers' PU idles between kernels. Unbound, as libgomp leaves an OpenMP
+ * team without OMP_PROC_BIND (the bulk-synchronous baseline's setting), the scheduler spreads
+ * them. Measured (loaded 2-core VM, 4 ranks x 2 threads, bcsstk16, 6 rounds interleaved,
+ * median ms/iteration): close 0.619, none 0.354 (bench/RESULTS.md, Session 8). */
+static const char *default_bind(const pxi_space_config *c)
+{
+    if (c->bind[0])
+        return c->bind;
+    const pxi_oversub *o = pxi_oversub_get();
+    if (o->oversubscribed && strcmp(o->rule, "node") == 0) {
+        PXI_INFO("threads: %d processes x %d threads share a node of %d processors (oversubscribed"
+                 "): threads left unbound (set PX_BIND to bind them)",
+                 o->local_ranks, o->threads, o->node_cpus);
+        return "none";
+    }
+    return "close";
+}
+
 static int threads_initialize(const pxi_space_config *c)
 {
     memset(&st, 0, sizeof st);
@@ -445,7 +475,7 @@ static int threads_initialize(const pxi_space_config *c)
         rc = PX_ENOMEM;
         goto fail;
     }
-    const char *bind = c->bind[0] ? c->bind : "close";
+    const char *bind = default_bind(c);
     rc = pxi_topo_map(st.topo, n, bind, st.pu_of_rank);
     if (rc != PX_OK)
         goto fail;
@@ -454,6 +484,15 @@ static int threads_initialize(const pxi_space_config *c)
     st.wait_name = pxi_wait_policy_name();
     st.throttled = pxi_wait_throttled(n, st.pus);
     st.spin_us = pxi_wait_spin_ns(n, st.pus) / 1000;
+    /* Oversubscribed (core/oversub.h, budgets not explicit): the pool's waits (idle workers,
+     * the launcher's join) sleep after their few polls, as libgomp's passive policy, instead of
+     * the throttled microsecond: a rank's worker is then asleep when the launcher needs a core
+     * for its own block. 4 ranks x 2 threads on 2 cores, bcsstk16, 2,000 iterations, pool
+     * budget 0 against 1 us, interleaved (loaded VM, median ms/iteration): 0.249 / 0.289 (5
+     * rounds, 0 faster in each), 0.258 / 0.420 (4 rounds, each); strong 32x32x8 0.689 / 0.753
+     * (5 rounds, 4 of 5); 20 us: 0.667, 100 us: 2.305 (bench/RESULTS.md, Session 8). */
+    if (pxi_oversub_active())
+        st.spin_us = 0;
     st.debug_check = c->debug_check;
     st.l2_bytes = pxi_topo_l2_bytes(st.topo);
     if ((rc = pxi_threads_exec_init(&st.main, 0, n, 0)) != PX_OK)

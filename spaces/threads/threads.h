@@ -55,6 +55,9 @@ struct pxi_tpool;
  * the space is not up. For tests that check placement. */
 struct px_space;
 int pxi_threads_pu_of_rank(const struct px_space *s, int rank);
+/* The spin budget (ns) of @s's pool waits (0 when oversubscribed: they sleep after a few
+ * polls); -1 when the space is not up. For tests. */
+int64_t pxi_threads_spin_ns(const struct px_space *s);
 int pxi_threads_md_launch(const struct pxi_launch *l, struct pxi_tpool *pool, size_t l2_bytes);
 
 #endif
