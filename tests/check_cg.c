@@ -101,6 +101,48 @@ static double lcg_double(uint64_t *state)
     return u * pow(10.0, (double)(lcg_next(state) % 7) - 3.0);
 }
 
+/* A random CSR matrix of @n rows (lengths 0..40, every 9th row empty), a vector p and two
+ * output vectors, from @seed; rcsr_free releases them. */
+typedef struct {
+    int64_t *row_ptr;
+    int32_t *col;
+    double *val, *p, *ap1, *ap2;
+} rcsr;
+
+static rcsr rcsr_make(int64_t n, uint64_t seed)
+{
+    rcsr m;
+    m.row_ptr = malloc((size_t)(n + 1) * sizeof *m.row_ptr);
+    ck_assert_ptr_nonnull(m.row_ptr);
+    m.row_ptr[0] = 0;
+    for (int64_t i = 0; i < n; i++)
+        m.row_ptr[i + 1] = m.row_ptr[i] + (i % 9 == 4 ? 0 : (int64_t)(lcg_next(&seed) % 41));
+    const int64_t nnz = m.row_ptr[n];
+    m.col = malloc((size_t)nnz * sizeof *m.col);
+    m.val = malloc((size_t)nnz * sizeof *m.val);
+    m.p = malloc((size_t)n * sizeof *m.p);
+    m.ap1 = malloc((size_t)n * sizeof *m.ap1);
+    m.ap2 = malloc((size_t)n * sizeof *m.ap2);
+    ck_assert(m.col && m.val && m.p && m.ap1 && m.ap2);
+    for (int64_t k = 0; k < nnz; k++) {
+        m.col[k] = (int32_t)(lcg_next(&seed) % (uint64_t)n);
+        m.val[k] = lcg_double(&seed);
+    }
+    for (int64_t i = 0; i < n; i++)
+        m.p[i] = lcg_double(&seed);
+    return m;
+}
+
+static void rcsr_free(rcsr *m)
+{
+    free(m->row_ptr);
+    free(m->col);
+    free(m->val);
+    free(m->p);
+    free(m->ap1);
+    free(m->ap2);
+}
+
 /*
  * cg_spmv_dot (host entry: four rows interleaved) against cg_spmv_dot_row (one row per index,
  * the reference order) on a random CSR matrix whose row lengths are 0..40 in every mix (empty
@@ -114,24 +156,11 @@ START_TEST(test_spmv_dot_is_bitwise_the_row_at_a_time_kernel)
     if (!s)
         return;
     enum { N = 203 };
-    uint64_t seed = 12345;
-    int64_t *row_ptr = malloc((N + 1) * sizeof *row_ptr);
-    ck_assert_ptr_nonnull(row_ptr);
-    row_ptr[0] = 0;
-    for (int64_t i = 0; i < N; i++) /* lengths 0..40; every 9th row empty */
-        row_ptr[i + 1] = row_ptr[i] + (i % 9 == 4 ? 0 : (int64_t)(lcg_next(&seed) % 41));
-    const int64_t nnz = row_ptr[N];
-    int32_t *col = malloc((size_t)nnz * sizeof *col);
-    double *val = malloc((size_t)nnz * sizeof *val);
-    double *p = malloc(N * sizeof *p), *ap1 = malloc(N * sizeof *ap1);
-    double *ap2 = malloc(N * sizeof *ap2);
-    ck_assert(col && val && p && ap1 && ap2);
-    for (int64_t k = 0; k < nnz; k++) {
-        col[k] = (int32_t)(lcg_next(&seed) % N);
-        val[k] = lcg_double(&seed);
-    }
-    for (int64_t i = 0; i < N; i++)
-        p[i] = lcg_double(&seed);
+    rcsr m = rcsr_make(N, 12345);
+    const int64_t *row_ptr = m.row_ptr;
+    const int32_t *col = m.col;
+    const double *val = m.val, *p = m.p;
+    double *ap1 = m.ap1, *ap2 = m.ap2;
     static const int64_t ranges[][2] = {{0, N},  {1, N}, {2, N - 1}, {3, N - 2}, {5, 6},
                                         {7, 10}, {0, 4}, {4, 4},     {N - 3, N}};
     for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
@@ -165,12 +194,7 @@ START_TEST(test_spmv_dot_is_bitwise_the_row_at_a_time_kernel)
             ck_assert(memcmp(&ref, &d1, sizeof ref) == 0);
         }
     }
-    free(row_ptr);
-    free(col);
-    free(val);
-    free(p);
-    free(ap1);
-    free(ap2);
+    rcsr_free(&m);
 }
 END_TEST
 
@@ -187,24 +211,11 @@ START_TEST(test_compensated_spmv_dot_is_bitwise_the_row_at_a_time_kernel)
     if (!s)
         return;
     enum { N = 700 };
-    uint64_t seed = 777;
-    int64_t *row_ptr = malloc((N + 1) * sizeof *row_ptr);
-    ck_assert_ptr_nonnull(row_ptr);
-    row_ptr[0] = 0;
-    for (int64_t i = 0; i < N; i++)
-        row_ptr[i + 1] = row_ptr[i] + (i % 9 == 4 ? 0 : (int64_t)(lcg_next(&seed) % 41));
-    const int64_t nnz = row_ptr[N];
-    int32_t *col = malloc((size_t)nnz * sizeof *col);
-    double *val = malloc((size_t)nnz * sizeof *val);
-    double *p = malloc(N * sizeof *p), *ap1 = malloc(N * sizeof *ap1);
-    double *ap2 = malloc(N * sizeof *ap2);
-    ck_assert(col && val && p && ap1 && ap2);
-    for (int64_t k = 0; k < nnz; k++) {
-        col[k] = (int32_t)(lcg_next(&seed) % N);
-        val[k] = lcg_double(&seed);
-    }
-    for (int64_t i = 0; i < N; i++)
-        p[i] = lcg_double(&seed);
+    rcsr m = rcsr_make(N, 777);
+    const int64_t *row_ptr = m.row_ptr;
+    const int32_t *col = m.col;
+    const double *val = m.val, *p = m.p;
+    double *ap1 = m.ap1, *ap2 = m.ap2;
     static const int64_t ranges[][2] = {{0, N},     {1, N},   {3, 259}, {255, 257},
                                         {256, 512}, {5, 6},   {4, 4},   {N - 3, N},
                                         {100, 613}, {0, 256}, {0, 255}, {2, N - 1}};
@@ -229,12 +240,7 @@ START_TEST(test_compensated_spmv_dot_is_bitwise_the_row_at_a_time_kernel)
             if (i < b || i >= e)
                 ck_assert_double_eq(ap1[i], -7.0);
     }
-    free(row_ptr);
-    free(col);
-    free(val);
-    free(p);
-    free(ap1);
-    free(ap2);
+    rcsr_free(&m);
 }
 END_TEST
 
