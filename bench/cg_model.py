@@ -292,16 +292,21 @@ def model(procs, local, rate_s, net, allreduces, stretch=1.0, engine=None, threa
 
 # ---- measured runs ---------------------------------------------------------------------------
 
+def json_lines(path):
+    """The JSON objects of the file's lines that start with "{" (other lines are log text)."""
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("{"):
+                yield json.loads(line)
+
+
 def load_runs(path):
     """Records {impl, scaling, ranks, threads, local, procs, oversubscribed, result}; a bare
     program JSON line (bench_cg_bsp --json) is taken as a weak-scaling record; calibration
     records (run_dcg.sh's CALIB file) are skipped."""
     runs = []
-    for line in open(path):
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        rec = json.loads(line)
+    for rec in json_lines(path):
         if rec.get("calibration"):
             continue
         res = rec.get("result", rec)
@@ -368,11 +373,7 @@ def load_calibration(path):
     mode: parex's code path ("none": the shared-memory solver, "graph": dcg.c through the
     engine on one rank), "-" for bsp."""
     cal = collections.defaultdict(list)
-    for line in open(path):
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        rec = json.loads(line)
+    for rec in json_lines(path):
         if rec.get("calibration"):
             key = (rec["impl"], tuple(rec["local"]), rec["threads"], rec["instances"],
                    rec.get("engine") or "-" if rec["impl"] == "parex" else "-")
