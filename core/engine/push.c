@@ -131,9 +131,9 @@ static pxi_opr *release_vars(pxi_opr *o)
     }
     const pxi_worker *w = tl_worker;
     if (!w || w->lane->kind != PXI_LANE_CPU || w->lane->e != o->e || tl_in_op != 0 || tl_run_next)
-        return pxi_var_queue_release(o, NULL);
+        return pxi_var_queue_release_one(o, NULL);
     pxi_var_run run = {o->e->kind == PX_ENGINE_POOLED ? -1 : w->lane->device_id, NULL, NULL};
-    pxi_opr *ready = pxi_var_queue_release(o, &run);
+    pxi_opr *ready = pxi_var_queue_release_one(o, &run);
     tl_run_next = run.first;
     tl_run_limit = run.limit;
     tl_run_dev = run.device_id;
