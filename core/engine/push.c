@@ -250,7 +250,7 @@ static PXI_ENGINE_INLINE void finish_op(pxi_opr *o, int status)
     int counted = o->counted;
     if (o->size_class == PXI_OPR_OWNED)
         o->finish_hook(o, status); /* the block goes back to its owner */
-    else
+    else if (o->size_class != PXI_OPR_ON_STACK) /* a block on its pusher's stack: nothing */
         opr_free(e, o);
     /* The ops the release made ready, in grant order: read each link before dispatching, as
      * a dispatch relinks the op (lane queue, ready list). A dispatch that runs an op inline
@@ -307,11 +307,9 @@ static void execute_internal(pxi_opr *o)
     pxi_wait_flag_post(&wt->done, 1);
 }
 
-/* Skip @o when a Var it uses failed, passing the failure on: nonzero when it was skipped. */
-static int skip_if_input_failed(pxi_opr *o)
+/* skip_if_input_failed once a failure mark exists: out of line, as most runs have none. */
+static PXI_ENGINE_NOINLINE int skip_marked_input(pxi_opr *o)
 {
-    if (PXI_LIKELY(!pxi_engine_has_marks(o->e)))
-        return 0;
     for (uint32_t i = 0; i < o->n_deps; ++i) {
         int s = pxi_var_failure(o->e, o->deps[i].var);
         if (s != PX_OK) {
@@ -322,6 +320,13 @@ static int skip_if_input_failed(pxi_opr *o)
         }
     }
     return 0;
+}
+
+/* Skip @o when a Var it uses failed, passing the failure on: nonzero when it was skipped. The
+ * test for a mark inline (every op runs through it). */
+static PXI_ENGINE_INLINE int skip_if_input_failed(pxi_opr *o)
+{
+    return PXI_UNLIKELY(pxi_engine_has_marks(o->e)) && skip_marked_input(o);
 }
 
 /* Run SYNC or ASYNC op @o, whose inputs did not fail, on this thread (@w: its worker, or
