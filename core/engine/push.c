@@ -47,9 +47,8 @@
  * 2-core CI VM (2 workers + pusher > cores) the bound moved the median of empty independent
  * ops from 177 ns (bound 64) to 72 ns (bound 2), libgomp 79-109 ns in the same runs
  * (bench/RESULTS.md ## Engine). */
-#define PXI_THROTTLE_PER_WORKER 2
-/* In-flight caps (per worker) at or below which the pusher never runs ops inline. */
-#define PXI_THROTTLE_CAP_PER_WORKER 64
+/* (PXI_THROTTLE_PER_WORKER and PXI_THROTTLE_CAP_PER_WORKER, engine_impl.h: a lane keeps the
+ * bound they give, pxi_lane.throttle_at.) */
 
 const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES] = {4, 20, 64, 256};
 
@@ -448,12 +447,10 @@ static void run_inline(pxi_opr *o)
     tl_draining = 0;
 }
 
-/* Whether the work-first throttle applies on CPU lane @lane of @e now (pxi_engine_dispatch). */
-static PXI_ENGINE_INLINE int throttle_now(const pxi_engine *e, pxi_lane *lane)
+/* Whether the work-first throttle applies on CPU lane @lane now (pxi_engine_dispatch). */
+static PXI_ENGINE_INLINE int throttle_now(const pxi_lane *lane)
 {
-    return atomic_load_explicit(&lane->n_queued, memory_order_relaxed) >
-               PXI_THROTTLE_PER_WORKER * lane->n_workers &&
-           e->max_pending > (int64_t)PXI_THROTTLE_CAP_PER_WORKER * lane->n_workers;
+    return atomic_load_explicit(&lane->n_queued, memory_order_relaxed) > lane->throttle_at;
 }
 
 void pxi_engine_dispatch(pxi_opr *o, int from_push)
@@ -481,7 +478,7 @@ void pxi_engine_dispatch(pxi_opr *o, int from_push)
          * whose PX_ENGINE_MAX_PENDING cap is at most PXI_THROTTLE_CAP_PER_WORKER per worker
          * asked for blocking flow control: there the cap alone throttles the pusher (it
          * blocks rather than computes), as it did before the bound was lowered. */
-        if (from_push && throttle_now(e, lane)) {
+        if (from_push && throttle_now(lane)) {
             run_inline(o);
             return;
         }
@@ -563,7 +560,7 @@ static PXI_ENGINE_INLINE int push_throttled(pxi_engine *e, const pxi_push *p, co
     if (dev < 0 || dev >= PXI_MAX_CPU_DEVS)
         return 0;
     pxi_lane *lane = atomic_load_explicit(&e->cpu_lanes[dev], memory_order_relaxed);
-    return lane && lane->kind == PXI_LANE_CPU && throttle_now(e, lane);
+    return lane && lane->kind == PXI_LANE_CPU && throttle_now(lane);
 }
 
 /* The push of @p (pxi_engine_push); @plain (a constant in each caller): @p is a public push's
