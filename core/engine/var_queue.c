@@ -58,9 +58,10 @@ static void complete_read(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
 }
 
 /* Release write @w of @v: @w is the granted head, or the last op of a run whose first dep is
- * the head (pxi_var.in_run): the run's other ops are finished and the queue resumes after @w. */
-static void complete_write_locked(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e,
-                                  pxi_var *v, pxi_dep *w)
+ * the head (pxi_var.in_run): the run's other ops are finished and the queue resumes after @w.
+ * Called with @v's lock held; unlocks it. */
+static void complete_write_locked(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e, pxi_var *v,
+                                  pxi_dep *w)
 {
     PX_ASSERT(w->write && v->running_reads == PXI_HEAD_WRITE_GRANTED);
     PX_ASSERT(w == v->head || v->in_run);
