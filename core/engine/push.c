@@ -689,19 +689,27 @@ int pxi_engine_push_plain(pxi_engine *e, const pxi_push *p)
                        p->n_writes, p->prop, p->priority, p->name, p->caller);
 }
 
+/* The argument checks of px_engine_push_sync/_async (push_front.h): one inline test on the
+ * common path, the report with its statuses (logged under @caller) out of line. */
+static PXI_ENGINE_INLINE int public_checks(pxi_engine *e, int fn_set, px_context ctx,
+                                           px_var *const *reads, size_t n_reads,
+                                           px_var *const *writes, size_t n_writes,
+                                           px_fn_property prop, const char *caller)
+{
+    if (PXI_LIKELY(pxi_push_args_fast(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop)))
+        return PX_OK;
+    return pxi_push_check_report(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop, caller);
+}
+
 int pxi_engine_push_sync_public(pxi_engine *e, px_sync_fn fn, void *arg, px_context ctx,
                                 px_var *const *reads, size_t n_reads, px_var *const *writes,
                                 size_t n_writes, px_fn_property prop, int priority,
                                 const char *name)
 {
     static const char caller[] = "px_engine_push_sync";
-    const int fn_set = fn != NULL;
-    if (PXI_UNLIKELY(!pxi_push_args_fast(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop))) {
-        int rc =
-            pxi_push_check_report(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop, caller);
-        if (rc != PX_OK)
-            return rc;
-    }
+    int rc = public_checks(e, fn != NULL, ctx, reads, n_reads, writes, n_writes, prop, caller);
+    if (PXI_UNLIKELY(rc != PX_OK))
+        return rc;
     return push_public(e, PXI_OP_SYNC, fn, NULL, arg, ctx, reads, n_reads, writes, n_writes, prop,
                        priority, name, caller);
 }
@@ -712,13 +720,9 @@ int pxi_engine_push_async_public(pxi_engine *e, px_async_fn fn, void *arg, px_co
                                  const char *name)
 {
     static const char caller[] = "px_engine_push_async";
-    const int fn_set = fn != NULL;
-    if (PXI_UNLIKELY(!pxi_push_args_fast(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop))) {
-        int rc =
-            pxi_push_check_report(e, fn_set, ctx, reads, n_reads, writes, n_writes, prop, caller);
-        if (rc != PX_OK)
-            return rc;
-    }
+    int rc = public_checks(e, fn != NULL, ctx, reads, n_reads, writes, n_writes, prop, caller);
+    if (PXI_UNLIKELY(rc != PX_OK))
+        return rc;
     return push_public(e, PXI_OP_ASYNC, NULL, fn, arg, ctx, reads, n_reads, writes, n_writes, prop,
                        priority, name, caller);
 }
