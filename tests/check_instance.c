@@ -325,7 +325,9 @@ static void check_results_on(px_space *s)
                       px_test_log_text());
 }
 
-START_TEST(test_launches_on_instances_give_the_results_of_the_space)
+/* check_results_on a one-instance partition of the whole space (of the space's concurrency), then,
+ * where two can run, on both instances of a 3:1 partition. */
+static void check_results_on_partitions(void)
 {
     px_space *whole;
     ck_assert_int_eq(px_space_partition(space, 1, NULL, &whole), PX_OK);
@@ -341,6 +343,11 @@ START_TEST(test_launches_on_instances_give_the_results_of_the_space)
     ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK);
     ck_assert_int_eq(px_space_instance_destroy(inst[1]), PX_OK);
 }
+
+START_TEST(test_launches_on_instances_give_the_results_of_the_space)
+{
+    check_results_on_partitions();
+}
 END_TEST
 
 START_TEST(test_launches_handed_to_an_instances_rank_0_thread_give_the_results_of_the_space)
@@ -352,18 +359,7 @@ START_TEST(test_launches_handed_to_an_instances_rank_0_thread_give_the_results_o
      * the instance's workers: on 2 cores no launcher is ever outside a 2-rank instance, so the
      * hand-off is forced. */
     pxi_tpool_set_force_handoff(1);
-    px_space *whole;
-    ck_assert_int_eq(px_space_partition(space, 1, NULL, &whole), PX_OK);
-    check_results_on(whole);
-    ck_assert_int_eq(px_space_instance_destroy(whole), PX_OK);
-    if (can_run_two()) {
-        px_space *inst[2];
-        ck_assert_int_eq(px_space_partition(space, 2, (const int[]){3, 1}, inst), PX_OK);
-        check_results_on(inst[0]);
-        check_results_on(inst[1]);
-        ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK);
-        ck_assert_int_eq(px_space_instance_destroy(inst[1]), PX_OK);
-    }
+    check_results_on_partitions();
     pxi_tpool_set_force_handoff(0);
 #endif
 }
