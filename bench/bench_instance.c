@@ -99,14 +99,20 @@ typedef struct cross_run {
     pthread_barrier_t *go;
 } cross_run;
 
+/* Bind the calling thread to CPU @cpu (a warning on failure: the run goes on unbound). */
+static void pin_to_cpu(int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET((size_t)cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0)
+        perror("sched_setaffinity");
+}
+
 static void *run_cross(void *arg)
 {
     cross_run *c = arg;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET((size_t)c->cpu, &one);
-    if (sched_setaffinity(0, sizeof one, &one) != 0)
-        perror("sched_setaffinity");
+    pin_to_cpu(c->cpu);
     pthread_barrier_wait(c->go);
     double t0 = bench_now_s();
     for (int k = 0; k < c->n; ++k)
@@ -149,11 +155,7 @@ typedef struct bound_run {
 static void *run_bound(void *arg)
 {
     bound_run *b = arg;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET((size_t)b->cpu, &one);
-    if (sched_setaffinity(0, sizeof one, &one) != 0)
-        perror("sched_setaffinity");
+    pin_to_cpu(b->cpu);
     b->ns = time_launches(b->s);
     return NULL;
 }
