@@ -23,14 +23,17 @@ void pxi_var_queue_check(const pxi_var *v)
 {
     PX_ASSERT(v->running_reads >= PXI_HEAD_WRITE_GRANTED);
     PX_ASSERT(v->running_reads != PXI_HEAD_WRITE_GRANTED || v->head != NULL);
-    PX_ASSERT(!v->head || v->head->write);
     PX_ASSERT((v->head == NULL) == (v->tail == NULL));
     PX_ASSERT(!v->tail || v->tail->next == NULL);
-    /* A run's finished ops may sit between the head and the run's current op (pxi_var.in_run). */
+    /* A run's finished ops may sit between the head and the run's current op (pxi_var.in_run),
+     * and their blocks may already be back in a pool and reused by another pusher: the head is
+     * then only a marker, compared and never read through (the tail is the run's current op or
+     * one queued after it, alive). */
     if (v->in_run) {
         PX_ASSERT(v->head != NULL && v->running_reads == PXI_HEAD_WRITE_GRANTED);
         return;
     }
+    PX_ASSERT(!v->head || v->head->write);
     /* Walk a bounded prefix: a full walk per mutation would make long queues quadratic. */
     int k = 0;
     for (const pxi_dep *d = v->head; d && k < 64; d = d->next, ++k) {
