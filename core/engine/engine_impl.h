@@ -279,6 +279,12 @@ struct pxi_worker {
     void *stream; /* device stream (GPU lanes), owned by this worker */
 };
 
+/* Ready ops queued per CPU worker beyond which a pusher runs a ready op itself (push.c, at
+ * throttle_now, says why 2). */
+#define PXI_THROTTLE_PER_WORKER 2
+/* In-flight caps (per worker) at or below which the pusher never runs ops inline. */
+#define PXI_THROTTLE_CAP_PER_WORKER 64
+
 struct pxi_lane {
     /* The line every enqueue and dequeue takes exclusively: the lock, the queue ends and the
      * queued count live together, so one hand-off moves one line between cores (the count
@@ -294,6 +300,12 @@ struct pxi_lane {
     /* Read-mostly while the lane is busy: touched by workers only when they go idle. */
     alignas(PXI_CACHE_LINE) pxi_lane_kind kind;
     int device_id;
+    /* The work-first throttle's bound (push.c, throttle_now): the pusher runs a ready op itself
+     * when more than this many are queued. PXI_THROTTLE_PER_WORKER per worker, or INT_MAX (never)
+     * when the engine's in-flight cap is at most PXI_THROTTLE_CAP_PER_WORKER per worker. Set at
+     * creation, on the line the pusher reads for the lane's kind: the test used to read the
+     * worker count's line and the engine's cap per push as well. */
+    int throttle_at;
     pxi_engine *e;
     const pxi_lane_ops *ops;
     pxi_wait_event wake; /* idle workers sleep here; an enqueue wakes one when needed */

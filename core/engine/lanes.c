@@ -19,6 +19,7 @@
  *   CUDA context: PX_FN_COPY_*        -> the device's copy lane (one IO thread, own stream);
  *                 otherwise           -> the device's compute lane (one worker, own stream).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -266,6 +267,9 @@ int pxi_lane_create(pxi_engine *e, const pxi_lane_ops *ops, pxi_lane_kind kind, 
         return PX_ENOMEM;
     }
     l->n_workers = n_workers;
+    l->throttle_at = e->max_pending > (int64_t)PXI_THROTTLE_CAP_PER_WORKER * n_workers
+                         ? PXI_THROTTLE_PER_WORKER * n_workers
+                         : INT_MAX;
     for (int i = 0; i < n_workers; ++i) {
         pxi_worker *w = &l->workers[i];
         w->lane = l;

@@ -47,9 +47,8 @@
  * 2-core CI VM (2 workers + pusher > cores) the bound moved the median of empty independent
  * ops from 177 ns (bound 64) to 72 ns (bound 2), libgomp 79-109 ns in the same runs
  * (bench/RESULTS.md ## Engine). */
-#define PXI_THROTTLE_PER_WORKER 2
-/* In-flight caps (per worker) at or below which the pusher never runs ops inline. */
-#define PXI_THROTTLE_CAP_PER_WORKER 64
+/* (PXI_THROTTLE_PER_WORKER and PXI_THROTTLE_CAP_PER_WORKER, engine_impl.h: a lane keeps the
+ * bound they give, pxi_lane.throttle_at.) */
 
 const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES] = {4, 20, 64, 256};
 
@@ -122,22 +121,30 @@ static pxi_opr *take_local(void)
  * the lock, so it needs no cap: worker 238 -> ~195 Ir/op on the chain (callgrind), the pusher
  * unchanged. */
 
+/* release_vars on worker @w: out of line, the pusher's release (no worker) stays inline. */
+static PXI_ENGINE_NOINLINE pxi_opr *release_vars_worker(pxi_opr *o, const pxi_worker *w)
+{
+    if (w->lane->kind != PXI_LANE_CPU || w->lane->e != o->e || tl_in_op != 0 || tl_run_next)
+        return pxi_var_queue_release_one(o, NULL);
+    pxi_var_run run = {o->e->kind == PX_ENGINE_POOLED ? -1 : w->lane->device_id, NULL, NULL};
+    pxi_opr *ready = pxi_var_queue_release_one(o, &run);
+    tl_run_next = run.first;
+    tl_run_limit = run.limit;
+    tl_run_dev = run.device_id;
+    return ready;
+}
+
 /* Release @o's Vars, keeping a run for this worker when it may run one next. */
-static pxi_opr *release_vars(pxi_opr *o)
+static PXI_ENGINE_INLINE pxi_opr *release_vars(pxi_opr *o)
 {
     if (o == tl_deferred) { /* a run op: its Var went on with the run */
         tl_deferred = NULL;
         return NULL;
     }
     const pxi_worker *w = tl_worker;
-    if (!w || w->lane->kind != PXI_LANE_CPU || w->lane->e != o->e || tl_in_op != 0 || tl_run_next)
-        return pxi_var_queue_release(o, NULL);
-    pxi_var_run run = {o->e->kind == PX_ENGINE_POOLED ? -1 : w->lane->device_id, NULL, NULL};
-    pxi_opr *ready = pxi_var_queue_release(o, &run);
-    tl_run_next = run.first;
-    tl_run_limit = run.limit;
-    tl_run_dev = run.device_id;
-    return ready;
+    if (!w)
+        return pxi_var_queue_release_one(o, NULL);
+    return release_vars_worker(o, w);
 }
 
 int pxi_engine_in_op(void)
@@ -248,9 +255,10 @@ static PXI_ENGINE_INLINE void finish_op(pxi_opr *o, int status)
     if (PXI_UNLIKELY(extra))
         finish_extra_after(e, o);
     int counted = o->counted;
+    /* A block goes back to its owner or its pool; one on its pusher's stack needs nothing. */
     if (o->size_class == PXI_OPR_OWNED)
-        o->finish_hook(o, status); /* the block goes back to its owner */
-    else
+        o->finish_hook(o, status);
+    else if (o->size_class != PXI_OPR_ON_STACK)
         opr_free(e, o);
     /* The ops the release made ready, in grant order: read each link before dispatching, as
      * a dispatch relinks the op (lane queue, ready list). A dispatch that runs an op inline
@@ -307,11 +315,9 @@ static void execute_internal(pxi_opr *o)
     pxi_wait_flag_post(&wt->done, 1);
 }
 
-/* Skip @o when a Var it uses failed, passing the failure on: nonzero when it was skipped. */
-static int skip_if_input_failed(pxi_opr *o)
+/* skip_if_input_failed once a failure mark exists: out of line, as most runs have none. */
+static PXI_ENGINE_NOINLINE int skip_marked_input(pxi_opr *o)
 {
-    if (PXI_LIKELY(!pxi_engine_has_marks(o->e)))
-        return 0;
     for (uint32_t i = 0; i < o->n_deps; ++i) {
         int s = pxi_var_failure(o->e, o->deps[i].var);
         if (s != PX_OK) {
@@ -322,6 +328,13 @@ static int skip_if_input_failed(pxi_opr *o)
         }
     }
     return 0;
+}
+
+/* Skip @o when a Var it uses failed, passing the failure on: nonzero when it was skipped. The
+ * test for a mark inline (every op runs through it). */
+static PXI_ENGINE_INLINE int skip_if_input_failed(pxi_opr *o)
+{
+    return PXI_UNLIKELY(pxi_engine_has_marks(o->e)) && skip_marked_input(o);
 }
 
 /* Run SYNC or ASYNC op @o, whose inputs did not fail, on this thread (@w: its worker, or
@@ -435,12 +448,10 @@ static void run_inline(pxi_opr *o)
     tl_draining = 0;
 }
 
-/* Whether the work-first throttle applies on CPU lane @lane of @e now (pxi_engine_dispatch). */
-static PXI_ENGINE_INLINE int throttle_now(const pxi_engine *e, pxi_lane *lane)
+/* Whether the work-first throttle applies on CPU lane @lane now (pxi_engine_dispatch). */
+static PXI_ENGINE_INLINE int throttle_now(const pxi_lane *lane)
 {
-    return atomic_load_explicit(&lane->n_queued, memory_order_relaxed) >
-               PXI_THROTTLE_PER_WORKER * lane->n_workers &&
-           e->max_pending > (int64_t)PXI_THROTTLE_CAP_PER_WORKER * lane->n_workers;
+    return atomic_load_explicit(&lane->n_queued, memory_order_relaxed) > lane->throttle_at;
 }
 
 void pxi_engine_dispatch(pxi_opr *o, int from_push)
@@ -468,7 +479,7 @@ void pxi_engine_dispatch(pxi_opr *o, int from_push)
          * whose PX_ENGINE_MAX_PENDING cap is at most PXI_THROTTLE_CAP_PER_WORKER per worker
          * asked for blocking flow control: there the cap alone throttles the pusher (it
          * blocks rather than computes), as it did before the bound was lowered. */
-        if (from_push && throttle_now(e, lane)) {
+        if (from_push && throttle_now(lane)) {
             run_inline(o);
             return;
         }
@@ -550,7 +561,7 @@ static PXI_ENGINE_INLINE int push_throttled(pxi_engine *e, const pxi_push *p, co
     if (dev < 0 || dev >= PXI_MAX_CPU_DEVS)
         return 0;
     pxi_lane *lane = atomic_load_explicit(&e->cpu_lanes[dev], memory_order_relaxed);
-    return lane && lane->kind == PXI_LANE_CPU && throttle_now(e, lane);
+    return lane && lane->kind == PXI_LANE_CPU && throttle_now(lane);
 }
 
 /* The push of @p (pxi_engine_push); @plain (a constant in each caller): @p is a public push's

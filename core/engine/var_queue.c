@@ -23,14 +23,17 @@ void pxi_var_queue_check(const pxi_var *v)
 {
     PX_ASSERT(v->running_reads >= PXI_HEAD_WRITE_GRANTED);
     PX_ASSERT(v->running_reads != PXI_HEAD_WRITE_GRANTED || v->head != NULL);
-    PX_ASSERT(!v->head || v->head->write);
     PX_ASSERT((v->head == NULL) == (v->tail == NULL));
     PX_ASSERT(!v->tail || v->tail->next == NULL);
-    /* A run's finished ops may sit between the head and the run's current op (pxi_var.in_run). */
+    /* A run's finished ops may sit between the head and the run's current op (pxi_var.in_run),
+     * and their blocks may already be back in a pool and reused by another pusher: the head is
+     * then only a marker, compared and never read through (the tail is the run's current op or
+     * one queued after it, alive). */
     if (v->in_run) {
         PX_ASSERT(v->head != NULL && v->running_reads == PXI_HEAD_WRITE_GRANTED);
         return;
     }
+    PX_ASSERT(!v->head || v->head->write);
     /* Walk a bounded prefix: a full walk per mutation would make long queues quadratic. */
     int k = 0;
     for (const pxi_dep *d = v->head; d && k < 64; d = d->next, ++k) {
@@ -58,11 +61,11 @@ static void complete_read(pxi_opr_fifo *ready, pxi_engine *e, pxi_var *v)
 }
 
 /* Release write @w of @v: @w is the granted head, or the last op of a run whose first dep is
- * the head (pxi_var.in_run): the run's other ops are finished and the queue resumes after @w. */
-static void complete_write(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e, pxi_var *v,
-                           pxi_dep *w)
+ * the head (pxi_var.in_run): the run's other ops are finished and the queue resumes after @w.
+ * Called with @v's lock held; unlocks it. */
+static void complete_write_locked(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e, pxi_var *v,
+                                  pxi_dep *w)
 {
-    pxi_spin_lock(&v->lock);
     PX_ASSERT(w->write && v->running_reads == PXI_HEAD_WRITE_GRANTED);
     PX_ASSERT(w == v->head || v->in_run);
     v->in_run = 0;
@@ -102,6 +105,20 @@ static void complete_write(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e,
     }
     if (trig)
         grant(ready, trig, 1);
+}
+
+static void complete_write(pxi_opr_fifo *ready, pxi_var_run *run, pxi_engine *e, pxi_var *v,
+                           pxi_dep *w)
+{
+    pxi_spin_lock(&v->lock);
+    complete_write_locked(ready, run, e, v, w);
+}
+
+pxi_opr *pxi_var_queue_release_write_locked(pxi_opr *o, pxi_var_run *run)
+{
+    pxi_opr_fifo ready = {NULL, NULL};
+    complete_write_locked(&ready, run, o->e, o->deps[0].var, &o->deps[0]);
+    return ready.head;
 }
 
 pxi_opr *pxi_var_queue_release(pxi_opr *o, pxi_var_run *run)

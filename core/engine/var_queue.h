@@ -66,6 +66,36 @@ static inline pxi_dep *pxi_var_run_next(const pxi_dep *d, int device_id)
  * caller owns too and must run in order on this thread, releasing only its last op's Var. */
 PX_NODISCARD pxi_opr *pxi_var_queue_release(pxi_opr *o, pxi_var_run *run);
 
+/* pxi_var_queue_release for @o whose only dep is a write, called with that Var's lock held
+ * (pxi_var_queue_release_one); unlocks it. */
+PX_NODISCARD pxi_opr *pxi_var_queue_release_write_locked(pxi_opr *o, pxi_var_run *run);
+
+/* pxi_var_queue_release, with the common case inline: an op whose only dep is a write with
+ * nothing queued behind it (an independent op) empties the Var's queue under one lock, without
+ * the out-of-line call, its loop over the deps and the walk for reads. Anything queued behind
+ * goes through complete_write as before, the lock still held (one lock round either way). */
+PX_NODISCARD static inline pxi_opr *pxi_var_queue_release_one(pxi_opr *o, pxi_var_run *run)
+{
+    if (o->n_deps != 1 || !o->deps[0].write)
+        return pxi_var_queue_release(o, run);
+    pxi_dep *w = &o->deps[0];
+    pxi_var *v = w->var;
+    pxi_spin_lock(&v->lock);
+    if (PXI_UNLIKELY(w->next != NULL)) /* set under the lock by an append */
+        return pxi_var_queue_release_write_locked(o, run);
+    /* complete_write with no dep after @w: the queue empties (@w was its head, or the last op
+     * of a run that began at the head). */
+    PX_ASSERT(v->running_reads == PXI_HEAD_WRITE_GRANTED && v->tail == w);
+    PX_ASSERT(w == v->head || v->in_run);
+    v->in_run = 0;
+    v->head = NULL;
+    v->tail = NULL;
+    v->running_reads = 0;
+    VAR_CHECK(o->e, v);
+    pxi_spin_unlock(&v->lock);
+    return NULL;
+}
+
 /* The calls below take an op whose deps are sorted by Var address, n_deps set. */
 
 /* Lock every Var of @o in address order (two-phase locking); nonzero when no Var of @o was
@@ -78,6 +108,12 @@ static inline int pxi_var_queue_lock_live(pxi_opr *o)
     /* Two-phase locking in address order: the appends of one push are atomic with respect
      * to every other push sharing a Var, so pushes are serializable and no two ops can each
      * wait for the other (MXNet's A,B / B,A pusher deadlock). */
+    if (PXI_LIKELY(o->n_deps == 1)) { /* the loop's bookkeeping cost an op of one Var ~8 Ir */
+        pxi_dep *d = &o->deps[0];
+        d->next = NULL;
+        pxi_spin_lock(&d->var->lock);
+        return atomic_load_explicit(&d->var->hdr.gen, memory_order_relaxed) == d->gen;
+    }
     int live = 1;
     for (uint32_t i = 0; i < o->n_deps; ++i) {
         pxi_dep *d = &o->deps[i];
@@ -100,6 +136,10 @@ static inline int pxi_var_queue_all_granted(const pxi_opr *o)
 {
     /* Granted at append means: a read needs no pending write, a write needs neither a
      * pending write nor running reads. */
+    if (PXI_LIKELY(o->n_deps == 1)) {
+        const pxi_var *v = o->deps[0].var;
+        return !v->head && (!o->deps[0].write || v->running_reads == 0);
+    }
     for (uint32_t i = 0; i < o->n_deps; ++i) {
         const pxi_var *v = o->deps[i].var;
         if (v->head || (o->deps[i].write && v->running_reads != 0))
@@ -140,6 +180,14 @@ static inline uint32_t pxi_var_queue_append_unlock(pxi_opr *o)
     /* Read once: the last unlock may hand @o to a releasing thread (an op of one Var holds no
      * pusher's count, push.c), after which this thread must not read it. */
     uint32_t granted = 0, n = o->n_deps;
+    if (PXI_LIKELY(n == 1 && o->kind != PXI_OP_DELETE)) {
+        pxi_dep *d = &o->deps[0];
+        pxi_var *v = d->var;
+        granted = pxi_var_queue_append_dep(d);
+        VAR_CHECK(o->e, v);
+        pxi_spin_unlock(&v->lock);
+        return granted;
+    }
     for (uint32_t i = 0; i < n; ++i) {
         pxi_dep *d = &o->deps[i];
         granted += pxi_var_queue_append_dep(d);
