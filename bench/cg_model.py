@@ -71,6 +71,10 @@ import statistics
 import sys
 
 PROJECT_RANKS = (64, 1024, 16384)
+# The statistic over rounds of every measured and calibrated time per iteration (--stat).
+STATS = {"median": statistics.median, "min": min,
+         "lower-half": lambda v: statistics.median(sorted(v)[:(len(v) + 1) // 2])}
+STAT = [statistics.median]
 
 
 # ---- geometry --------------------------------------------------------------------------------
@@ -344,7 +348,7 @@ def rates(groups, engine=None):
         if ranks != 1:
             continue
         n = local[0] * local[1] * local[2]
-        t1 = statistics.median(r["seconds_per_iter"] for r in res)
+        t1 = STAT[0]([r["seconds_per_iter"] for r in res])
         if impl == "parex" and engine:
             t1 -= engine.seconds(1, 0, threads, reported_ops(res))
         s = t1 / n
@@ -382,21 +386,25 @@ def load_calibration(path):
 
 
 class Compute:
-    """t_c of a row of P ranks x T threads on C cores, local box L:
-    t_c = n(L) s_K(L, T) max(1, P T / C) nnz_scale, K = min(P, max(1, C // T)): s_K is the
-    single-rank rate (seconds per iteration per point, slowest instance, median over rounds)
-    measured while K independent single-rank solves of box L, T threads each, ran together on
-    cores of their own (run_dcg.sh's calibration); more threads than cores time-share them.
-    Without a calibration line: the idle single-rank rate of the 1-rank rows (old model)."""
+    """t_c of a row of P ranks x T threads on C cores, local box L, from run_dcg.sh's
+    calibration: K independent single-rank solves of box L, T threads each, same program and
+    code path, launched together in the row's binding, no communication; s_K(L, T) the slowest
+    instance's seconds per iteration per point, the --stat over rounds. P T <= C: K = P (each
+    rank on T cores of its own), t_c = n s_P nnz_scale. P T > C (oversubscribed): K = P as well,
+    bound as the row's P ranks, so that the calibration time-shares the C cores as the row does
+    (scheduler slices, passive waits, OpenMP teams whose threads are not all running):
+    t_c = n s_P nnz_scale, and n s_K' P T / C (K' = C / T, the share alone) is shown beside
+    it as the time-sharing factor's analytic value. Without a calibration line: the idle
+    single-rank rate of the 1-rank rows times max(1, P T / C) (old model)."""
 
     def __init__(self, cal, groups, engine, cores):
         self.cal, self.engine, self.cores = cal, engine, cores
         self.by_series, self.by_impl = rates(groups, engine)
 
     def loaded(self, impl, local, threads, k, ranks=1):
-        """(s, spread): seconds per iteration per point of the slowest of K instances (median
-        over rounds; parex less its single-rank engine term), in the code path of a row of
-        that many ranks, and the median over rounds of slowest / fastest instance; None
+        """(s, spread): seconds per iteration per point of the slowest of K instances (the
+        --stat over rounds; parex less its single-rank engine term), in the code path of a row
+        of that many ranks, and the median over rounds of slowest / fastest instance; None
         without that calibration."""
         modes = ("-",) if impl != "parex" else ("none",) if ranks == 1 else ("graph", "push")
         res = next((self.cal[key] for key in ((impl, tuple(local), threads, k, m)
@@ -404,7 +412,7 @@ class Compute:
         if not res:
             return None
         n = local[0] * local[1] * local[2]
-        t = statistics.median(r["seconds_per_iter"] for r in res)
+        t = STAT[0]([r["seconds_per_iter"] for r in res])
         if impl == "parex" and self.engine:
             t -= self.engine.seconds(1, 0, threads, reported_ops(res))
         spread = statistics.median(
@@ -414,22 +422,30 @@ class Compute:
 
     def row(self, scaling, impl, p, t, local, procs):
         """(s, stretch, how, spread, calibrated) of a measured row; s None: no rate."""
-        k = min(p, max(1, self.cores // t))
         share = max(1.0, p * t / self.cores)
-        stretch = share * (nnz_scale(procs, local) if p > 1 else 1.0)
+        ghost = nnz_scale(procs, local) if p > 1 else 1.0
+        got = self.loaded(impl, local, t, p, p)
+        if got:
+            return got[0], ghost, "s_%d%s" % (p, " time-shared" if share > 1 else ""), \
+                got[1], True
+        k = min(p, max(1, self.cores // t))
         got = self.loaded(impl, local, t, k, p)
         shared = " x %g shared" % round(share, 2) if share > 1 else ""
         if got:
-            return got[0], stretch, "s_%d%s" % (k, shared), got[1], True
+            return got[0], ghost * share, "s_%d%s" % (k, shared), got[1], True
         s, how = rate_for(self.by_series, self.by_impl, scaling, impl, t)
-        return s, stretch, "idle 1-rank row" + (" " + how if how else "") + shared, None, False
+        return s, ghost * share, "idle 1-rank row" + (" " + how if how else "") + shared, \
+            None, False
 
-    def as_bound(self, impl, p, t, local, procs):
-        """t_c from P instances bound as the row's P ranks (oversubscribed rows), or None."""
-        got = self.loaded(impl, local, t, p, p)
+    def analytic_share(self, impl, p, t, local, procs):
+        """Oversubscribed rows: t_c = n s_K' nnz_scale P T / C (K' = C / T instances, the
+        node's cores each busy once), the time-sharing factor alone, or None."""
+        k = max(1, self.cores // t)
+        got = self.loaded(impl, local, t, min(p, k), p)
         if not got or p * t <= self.cores:
             return None
-        return local[0] * local[1] * local[2] * got[0] * nnz_scale(procs, local)
+        n = local[0] * local[1] * local[2]
+        return n * got[0] * nnz_scale(procs, local) * p * t / self.cores
 
 
 def fmt_ms(s):
@@ -472,7 +488,7 @@ def assumptions(allreduces, calibrated, cores):
 def measured_row(key, res, comp, net, allreduces, engine):
     """(table line, error % or None) of one measured configuration."""
     scaling, impl, p, t, local, procs, over = key
-    meas = statistics.median(r["seconds_per_iter"] for r in res)
+    meas = STAT[0]([r["seconds_per_iter"] for r in res])
     head = "| %s | %s | %dx%d | %s | %s | %s |" % (
         scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)), fmt_ms(meas))
     s, stretch, how, spread, calibrated = comp.row(scaling, impl, p, t, local, procs)
@@ -486,8 +502,8 @@ def measured_row(key, res, comp, net, allreduces, engine):
     definitional = p == 1 and not calibrated
     hm = [r.get("halo_seconds_per_iter") for r in res]
     am = [r.get("allreduce_seconds_per_iter") for r in res]
-    hm = fmt_ms(statistics.median(hm)) if None not in hm else "-"
-    am = fmt_ms(statistics.median(am)) if None not in am else "-"
+    hm = fmt_ms(STAT[0](hm)) if None not in hm else "-"
+    am = fmt_ms(STAT[0](am)) if None not in am else "-"
     om = [r.get("overlap") for r in res]
     om = "%.2f" % statistics.median(om) if None not in om else "-"
     ov = "-"
@@ -500,7 +516,7 @@ def measured_row(key, res, comp, net, allreduces, engine):
         et = "%d x %.3f + %d x %.3f us = %s" % (
             m["ops"], engine.op_s(t) * 1e6, n_msg, engine.msg_s * 1e6,
             fmt_ms(m["engine"] + n_msg * engine.msg_s))
-    bound = comp.as_bound(impl, p, t, local, procs)
+    bound = comp.analytic_share(impl, p, t, local, procs)
     line = head + " %s | %s | %s (%s) | %s | %s | %s / %s | %s / %s | %s | %s |" % (
         fmt_ms(mod), "(defines s)" if definitional else "%+.1f" % err, fmt_ms(m["compute"]),
         how, "%.2f" % spread if spread else "-", fmt_ms(bound) if bound else "-", hm,
@@ -518,7 +534,7 @@ def measured_table(groups, comp, net, cores, allreduces, engine, out):
             continue
         out("\n### Measured vs model, %s (time per iteration, ms; slowest rank)\n" % title)
         out("| scaling | impl | ranks x threads | local | procs | measured | model | error % |"
-            " compute model (rate) | calib. slowest/fastest | compute, P instances as bound |"
+            " compute model (rate) | calib. slowest/fastest | compute, s_K x P T / C |"
             " halo meas/model | allreduce meas/model | overlap meas/model |"
             " engine: ops x c_op + msgs x c_msg = ms |")
         out("|---|---|---|---|---|---:|---:|---:|---|---:|---:|---|---|---|---|")
@@ -601,6 +617,8 @@ def parse_args(argv):
                     "idle single-rank rate of the 1-rank rows")
     ap.add_argument("--pingpong", action="append", default=[],
                     help="bench_pingpong --json output (repeatable)")
+    ap.add_argument("--stat", choices=sorted(STATS), default="median",
+                    help="statistic over rounds of the rows' and the calibrations' times")
     ap.add_argument("--pp-stat", choices=("median", "min"), default="median",
                     help="ping-pong statistic for MPI and the engine's per-message cost")
     ap.add_argument("--latency-us", type=float, help="assumed interconnect latency")
@@ -741,6 +759,7 @@ def print_engine(engine, groups, out):
 
 def main(argv):
     a = parse_args(argv)
+    STAT[0] = STATS[a.stat]
     out = print
     for path in [a.runs] + a.pingpong:
         if not os.path.isfile(path):

@@ -283,31 +283,45 @@ done
 
 # calibrate "IMPL BOX T K MODE" ROUND: K instances started together, one JSON record appended
 # to $calib (result: the slowest instance's, with every instance's seconds per iteration).
+# The launch is the row's: mpirun's options and environment of K ranks x T threads (launch);
+# K = 1 is the 1-rank row's very command line and stopping rule (a second, independent sample
+# of it, taken in the same round); K > 1 runs CAL_ITERS fixed iterations so that the
+# instances' loops overlap whatever their start-up.
 calibrate() {
-  local impl box t k mode round=$2 res i gate aff pids=()
+  local impl box t k mode round=$2 res i gate aff stop_b stop_p pids=() yield=()
   read -r impl box t k mode <<<"$1"
   launch "$k" "$t"
+  if ((k == 1)); then stop_b=$bsp_stop stop_p=$parex_stop
+  else stop_b="--iters $cal_iters" stop_p="--max-iters $cal_iters --tol 1e-300"; fi
   if [ "$impl" = bsp ]; then
     # one mpirun, the rows' binding, each rank its own single-rank solve (MPI_COMM_SELF),
     # the loops started together after a barrier
     res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" "$bsp" --independent \
-          --local "$box" --iters "$cal_iters" --json 2>/dev/null | json_line || true)
+          --local "$box" $stop_b --json 2>/dev/null | json_line || true)
+  elif ((k == 1)); then
+    res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np 1 "$parex_cg" --space threads \
+          --progress 0 --engine "$mode" --grid "${box//,/x}" $stop_p --json 2>/dev/null \
+          | json_line || true)
+    [ -z "$res" ] || res=$(python3 -c 'import json, sys; r = json.loads(sys.argv[1])
+r.update(instances=1, instance_seconds_per_iter=[r["seconds_per_iter"]]); print(json.dumps(r))' "$res")
   else
     # K one-rank jobs (mpirun -np 1 each: MPI initialized as in the rows, dcg's engine path
     # for mode graph), bound by taskset as mpirun binds the rows' ranks; each waits for the
-    # others (a file each in $gate) before it starts parex-cg. Exit status 3 (not converged:
-    # the fixed iterations run past tol 1e-300) is not a failure.
+    # others (a file each in $gate) before it starts parex-cg, and sees the K ranks of the
+    # row in OMPI_COMM_WORLD_LOCAL_SIZE (mpirun -np 1 says 1), so that parex applies the node
+    # rule of core/oversub.h as in the row (R x T > cores: passive waits, threads unbound).
+    # Exit status 3 (not converged: the fixed iterations run past tol 1e-300) is no failure.
     gate=$(mktemp -d -p "$work")
+    [[ " $mpi_opts " == *" mpi_yield_when_idle 1 "* ]] && yield=(--mca mpi_yield_when_idle 1)
     for ((i = 0; i < k; i++)); do
       if ((k * t <= cores)); then aff=(taskset -c "$((i * t))-$((i * t + t - 1))")
       elif ((t == 1)); then aff=(taskset -c "$((i % cores))")
       else aff=(); fi
-      env $env_opts $prefix "${aff[@]}" "${mpirun[@]}" -np 1 --bind-to none sh -c \
-        'g=$1 k=$2; : >"$g/r$3"; shift 3
+      env $env_opts $prefix "${aff[@]}" "${mpirun[@]}" -np 1 --bind-to none "${yield[@]}" \
+        sh -c 'g=$1 k=$2; : >"$g/r$3"; shift 3; export OMPI_COMM_WORLD_LOCAL_SIZE=$k
          while [ "$(ls "$g" | wc -l)" -lt "$k" ]; do sleep 0.005; done; exec "$@"' \
         sh "$gate" "$k" "$i" "$parex_cg" --space threads --progress 0 --engine "$mode" \
-        --grid "${box//,/x}" --max-iters "$cal_iters" --tol 1e-300 --json \
-        >"$gate.out$i" 2>/dev/null &
+        --grid "${box//,/x}" $stop_p --json >"$gate.out$i" 2>/dev/null &
       pids+=($!)
     done
     wait "${pids[@]}" || true
