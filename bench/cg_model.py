@@ -14,53 +14,37 @@ time per iteration and parallel efficiency of the HPCG weak-scaling problem to 6
 
 The model, per CG iteration of the slowest rank (the one with the most neighbours):
 
-  compute    t_c = n_local * s_K(L, T) * max(1, P T / C) * nnz_scale: s_K is the node-loaded
-             single-rank rate, seconds per iteration per point of the slowest of K single-rank
-             solves of the row's local box L (same implementation, T threads each) launched
-             together, each on T cores of its own, no communication (run_dcg.sh's calibration,
-             --calibration), K = min(P, C / T): memory bandwidth and caches shared as in the
-             row; P T > C threads time-share the C cores (the factor P T / C); nnz_scale: the
-             worst rank's ghost columns by cg.c's byte model (12 nnz + 88 n). Without a
-             calibration file s is the idle 1-rank row's rate (the old model). In the
-             projection K = C / T (a node whose cores all work) and the factor is 1
-  halo       t_h = sum over the rank's messages (one per neighbouring face, edge, corner) of
-             t_msg(bytes): the measured ping-pong half round trip at that size (log-log
-             interpolated on the curve's lower envelope from the largest size down, which
-             drops the spikes of a loaded machine; beyond the largest size + bytes / the best
-             bandwidth measured at >= 64 KiB), or latency + bytes / bandwidth for an assumed
-             interconnect; a rank's messages one after the other, packing not counted.
+  compute    t_c = n_local * s_P(L, T) * nnz_scale: s_P the node-loaded single-rank rate,
+             seconds per iteration per point of the slowest of K = P single-rank solves of the
+             row's local box L (same program and code path, T threads each) launched as the
+             row's P ranks (binding, environment, node load), no communication (run_dcg.sh's
+             calibration, in every round beside the rows); rows of P T > C threads time-share
+             the C cores in the calibration as in the row (the measured time-sharing term);
+             nnz_scale: the worst rank's ghost columns by cg.c's byte model (12 nnz + 88 n).
+             Fallbacks: s_K, K = min(P, C / T), times P T / C; without a calibration file the
+             idle 1-rank row's rate. Projection: K = C / T, no time-sharing. --stat: the
+             statistic over rounds (rows and calibrations alike; min by default).
+  halo       t_h = sum over the rank's messages (one per neighbouring face, edge, corner), one
+             after the other, of the measured ping-pong half round trip at that size (log-log
+             interpolation on the curve's lower envelope; beyond it + bytes / the best bandwidth
+             at >= 64 KiB) or latency + bytes / bandwidth of an assumed interconnect.
   allreduce  t_a = A * ceil(log2 P) * latency (A = 2 for CG: p.Ap and r.r, one double each),
              a recursive-doubling allreduce whose steps cost one small-message latency.
   SpMV part  f = (12 nnz/n + 24) / (12 nnz/n + 88) of t_c (the byte model of examples/cg/cg.c,
              nnz/n = 27 in the interior); the interior fraction g of the SpMV is the share of
              rows that touch no ghost.
-  engine     (parex only) every MPI message, halo or allreduce, costs c_msg more: the engine's
-             extra half round trip of bench_engine_pingpong (8 B through
-             px_engine_push_mpi_isend/irecv minus plain MPI_Send/Recv in the same run, ranks
-             bound as the CG's, PX_ENGINE_INLINE_NS=0; run_dcg.sh writes it to
-             bench/dcg_engine.txt; --msg-us X replaces it by hand), hidden with the halo where
-             overlap hides it, never for the allreduces; and
-             t_e = N_ops(P) * c_op: c_op is the engine's measured cost per op,
-             bench_engine's chain of empty ops with every op handed to a worker
-             (PX_ENGINE_INLINE_NS=0), T workers pinned to T cores as a bound rank of T threads
-             (run_dcg.sh writes it to bench/dcg_engine.txt; --op-ns X replaces it by hand);
-             N_ops(P) the engine ops parex-cg pushes per iteration: its JSON's
-             "engine_ops_per_iter" when it reports one, else --ops-per-iter A,B,C: A on one
-             rank, B + C * neighbours on more (default 8,12,2, counted in examples/cg/dcg.c at
-             c203d68 for plain CG on host vectors: per exchange a clock stamp, one receive and
-             one send per neighbour and the pack; interior SpMV, two clock stamps, boundary
-             SpMV; twice a clock stamp and an allreduce; the residual update; the x/p update;
-             on one rank no exchange and no SpMV stamps). parex's rate s is its single-rank
-             run's less that run's engine term, N_ops(1) c_op.
+  engine     (parex only) every MPI message costs c_msg more (bench_engine_pingpong's
+             engine half round trip less plain MPI's, PX_ENGINE_INLINE_NS=0, ranks bound as the
+             CG's; --msg-us X by hand), hidden with the halo where overlap hides it, never for
+             the allreduces; and t_e = N_ops(P) c_op: c_op bench_engine's chain of empty ops
+             handed to T workers pinned to T cores (--op-ns X by hand), N_ops(P) parex-cg's
+             "engine_ops_per_iter" or --ops-per-iter A,B,C (A on one rank, B + C x neighbours
+             on more; 8,12,2 counted in examples/cg/dcg.c at c203d68). parex's rate is its
+             single-rank run's less N_ops(1) c_op. run_dcg.sh writes both to dcg_engine.txt.
   no overlap (bulk-synchronous):  t = t_h + t_c + t_a;  parallel efficiency = t_c(1) / t(P)
   overlap    (parex):             t = max(g f t_c, t_h) + (1 - g) f t_c + (1 - f) t_c + t_a + t_e
 
-Assumptions (printed with the tables, function assumptions): the compute term above; network
-parameters from the on-node ping-pong (shared memory, OpenMPI's vader BTL, not a network) or
-the assumed interconnect (e.g. 1.5 us, 12 GB/s, an InfiniBand EDR/HDR-class NIC); no network
-contention or topology, no OS noise, no imbalance beyond the calibration's slowest instance;
-HPCG's process grid, the slowest rank the one with the most neighbours; an engine op costs
-what an empty op costs in a chain on the same cores.
+Assumptions: printed with the tables (function assumptions), numbered.
 """
 import argparse
 import collections
@@ -70,11 +54,14 @@ import os
 import statistics
 import sys
 
+from cg_model_inputs import Engine, Network, json_lines, load_engine, load_pingpong, \
+    reported_ops
+
 PROJECT_RANKS = (64, 1024, 16384)
 # The statistic over rounds of every measured and calibrated time per iteration (--stat).
 STATS = {"median": statistics.median, "min": min,
          "lower-half": lambda v: statistics.median(sorted(v)[:(len(v) + 1) // 2])}
-STAT = [statistics.median]
+STAT, STAT_NAME = [statistics.median], ["median"]
 
 
 # ---- geometry --------------------------------------------------------------------------------
@@ -123,126 +110,6 @@ def worst_rank_halo(procs, local):
     return msgs, interior
 
 
-# ---- network ---------------------------------------------------------------------------------
-
-class Network:
-    """Message time: the measured ping-pong curve (log-log interpolation) or alpha + b / beta."""
-
-    def __init__(self, curve=None, latency_s=None, bandwidth_bs=None, label=""):
-        # A larger message never costs less than a smaller one: the lower envelope from the
-        # largest size down removes the spikes a loaded machine puts into single sizes.
-        c = sorted(curve or [])
-        for i in range(len(c) - 2, -1, -1):
-            c[i] = (c[i][0], min(c[i][1], c[i + 1][1]))
-        self.curve = c
-        self.label = label
-        if c:
-            self.alpha = c[0][1]
-            big = [b / (t - self.alpha) for b, t in c if b >= 65536 and t > self.alpha]
-            self.beta = max(big) if big else float("inf")
-        else:
-            self.alpha, self.beta = latency_s, bandwidth_bs
-
-    def msg(self, nbytes):
-        c = self.curve
-        if not c:
-            return self.alpha + nbytes / self.beta
-        if nbytes <= c[0][0]:
-            return c[0][1]
-        if nbytes >= c[-1][0]:
-            return c[-1][1] + (nbytes - c[-1][0]) / self.beta
-        for (b0, t0), (b1, t1) in zip(c, c[1:]):
-            if b0 <= nbytes <= b1:
-                w = math.log(nbytes / b0) / math.log(b1 / b0)
-                return math.exp(math.log(t0) + w * (math.log(t1) - math.log(t0)))
-        return c[-1][1]
-
-
-def load_pingpong(paths, stat):
-    """Ping-pong curve [(bytes, seconds)] and measured allreduce {(ranks, doubles): seconds}."""
-    curve, allreduce = [], {}
-    key = "half_rtt_us" if stat == "median" else "half_rtt_us_min"
-    akey = "us" if stat == "median" else "us_min"
-    for path in paths:
-        for line in open(path):
-            line = line.strip()
-            if not line.startswith("{"):
-                continue
-            rec = json.loads(line)
-            for row in rec.get("pingpong", []):
-                curve.append((row["bytes"], row[key] * 1e-6))
-            for row in rec.get("allreduce", []):
-                allreduce[(rec["ranks"], row["doubles"])] = row[akey] * 1e-6
-    return curve, allreduce
-
-
-# ---- the engine term ------------------------------------------------------------------------
-
-class Engine:
-    """The engine's per-op cost c_op(T) (seconds), its extra cost per MPI message c_msg
-    (seconds) and the op count N_ops(P, neighbours)."""
-
-    def __init__(self, per_threads, source, ops_abc, msg_s=0.0, msg_source="none",
-                 roundtrip_s=None):
-        self.per_threads = per_threads  # {threads: seconds per op}
-        self.source = source
-        self.ops_abc = ops_abc
-        self.msg_s = msg_s
-        self.msg_src = msg_source
-        self.roundtrip_s = roundtrip_s
-
-    def op_s(self, threads):
-        if not self.per_threads:
-            return 0.0
-        if threads in self.per_threads:
-            return self.per_threads[threads]
-        near = min(self.per_threads, key=lambda t: (abs(t - threads), t))
-        return self.per_threads[near]
-
-    def ops(self, ranks, neighbours, reported=None):
-        if reported is not None:
-            return reported
-        a, b, c = self.ops_abc
-        return a if ranks == 1 else b + c * neighbours
-
-    def seconds(self, ranks, neighbours, threads, reported=None):
-        return self.ops(ranks, neighbours, reported) * self.op_s(threads)
-
-
-def load_engine(path, stat="median"):
-    """bench/dcg_engine.txt: {threads: seconds per op} and its command ("engine_op" lines),
-    and the engine's extra seconds per message and op round trip (bench_engine_pingpong lines,
-    medians; stat "min": the batch minima of both half round trips), or None where absent."""
-    per, src, extra, rt, msrc = {}, [], [], [], []
-    for line in open(path):
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        d = json.loads(line)
-        rec = d.get("engine_op")
-        if rec:
-            per[rec["threads"]] = rec["ns_per_op"] * 1e-9
-            src.append(rec.get("source", "?"))
-        if "engine_extra_us" in d:
-            if stat == "min":
-                e = d["engine_half_rtt_us_min"] - d["mpi_half_rtt_us_min"]
-                rt.append(d.get("op_roundtrip_us_min", float("nan")) * 1e-6)
-            else:
-                e = d["engine_extra_us"]
-                rt.append(d.get("op_roundtrip_us", float("nan")) * 1e-6)
-            extra.append(max(0.0, e) * 1e-6)
-            msrc.append(d.get("source", "bench_engine_pingpong"))
-    msg = (statistics.median(extra), statistics.median(rt), "; ".join(sorted(set(msrc)))) \
-        if extra else None
-    return per, "; ".join(src), msg
-
-
-def reported_ops(res):
-    """parex-cg's own count of engine ops per iteration (median over runs), or None."""
-    v = [r["engine_ops_per_iter"] for r in res if r.get("engine_ops_per_iter") is not None]
-    return statistics.median(v) if v else None
-
-
 # ---- the model -------------------------------------------------------------------------------
 
 def spmv_fraction(nnz_per_row=27.0):
@@ -272,18 +139,20 @@ def nnz_scale(procs, local):
 
 
 def model(procs, local, rate_s, net, allreduces, stretch=1.0, engine=None, threads=1,
-          ops=None):
+          ops=None, ar_s=None):
     """Modelled seconds per iteration: dict with compute, halo, allreduce, engine, no_overlap,
     overlap (overlap includes the engine term). rate_s: seconds per iteration per local point;
     stretch: factor on n rate_s, at least 1 (time-sharing of the cores, ghost columns);
-    engine: an Engine or None; ops: parex-cg's reported op count, if any."""
+    engine: an Engine or None; ops: parex-cg's reported op count, if any; ar_s: one allreduce
+    measured on time-shared cores (oversubscribed rows) instead of ceil(log2 P) latencies."""
     p = procs[0] * procs[1] * procs[2]
     n = local[0] * local[1] * local[2]
     t_c = n * rate_s * stretch
     msgs, g = worst_rank_halo(procs, local) if p > 1 else ([], 1.0)
     c_msg = engine.msg_s if engine else 0.0
     t_h = sum(net.msg(b) + c_msg for b in msgs)
-    t_a = allreduces * (math.ceil(math.log2(p)) * net.alpha + c_msg) if p > 1 else 0.0
+    step = ar_s if ar_s is not None else math.ceil(math.log2(p)) * net.alpha
+    t_a = allreduces * (step + c_msg) if p > 1 else 0.0
     f = spmv_fraction()
     t_e = engine.seconds(p, len(msgs), threads, ops) if engine else 0.0
     n_ops = engine.ops(p, len(msgs), ops) if engine else 0
@@ -295,15 +164,6 @@ def model(procs, local, rate_s, net, allreduces, stretch=1.0, engine=None, threa
 
 
 # ---- measured runs ---------------------------------------------------------------------------
-
-def json_lines(path):
-    """The JSON objects of the file's lines that start with "{" (other lines are log text)."""
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line.startswith("{"):
-                yield json.loads(line)
-
 
 def load_runs(path):
     """Records {impl, scaling, ranks, threads, local, procs, oversubscribed, result}; a bare
@@ -455,16 +315,26 @@ def fmt_ms(s):
 # ---- output ----------------------------------------------------------------------------------
 
 def assumptions(allreduces, calibrated, cores):
-    head = ("(1) compute: a measured single-rank rate, the node-loaded one: K = min(P, %d / T) "
-            "independent single-rank solves of the row's local box, same program, same code "
-            "path (parex: its shared-memory solver for 1-rank rows, dcg.c through the engine "
-            "(--engine graph) on one rank for P > 1), T threads each, started together on T "
-            "cores of their own, bound as the row's ranks, no communication (run_dcg.sh's "
-            "calibration, a run apart from the rows: the 1-rank rows are predicted too); the "
-            "slowest instance's time per iteration, median over rounds: memory bandwidth and "
-            "caches are shared as in the row; rows of more threads than cores time-share the "
-            "cores, t_c x P T / %d (no context-switch or wake-up cost); the worst rank's ghost "
-            "columns by cg.c's byte model (12 nnz + 88 n);" % (cores, cores) if calibrated else
+    head = ("(1) compute: a measured single-rank rate, the node-loaded one: K = P independent "
+            "single-rank solves of the row's local box, same program, same code path (parex: "
+            "its shared-memory solver for 1-rank rows, dcg.c through the engine on one rank "
+            "for P > 1), T threads each, launched as the row's P ranks (mpirun's binding and "
+            "environment; parex instances told the row's %d-core node rule through "
+            "OMPI_COMM_WORLD_LOCAL_SIZE), no communication, in every round beside the rows "
+            "(run_dcg.sh's calibration); K = 1 is the 1-rank row's own command line, so a "
+            "1-rank row is predicted by an independent sample of itself: its error is the "
+            "run-to-run reproducibility; the slowest instance's time per iteration: memory "
+            "bandwidth and caches are shared as in the row; the worst rank's ghost columns by "
+            "cg.c's byte model (12 nnz + 88 n);\n(1b) oversubscribed rows (P T > %d): the "
+            "same K = P calibration time-shares the cores as the row does (scheduler slices, "
+            "passive waits, OpenMP teams not all running), so the time-sharing term is measured, "
+            "not the analytic share P T / %d (shown beside it as 's_K x P T / C'); each "
+            "allreduce costs what bench_pingpong measured for P ranks on the row's time-shared "
+            "cores instead of ceil(log2 P) latencies;\n(1c) statistics: rows and calibrations "
+            "alike, the %s over rounds; the other statistic's error beside it (this VM's noise "
+            "only ever slows a run and is bimodal: the minimum estimates the undisturbed time "
+            "of both, the median lands in either mode with 5 rounds);" % (
+                cores, cores, cores, STAT_NAME[0]) if calibrated else
             "(1) compute: the single-rank run of the same implementation with the same threads "
             "on an idle machine (no calibration file: no memory-bandwidth or cache sharing "
             "between ranks); rows of more threads than cores stretch it by P T / %d;" % cores)
@@ -477,12 +347,12 @@ def assumptions(allreduces, calibrated, cores):
             "measured engine cost per op and per message;\n(5) no network contention or "
             "topology, no OS noise and no load imbalance beyond what the calibration's slowest "
             "instance shows; whatever the rows lose to those (waiting inside the halo exchange "
-            "and the allreduces for a slower rank: the measured halo and allreduce columns "
-            "against the model's) is the model's residual, the error column;\n(6) the "
-            "projection: every rank on T cores of a node whose cores all work (s_K, K = cores / "
-            "T, no time-sharing), all 26 neighbours' messages at the network's parameters (also "
-            "those on the same node), HPCG's process grid; matrix rows (METIS parts of a file) "
-            "are not modelled." % allreduces)
+            "and the allreduces for a slower or descheduled rank: the measured halo and "
+            "allreduce columns against the model's) is the model's residual, the error "
+            "column;\n(6) the projection: every rank on T cores of a node whose cores all work "
+            "(s_K, K = cores / T, no time-sharing), all 26 neighbours' messages at the "
+            "network's parameters (also those on the same node), HPCG's process grid; matrix "
+            "rows (METIS parts of a file) are not modelled." % allreduces)
 
 
 def measured_row(key, res, comp, net, allreduces, engine):
@@ -495,8 +365,9 @@ def measured_row(key, res, comp, net, allreduces, engine):
     if s is None:
         return head + " - | - | %s | - | - | - | - | - | - |" % how, None
     eng = engine if impl == "parex" else None
+    ar_s = comp.measured_ar.get((p, 1)) if p * t > comp.cores else None
     m = model(procs, local, s, net, allreduces, stretch=stretch, engine=eng, threads=t,
-              ops=reported_ops(res) if eng else None)
+              ops=reported_ops(res) if eng else None, ar_s=ar_s)
     mod = m["overlap"] if impl == "parex" else m["no_overlap"]
     err = (mod - meas) / meas * 100.0
     definitional = p == 1 and not calibrated
@@ -533,22 +404,31 @@ def measured_table(groups, comp, net, cores, allreduces, engine, out):
         if not keys:
             continue
         out("\n### Measured vs model, %s (time per iteration, ms; slowest rank)\n" % title)
-        out("| scaling | impl | ranks x threads | local | procs | measured | model | error % |"
+        alt = "median" if STAT[0] is not statistics.median else "min"
+        out("| scaling | impl | ranks x threads | local | procs | measured | model | error %% |"
+            " error %% (%s) |" % alt +
             " compute model (rate) | calib. slowest/fastest | compute, s_K x P T / C |"
             " halo meas/model | allreduce meas/model | overlap meas/model |"
             " engine: ops x c_op + msgs x c_msg = ms |")
-        out("|---|---|---|---|---|---:|---:|---:|---|---:|---:|---|---|---|---|")
+        out("|---|---|---|---|---|---:|---:|---:|---:|---|---:|---:|---|---|---|---|")
         errs = collections.defaultdict(list)
         for key in keys:
             line, err = measured_row(key, groups[key], comp, net, allreduces, engine)
-            out(line)
+            primary, STAT[0] = STAT[0], STATS[alt]  # the same row under the other statistic
+            err2 = measured_row(key, groups[key], comp, net, allreduces, engine)[1]
+            STAT[0] = primary
+            cells = line.split(" | ")
+            cells.insert(8, "-" if err2 is None else "%+.1f" % err2)
+            out(" | ".join(cells))
             if err is not None:
-                errs[(key[1], "1 rank" if key[2] == 1 else "2 or more ranks")].append(abs(err))
+                what = "1 rank" if key[2] == 1 else "2 or more ranks"
+                errs[(key[1], what, STAT_NAME[0])].append(abs(err))
+                errs[(key[1], what, alt)].append(abs(err2))
         out("")
-        for (impl, what), e in sorted(errs.items()):
-            out("Model error, %s, %s rows of %s: max |error| %.1f%%, median %.1f%% (%d rows; "
-                "target 20%%: %s)  " % (
-                    impl, "oversubscribed" if over else "not oversubscribed", what, max(e),
+        for (impl, what, st), e in sorted(errs.items(), key=lambda i: i[0][2] != STAT_NAME[0]):
+            out("Model error (%s over rounds), %s, %s rows of %s: max |error| %.1f%%, median "
+                "%.1f%% (%d rows; target 20%%: %s)  " % (
+                    st, impl, "oversubscribed" if over else "not oversubscribed", what, max(e),
                     statistics.median(e), len(e), "met" if max(e) <= 20 else "MISSED"))
 def allreduce_check(measured_ar, net, cores, out):
     if not measured_ar:
@@ -561,8 +441,6 @@ def allreduce_check(measured_ar, net, cores, out):
         out("| %d | %d | %.3f | %.3f | %s |" % (p, d, s * 1e6,
                                                  math.ceil(math.log2(p)) * net.alpha * 1e6,
                                                  "yes" if p > cores else ""))
-
-
 
 
 def projection(rate_s, grid, threads, nets, allreduces, impl, out, engine=None, own=None):
@@ -617,7 +495,7 @@ def parse_args(argv):
                     "idle single-rank rate of the 1-rank rows")
     ap.add_argument("--pingpong", action="append", default=[],
                     help="bench_pingpong --json output (repeatable)")
-    ap.add_argument("--stat", choices=sorted(STATS), default="median",
+    ap.add_argument("--stat", choices=sorted(STATS), default="min",
                     help="statistic over rounds of the rows' and the calibrations' times")
     ap.add_argument("--pp-stat", choices=("median", "min"), default="median",
                     help="ping-pong statistic for MPI and the engine's per-message cost")
@@ -680,8 +558,6 @@ def make_engine(a, groups):
     return Engine(per, src or "none", abc, msg_s, msg_src, rt)
 
 
-
-
 def choose_projections(groups, comp, a):
     """[(rate, grid, threads, description, idle rate or None)] for the projection, one per
     threads per rank, and a reason when empty. The rate: s_K of a single-rank solve of the
@@ -720,7 +596,7 @@ def calibration_table(comp, out):
     if not comp.cal:
         return
     out("\n### Calibration: single-rank rates with K instances loading the node (run_dcg.sh; "
-        "time per iteration of the slowest instance, median over rounds)\n")
+        "time per iteration of the slowest instance, %s over rounds)\n" % STAT_NAME[0])
     out("| impl | code path | local | threads | instances K | as bound | ms per iteration |"
         " ns per point | slowest/fastest instance | rounds |")
     out("|---|---|---|---:|---:|---|---:|---:|---:|---:|")
@@ -735,8 +611,9 @@ def calibration_table(comp, out):
             if k * t > comp.cores else "cores of its own", fmt_ms(s * n), s * 1e9, spread,
             len(res)))
     out("\nparex's rates are less its single-rank engine term (the model adds the engine term "
-        "back per rank count); a row of P ranks x T threads takes s_K with K = min(P, cores / "
-        "T), times P T / cores when it has more threads than cores.")
+        "back per rank count); a row of P ranks x T threads takes s_P (K = P instances "
+        "launched as its ranks); without that line s_K, K = min(P, cores / T), times P T / "
+        "cores when it has more threads than cores.")
 
 
 def print_engine(engine, groups, out):
@@ -759,7 +636,7 @@ def print_engine(engine, groups, out):
 
 def main(argv):
     a = parse_args(argv)
-    STAT[0] = STATS[a.stat]
+    STAT[0], STAT_NAME[0] = STATS[a.stat], a.stat
     out = print
     for path in [a.runs] + a.pingpong:
         if not os.path.isfile(path):
@@ -780,6 +657,7 @@ def main(argv):
     engine = make_engine(a, groups)
     cal = load_calibration(a.calibration) if a.calibration else {}
     comp = Compute(cal, groups, engine, a.cores)
+    comp.measured_ar = measured_ar
     out("## Distributed CG model (bench/cg_model.py)\n")
     out(assumptions(a.allreduces, bool(cal), a.cores))
     out("\nMeasured rows use %s: latency %.3f us, asymptotic bandwidth %.3f GB/s; %d cores."
