@@ -48,7 +48,6 @@ Assumptions: printed with the tables (function assumptions), numbered.
 """
 import argparse
 import collections
-import json
 import math
 import os
 import statistics
