@@ -355,14 +355,14 @@ def assumptions(allreduces, calibrated, cores):
 
 
 def measured_row(key, res, comp, net, allreduces, engine):
-    """(table line, error % or None) of one measured configuration."""
+    """(table line, error % or None, model s, measured s) of one measured configuration."""
     scaling, impl, p, t, local, procs, over = key
     meas = STAT[0]([r["seconds_per_iter"] for r in res])
     head = "| %s | %s | %dx%d | %s | %s | %s |" % (
         scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)), fmt_ms(meas))
     s, stretch, how, spread, calibrated = comp.row(scaling, impl, p, t, local, procs)
     if s is None:
-        return head + " - | - | %s | - | - | - | - | - | - |" % how, None
+        return head + " - | - | %s | - | - | - | - | - | - |" % how, None, None, meas
     eng = engine if impl == "parex" else None
     ar_s = comp.measured_ar.get((p, 1)) if p * t > comp.cores else None
     m = model(procs, local, s, net, allreduces, stretch=stretch, engine=eng, threads=t,
@@ -391,7 +391,7 @@ def measured_row(key, res, comp, net, allreduces, engine):
         fmt_ms(mod), "(defines s)" if definitional else "%+.1f" % err, fmt_ms(m["compute"]),
         how, "%.2f" % spread if spread else "-", fmt_ms(bound) if bound else "-", hm,
         fmt_ms(m["halo"]), am, fmt_ms(m["allreduce"]), ov, et)
-    return line, None if definitional else err
+    return line, None if definitional else err, mod, meas
 
 
 def measured_table(groups, comp, net, cores, allreduces, engine, out):
@@ -410,15 +410,17 @@ def measured_table(groups, comp, net, cores, allreduces, engine, out):
             " halo meas/model | allreduce meas/model | overlap meas/model |"
             " engine: ops x c_op + msgs x c_msg = ms |")
         out("|---|---|---|---|---|---:|---:|---:|---:|---|---:|---:|---|---|---|---|")
-        errs = collections.defaultdict(list)
+        errs, misses = collections.defaultdict(list), []
         for key in keys:
-            line, err = measured_row(key, groups[key], comp, net, allreduces, engine)
+            line, err = measured_row(key, groups[key], comp, net, allreduces, engine)[:2]
             primary, STAT[0] = STAT[0], STATS[alt]  # the same row under the other statistic
             err2 = measured_row(key, groups[key], comp, net, allreduces, engine)[1]
             STAT[0] = primary
             cells = line.split(" | ")
             cells.insert(8, "-" if err2 is None else "%+.1f" % err2)
             out(" | ".join(cells))
+            if err is not None and abs(err) > 20:
+                misses.append(miss_line(key, groups[key], comp, net, allreduces, engine, err))
             if err is not None:
                 what = "1 rank" if key[2] == 1 else "2 or more ranks"
                 errs[(key[1], what, STAT_NAME[0])].append(abs(err))
@@ -429,6 +431,34 @@ def measured_table(groups, comp, net, cores, allreduces, engine, out):
                 "%.1f%% (%d rows; target 20%%: %s)  " % (
                     st, impl, "oversubscribed" if over else "not oversubscribed", what, max(e),
                     statistics.median(e), len(e), "met" if max(e) <= 20 else "MISSED"))
+        if misses:
+            out("\nRows outside 20%% (%s): the model at the calibration's fastest and slowest "
+                "round against the row's fastest and slowest round; the waits the row measured "
+                "(bsp: halo + allreduce) against the model's communication.\n" % STAT_NAME[0])
+            for m in misses:
+                out("- " + m)
+
+
+def miss_line(key, res, comp, net, allreduces, engine, err):
+    """Why a row misses: the spread over rounds of the row and of the model's calibration
+    (the model at the calibration's min and max round), and the measured communication."""
+    primary, span = STAT[0], []
+    for f in (min, max):
+        STAT[0] = f
+        span.append(measured_row(key, res, comp, net, allreduces, engine)[2:])
+    STAT[0] = primary
+    (mlo, rlo), (mhi, rhi) = span
+    noise = mlo <= rhi and rlo <= mhi
+    waits = [r.get("halo_seconds_per_iter", 0) + r.get("allreduce_seconds_per_iter", 0)
+             for r in res if "halo_seconds_per_iter" in r]
+    s, stretch, _, _, _ = comp.row(*key[:6])
+    m = model(key[5], key[4], s, net, allreduces, stretch=stretch)
+    return ("%s %s %dx%d: error %+.1f%%; rounds %s-%s ms, model %s-%s ms: %s%s" % (
+        key[0], key[1], key[2], key[3], err, fmt_ms(rlo), fmt_ms(rhi), fmt_ms(mlo),
+        fmt_ms(mhi), "the ranges overlap (within this run's noise)" if noise else
+        "the ranges do not overlap (a gap of the model)",
+        "; measured waits %s ms against %s ms modelled" % (
+            fmt_ms(STAT[0](waits)), fmt_ms(m["halo"] + m["allreduce"])) if waits else ""))
 def allreduce_check(measured_ar, net, cores, out):
     if not measured_ar:
         return
