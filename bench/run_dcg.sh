@@ -117,7 +117,9 @@ for line in open(sys.argv[1]):
 med = lambda v: statistics.median(v) if v else float("nan")
 spi = lambda runs: med([r["seconds_per_iter"] for r in runs.values()])
 print("## Distributed CG: parex-cg vs bulk-synchronous MPI+OpenMP (bench/run_dcg.sh)\n")
-print("Medians over rounds; ratio = parex / bsp time per iteration (ratio of the medians, then "
+nr = len({r for v in rows.values() for runs in v.values() for r in runs})
+print("%d rounds in %s. Medians over rounds;" % (nr, sys.argv[1]), end=" ")
+print("ratio = parex / bsp time per iteration (ratio of the medians, then "
       "the median of the per-round ratios); halo % = the bulk-synchronous halo exchange's share "
       "of its iteration; target (issue 15): parex <= 0.9x bsp where halo % >= 10.\n")
 print("| scaling | ranks x threads | local | procs | iterations parex/bsp | parex ms | bsp ms |"
@@ -497,4 +499,4 @@ echo "run_dcg.sh: load average at end $(cut -d' ' -f1-3 /proc/loadavg); raw line
      "calibration in $calib, ping-pong in $pp" >&2
 
 tables
-echo "run_dcg.sh: tables in $out" >&2
+echo "run_dcg.sh: tables in $out; ${SECONDS} s in all" >&2
