@@ -11,6 +11,7 @@ time per iteration and parallel efficiency of the HPCG weak-scaling problem to 6
                     [--calibration bench/dcg_calib.txt] [--latency-us 1.5 --bandwidth-gbs 12] [--project-grid N]
                     [--project-threads T] [--cores C] [--allreduces 2]
                     [--engine bench/dcg_engine.txt | --op-ns X] [--ops-per-iter 8,12,2]
+  bench/cg_model.py --self-test      (its checks; run_dcg.sh runs them before measuring)
 
 The model, per CG iteration of the slowest rank (the one with the most neighbours):
 
@@ -663,7 +664,34 @@ def print_engine(engine, groups, out):
                  "examples/cg/dcg.c at c203d68)" % engine.ops_abc))
 
 
+def self_test():
+    """Checks of the geometry, statistics, network envelope and compute choice (exit 0 if all
+    hold): bench/cg_model.py --self-test."""
+    assert [hpcg_shape(p) for p in (2, 4, 64, 1024, 16384)] == [
+        (2, 1, 1), (2, 2, 1), (4, 4, 4), (16, 8, 8), (32, 32, 16)]
+    msgs, g = worst_rank_halo((4, 4, 4), (32, 32, 32))
+    assert len(msgs) == 26 and sum(msgs) == 8 * (6 * 32 * 32 + 12 * 32 + 8)
+    assert abs(g - (30 / 32) ** 3) < 1e-12 and worst_rank_halo((2, 1, 1), (8, 8, 8))[0] == [512]
+    assert STATS["min"]([3, 1, 2]) == 1 and STATS["lower-half"]([5, 1, 4, 2, 3]) == 2
+    net = Network(curve=[(8, 1e-6), (16, 5e-6), (32, 2e-6)])
+    assert abs(net.msg(16) - 2e-6) < 1e-15 and net.alpha == 1e-6  # the lower envelope
+    m = model((4, 4, 4), (32, 32, 32), 1e-8, net, 2)
+    assert m["overlap"] <= m["no_overlap"] and m["messages"] == 26
+    res = lambda t: [{"seconds_per_iter": t, "instance_seconds_per_iter": [t, t]}]
+    cal = {("bsp", (8, 8, 8), 1, 4, "-"): res(4e-3), ("bsp", (8, 8, 8), 1, 2, "-"): res(1e-3)}
+    comp = Compute(cal, {}, None, 2)
+    s, stretch, how, _, _ = comp.row("weak", "bsp", 4, 1, (8, 8, 8), (2, 2, 1))
+    assert abs(s * 512 - 4e-3) < 1e-12 and "time-shared" in how  # K = P, measured sharing
+    assert abs(stretch - nnz_scale((2, 2, 1), (8, 8, 8))) < 1e-12
+    share = comp.analytic_share("bsp", 4, 1, (8, 8, 8), (2, 2, 1))
+    assert abs(share - 1e-3 * 2 * nnz_scale((2, 2, 1), (8, 8, 8))) < 1e-12
+    print("cg_model.py: self-test passed")
+    return 0
+
+
 def main(argv):
+    if argv == ["--self-test"]:
+        return self_test()
     a = parse_args(argv)
     STAT[0], STAT_NAME[0] = STATS[a.stat], a.stat
     out = print

@@ -181,6 +181,8 @@ if [ -n "${TABLES_ONLY:-}" ]; then
   exit 0
 fi
 
+# the model's own checks first: a broken model is found before the rounds, not after them
+python3 "$here/cg_model.py" --self-test >&2 || exit 1
 for f in "$bsp" "$pingpong"; do
   [ -x "$f" ] || { echo "run_dcg.sh: $f not built (needs MPI and OpenMP; bench/dcg.cmake)" >&2; exit 1; }
 done
