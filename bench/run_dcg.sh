@@ -6,13 +6,22 @@
 # the next (on these VMs the first program of a back-to-back pair runs slower; bench/bench_cg.c),
 # then the MPI ping-pong and allreduce latencies and the model (bench/cg_model.py).
 # Calibration of the model's compute term, in every round beside the measured rows: K
-# independent single-rank solves of a row's local box started together with the rows'
-# binding, no communication between them (bench_cg_bsp --independent: one mpirun, a barrier;
-# parex-cg: K mpirun -np 1 jobs bound by taskset, waiting for each other, in the row's code
-# path: the shared-memory solver for 1-rank rows, --engine graph for the others), K = min(P,
-# cores / T) for a row of P ranks x T threads (and K = P on oversubscribed rows, a cross-check):
-# the single-rank rate while K such ranks load the node (the slowest instance's time per
-# iteration; bench/cg_model.py --calibration).
+# independent single-rank solves of a row's local box started together in the row's launch
+# configuration (mpirun options, binding, environment), no communication between them
+# (bench_cg_bsp --independent: one mpirun, a barrier; parex-cg: K mpirun -np 1 jobs bound by
+# taskset as mpirun binds the row's ranks, waiting for each other, told the row's local rank
+# count, in the row's code path: the shared-memory solver for 1-rank rows, --engine graph for
+# the others), K = P for a row of P ranks x T threads (oversubscribed rows too: the
+# calibration time-shares the cores as the row does) and K = min(P, cores / T) (the fallback
+# and the analytic time-sharing check); K = 1 is the 1-rank row's own command line and
+# stopping rule. The single-rank rate while K such ranks load the node (the slowest
+# instance's time per iteration; bench/cg_model.py --calibration, minimum over rounds of rows
+# and calibrations alike: --stat).
+# Smoke test (about 1 minute): WEAK_GRID=16 STRONG_GRID=16 MATRICES= CAL_ITERS=100
+#   DATA=/tmp/d.txt CALIB=/tmp/c.txt PINGPONG=/tmp/p.txt ENGINE=/tmp/e.txt OUT=/tmp/r.md
+#   bench/run_dcg.sh build-rel 1
+# Tables only (no measuring: the model and tables again from DATA, CALIB, PINGPONG, ENGINE):
+#   TABLES_ONLY=1 bench/run_dcg.sh [BUILD_DIR]
 #
 # Usage (from the repository root): bench/run_dcg.sh [BUILD_DIR [ROUNDS]]
 #   BUILD_DIR   has bench/bench_cg_bsp and bench/bench_pingpong (default build/release)
@@ -42,7 +51,9 @@
 #   CALIB=bench/dcg_calib.txt  the calibration runs (JSON lines: impl, instances, threads,
 #                      local, oversubscribed, result with the slowest instance's
 #                      seconds_per_iter and every instance's instance_seconds_per_iter)
-#   CAL_ITERS=400      iterations of each calibration solve (fixed: the instances' loops
+#   MODEL_STAT=min     the statistic over rounds of the model's comparison (cg_model.py --stat:
+#                      min, median or lower-half; the table prints the median's error beside)
+#   CAL_ITERS=400      iterations of calibration solves of K > 1 instances (fixed: their loops
 #                      overlap whatever their start-up; past convergence the residual must stay
 #                      clear of denormals: the HPCG 32x32x8 box is at relres 1e-108 after 400)
 #   ENGINE=bench/dcg_engine.txt  the engine's per-op cost for the model: bench_engine's chain of
@@ -89,6 +100,89 @@ pingpong=$build/bench/bench_pingpong
 bench_engine=$build/bench/bench_engine
 engine_pp=$build/bench/bench_engine_pingpong
 cores=$(nproc)
+# ---- tables ---------------------------------------------------------------------------------------
+# tables: the comparison and scaling tables of $data and the model (cg_model.py), into $out.
+tables() {
+{
+  python3 - "$data" "$cores" <<'PY'
+import collections, json, statistics, sys
+rows = collections.defaultdict(lambda: collections.defaultdict(dict))
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        d = json.loads(line)
+        local = tuple(d["local"]) if d.get("local") else (d["matrix"],)
+        procs = tuple(d["procs"]) if d.get("procs") else (d["partition"],)
+        key = (d["scaling"], d["ranks"], d["threads"], local, procs, d["oversubscribed"])
+        rows[key][d["impl"]][d["round"]] = d["result"]
+med = lambda v: statistics.median(v) if v else float("nan")
+spi = lambda runs: med([r["seconds_per_iter"] for r in runs.values()])
+print("## Distributed CG: parex-cg vs bulk-synchronous MPI+OpenMP (bench/run_dcg.sh)\n")
+nr = len({r for v in rows.values() for runs in v.values() for r in runs})
+print("%d rounds in %s. Medians over rounds;" % (nr, sys.argv[1]), end=" ")
+print("ratio = parex / bsp time per iteration (ratio of the medians, then "
+      "the median of the per-round ratios); halo % = the bulk-synchronous halo exchange's share "
+      "of its iteration; target (issue 15): parex <= 0.9x bsp where halo % >= 10.\n")
+print("| scaling | ranks x threads | local | procs | iterations parex/bsp | parex ms | bsp ms |"
+      " ratio | per-round | bsp halo % | bsp allreduce % | parex overlap | target | oversubscribed |")
+print("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+order = sorted(rows, key=lambda k: (k[0] != "weak", k[0], k[3] if k[0] == "matrix" else (),
+                                     k[2], k[1]))
+for key in order:
+    scaling, p, t, local, procs, over = key
+    px, bs = rows[key].get("parex", {}), rows[key].get("bsp", {})
+    it = lambda runs: "/".join(sorted({str(r["iterations"]) for r in runs.values()})) or "-"
+    tp, tb = spi(px), spi(bs)
+    ratio = tp / tb if px and bs else float("nan")
+    per = med([px[r]["seconds_per_iter"] / bs[r]["seconds_per_iter"] for r in px if r in bs])
+    halo = med([r["halo_seconds_per_iter"] / r["seconds_per_iter"] for r in bs.values()]) * 100
+    ar = med([r["allreduce_seconds_per_iter"] / r["seconds_per_iter"] for r in bs.values()]) * 100
+    ov = [r["overlap"] for r in px.values() if r.get("overlap") is not None]
+    ovs = "%.2f" % med(ov) if ov else "-"
+    if not (px and bs) or p == 1:
+        target = "-"
+    elif halo >= 10:
+        target = "met" if ratio <= 0.9 else "MISSED"
+    else:
+        target = "n/a (halo < 10%)"
+    f = lambda x, fmt: "-" if x != x else fmt % x
+    print("| %s | %dx%d | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        scaling, p, t, "x".join(map(str, local)), "x".join(map(str, procs)), it(px), it(bs),
+        f(tp * 1e3, "%.3f"), f(tb * 1e3, "%.3f"), f(ratio, "%.3f"), f(per, "%.3f"),
+        f(halo, "%.1f"), f(ar, "%.1f"), ovs, target, "yes" if over else ""))
+print("\n### Scaling (weak: efficiency t(1)/t(P); strong and matrix: speedup t(1)/t(P); same "
+      "threads per rank)\n")
+ranks = sorted({k[1] for k in rows})
+print("| scaling | impl | threads | " + " | ".join("P=%d" % p for p in ranks) + " |")
+print("|---|---|---:|" + "---:|" * len(ranks))
+series = lambda k: k[0] if k[0] != "matrix" else "matrix %s (%s)" % (k[3][0], k[4][0])
+for name in sorted({series(k) for k in rows}, key=lambda s: (s != "weak", s)):
+    for impl in ("parex", "bsp"):
+        for t in sorted({k[2] for k in rows}):
+            ts = {k[1]: spi(rows[k][impl]) for k in rows
+                  if series(k) == name and k[2] == t and rows[k].get(impl)}
+            if 1 not in ts:
+                continue
+            cells = ["%.2f%s" % (ts[1] / ts[p], "" if p * t <= int(sys.argv[2]) else "*")
+                     if p in ts else "-" for p in ranks]
+            print("| %s | %s | %d | %s |" % (name, impl, t, " | ".join(cells)))
+print("\n\\* oversubscribed (more threads than cores)\n")
+PY
+  model_args=(--runs "$data" --pingpong "$pp" --cores "$cores" --stat "${MODEL_STAT:-min}")
+  [ -s "$calib" ] && model_args+=(--calibration "$calib")
+  [ -s "$engine_out" ] && model_args+=(--engine "$engine_out")
+  [ -n "$net_lat" ] && [ -n "$net_bw" ] && model_args+=(--latency-us "$net_lat" --bandwidth-gbs "$net_bw")
+  [ -n "${PROJECT_GRID:-}" ] && model_args+=(--project-grid "$PROJECT_GRID")
+  python3 "$here/cg_model.py" "${model_args[@]}"
+} | tee "$out"
+}
+if [ -n "${TABLES_ONLY:-}" ]; then
+  for f in "$data" "$pp"; do [ -s "$f" ] || { echo "run_dcg.sh: TABLES_ONLY: $f is empty" >&2; exit 1; }; done
+  tables
+  exit 0
+fi
+
+# the model's own checks first: a broken model is found before the rounds, not after them
+python3 "$here/cg_model.py" --self-test >&2 || exit 1
 for f in "$bsp" "$pingpong"; do
   [ -x "$f" ] || { echo "run_dcg.sh: $f not built (needs MPI and OpenMP; bench/dcg.cmake)" >&2; exit 1; }
 done
@@ -283,31 +377,45 @@ done
 
 # calibrate "IMPL BOX T K MODE" ROUND: K instances started together, one JSON record appended
 # to $calib (result: the slowest instance's, with every instance's seconds per iteration).
+# The launch is the row's: mpirun's options and environment of K ranks x T threads (launch);
+# K = 1 is the 1-rank row's very command line and stopping rule (a second, independent sample
+# of it, taken in the same round); K > 1 runs CAL_ITERS fixed iterations so that the
+# instances' loops overlap whatever their start-up.
 calibrate() {
-  local impl box t k mode round=$2 res i gate aff pids=()
+  local impl box t k mode round=$2 res i gate aff stop_b stop_p pids=() yield=()
   read -r impl box t k mode <<<"$1"
   launch "$k" "$t"
+  if ((k == 1)); then stop_b=$bsp_stop stop_p=$parex_stop
+  else stop_b="--iters $cal_iters" stop_p="--max-iters $cal_iters --tol 1e-300"; fi
   if [ "$impl" = bsp ]; then
     # one mpirun, the rows' binding, each rank its own single-rank solve (MPI_COMM_SELF),
     # the loops started together after a barrier
     res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" "$bsp" --independent \
-          --local "$box" --iters "$cal_iters" --json 2>/dev/null | json_line || true)
+          --local "$box" $stop_b --json 2>/dev/null | json_line || true)
+  elif ((k == 1)); then
+    res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np 1 "$parex_cg" --space threads \
+          --progress 0 --engine "$mode" --grid "${box//,/x}" $stop_p --json 2>/dev/null \
+          | json_line || true)
+    [ -z "$res" ] || res=$(python3 -c 'import json, sys; r = json.loads(sys.argv[1])
+r.update(instances=1, instance_seconds_per_iter=[r["seconds_per_iter"]]); print(json.dumps(r))' "$res")
   else
     # K one-rank jobs (mpirun -np 1 each: MPI initialized as in the rows, dcg's engine path
     # for mode graph), bound by taskset as mpirun binds the rows' ranks; each waits for the
-    # others (a file each in $gate) before it starts parex-cg. Exit status 3 (not converged:
-    # the fixed iterations run past tol 1e-300) is not a failure.
+    # others (a file each in $gate) before it starts parex-cg, and sees the K ranks of the
+    # row in OMPI_COMM_WORLD_LOCAL_SIZE (mpirun -np 1 says 1), so that parex applies the node
+    # rule of core/oversub.h as in the row (R x T > cores: passive waits, threads unbound).
+    # Exit status 3 (not converged: the fixed iterations run past tol 1e-300) is no failure.
     gate=$(mktemp -d -p "$work")
+    [[ " $mpi_opts " == *" mpi_yield_when_idle 1 "* ]] && yield=(--mca mpi_yield_when_idle 1)
     for ((i = 0; i < k; i++)); do
       if ((k * t <= cores)); then aff=(taskset -c "$((i * t))-$((i * t + t - 1))")
       elif ((t == 1)); then aff=(taskset -c "$((i % cores))")
       else aff=(); fi
-      env $env_opts $prefix "${aff[@]}" "${mpirun[@]}" -np 1 --bind-to none sh -c \
-        'g=$1 k=$2; : >"$g/r$3"; shift 3
+      env $env_opts $prefix "${aff[@]}" "${mpirun[@]}" -np 1 --bind-to none "${yield[@]}" \
+        sh -c 'g=$1 k=$2; : >"$g/r$3"; shift 3; export OMPI_COMM_WORLD_LOCAL_SIZE=$k
          while [ "$(ls "$g" | wc -l)" -lt "$k" ]; do sleep 0.005; done; exec "$@"' \
         sh "$gate" "$k" "$i" "$parex_cg" --space threads --progress 0 --engine "$mode" \
-        --grid "${box//,/x}" --max-iters "$cal_iters" --tol 1e-300 --json \
-        >"$gate.out$i" 2>/dev/null &
+        --grid "${box//,/x}" $stop_p --json >"$gate.out$i" 2>/dev/null &
       pids+=($!)
     done
     wait "${pids[@]}" || true
@@ -330,9 +438,11 @@ if len(runs) == int(sys.argv[1]):
 echo "run_dcg.sh: ping-pong (2 ranks) and allreduce (2..4 ranks)" >&2
 $prefix "${mpirun[@]}" -np 2 "$pingpong" --json | tee -a "$pp" >&2
 for p in 3 4; do
-  o=""
-  ((p > cores)) && o="--oversubscribe"
-  $prefix "${mpirun[@]}" $o -np "$p" "$pingpong" --allreduce-only --json | tee -a "$pp" >&2
+  # in the launch configuration of a row of p one-thread ranks (oversubscribed: ranks sharing
+  # cores with mpi_yield_when_idle, the model's allreduce on time-shared cores)
+  launch "$p" 1
+  env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$p" "$pingpong" --allreduce-only --json \
+    | tee -a "$pp" >&2
 done
 
 # ---- the engine's per-op cost (the model's engine term) -------------------------------------------
@@ -390,74 +500,5 @@ done
 echo "run_dcg.sh: load average at end $(cut -d' ' -f1-3 /proc/loadavg); raw lines in $data," \
      "calibration in $calib, ping-pong in $pp" >&2
 
-# ---- tables ---------------------------------------------------------------------------------------
-{
-  python3 - "$data" "$cores" <<'PY'
-import collections, json, statistics, sys
-rows = collections.defaultdict(lambda: collections.defaultdict(dict))
-for line in open(sys.argv[1]):
-    if line.startswith("{"):
-        d = json.loads(line)
-        local = tuple(d["local"]) if d.get("local") else (d["matrix"],)
-        procs = tuple(d["procs"]) if d.get("procs") else (d["partition"],)
-        key = (d["scaling"], d["ranks"], d["threads"], local, procs, d["oversubscribed"])
-        rows[key][d["impl"]][d["round"]] = d["result"]
-med = lambda v: statistics.median(v) if v else float("nan")
-spi = lambda runs: med([r["seconds_per_iter"] for r in runs.values()])
-print("## Distributed CG: parex-cg vs bulk-synchronous MPI+OpenMP (bench/run_dcg.sh)\n")
-print("Medians over rounds; ratio = parex / bsp time per iteration (ratio of the medians, then "
-      "the median of the per-round ratios); halo % = the bulk-synchronous halo exchange's share "
-      "of its iteration; target (issue 15): parex <= 0.9x bsp where halo % >= 10.\n")
-print("| scaling | ranks x threads | local | procs | iterations parex/bsp | parex ms | bsp ms |"
-      " ratio | per-round | bsp halo % | bsp allreduce % | parex overlap | target | oversubscribed |")
-print("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
-order = sorted(rows, key=lambda k: (k[0] != "weak", k[0], k[3] if k[0] == "matrix" else (),
-                                     k[2], k[1]))
-for key in order:
-    scaling, p, t, local, procs, over = key
-    px, bs = rows[key].get("parex", {}), rows[key].get("bsp", {})
-    it = lambda runs: "/".join(sorted({str(r["iterations"]) for r in runs.values()})) or "-"
-    tp, tb = spi(px), spi(bs)
-    ratio = tp / tb if px and bs else float("nan")
-    per = med([px[r]["seconds_per_iter"] / bs[r]["seconds_per_iter"] for r in px if r in bs])
-    halo = med([r["halo_seconds_per_iter"] / r["seconds_per_iter"] for r in bs.values()]) * 100
-    ar = med([r["allreduce_seconds_per_iter"] / r["seconds_per_iter"] for r in bs.values()]) * 100
-    ov = [r["overlap"] for r in px.values() if r.get("overlap") is not None]
-    ovs = "%.2f" % med(ov) if ov else "-"
-    if not (px and bs) or p == 1:
-        target = "-"
-    elif halo >= 10:
-        target = "met" if ratio <= 0.9 else "MISSED"
-    else:
-        target = "n/a (halo < 10%)"
-    f = lambda x, fmt: "-" if x != x else fmt % x
-    print("| %s | %dx%d | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-        scaling, p, t, "x".join(map(str, local)), "x".join(map(str, procs)), it(px), it(bs),
-        f(tp * 1e3, "%.3f"), f(tb * 1e3, "%.3f"), f(ratio, "%.3f"), f(per, "%.3f"),
-        f(halo, "%.1f"), f(ar, "%.1f"), ovs, target, "yes" if over else ""))
-print("\n### Scaling (weak: efficiency t(1)/t(P); strong and matrix: speedup t(1)/t(P); same "
-      "threads per rank)\n")
-ranks = sorted({k[1] for k in rows})
-print("| scaling | impl | threads | " + " | ".join("P=%d" % p for p in ranks) + " |")
-print("|---|---|---:|" + "---:|" * len(ranks))
-series = lambda k: k[0] if k[0] != "matrix" else "matrix %s (%s)" % (k[3][0], k[4][0])
-for name in sorted({series(k) for k in rows}, key=lambda s: (s != "weak", s)):
-    for impl in ("parex", "bsp"):
-        for t in sorted({k[2] for k in rows}):
-            ts = {k[1]: spi(rows[k][impl]) for k in rows
-                  if series(k) == name and k[2] == t and rows[k].get(impl)}
-            if 1 not in ts:
-                continue
-            cells = ["%.2f%s" % (ts[1] / ts[p], "" if p * t <= int(sys.argv[2]) else "*")
-                     if p in ts else "-" for p in ranks]
-            print("| %s | %s | %d | %s |" % (name, impl, t, " | ".join(cells)))
-print("\n\\* oversubscribed (more threads than cores)\n")
-PY
-  model_args=(--runs "$data" --pingpong "$pp" --cores "$cores")
-  [ -s "$calib" ] && model_args+=(--calibration "$calib")
-  [ -s "$engine_out" ] && model_args+=(--engine "$engine_out")
-  [ -n "$net_lat" ] && [ -n "$net_bw" ] && model_args+=(--latency-us "$net_lat" --bandwidth-gbs "$net_bw")
-  [ -n "${PROJECT_GRID:-}" ] && model_args+=(--project-grid "$PROJECT_GRID")
-  python3 "$here/cg_model.py" "${model_args[@]}"
-} | tee "$out"
-echo "run_dcg.sh: tables in $out" >&2
+tables
+echo "run_dcg.sh: tables in $out; ${SECONDS} s in all" >&2
