@@ -337,11 +337,10 @@ static PXI_ENGINE_INLINE int skip_if_input_failed(pxi_opr *o)
     return PXI_UNLIKELY(pxi_engine_has_marks(o->e)) && skip_marked_input(o);
 }
 
-/* Run SYNC or ASYNC op @o, whose inputs did not fail, on this thread (@w: its worker, or
- * NULL); @at_push: its pusher runs it at push (work-first inlining). Forced inline: in
- * pxi_engine_push's call (w NULL, at_push 1) the worker and device branches fold away, with
- * the call itself. */
-static PXI_ENGINE_INLINE void run_op(pxi_opr *o, pxi_worker *w, int at_push)
+/* Call SYNC or ASYNC op @o's function on this thread (@w: its worker, or NULL; @at_push: its
+ * pusher runs it at push, work-first inlining) inside its trace span and Kokkos Tools section;
+ * returns a SYNC function's status (PX_OK for ASYNC ops, which finish through their handle). */
+static PXI_ENGINE_INLINE int call_op(pxi_opr *o, pxi_worker *w, int at_push)
 {
     px_run_context rc;
     rc.ctx = o->ctx;
@@ -359,44 +358,92 @@ static PXI_ENGINE_INLINE void run_op(pxi_opr *o, pxi_worker *w, int at_push)
     if (tools)
         pxi_tools_begin_engine_op(name && name[0] ? name : "px_engine_op", on_pusher, &section);
     ++tl_in_op;
+    int st = PX_OK;
     if (o->kind == PXI_OP_SYNC) {
         int timed = o->inline_ok && pxi_cost_sample_this_run();
         int64_t c0 = timed ? pxi_os_now_ns() : 0;
-        int st = o->sfn(&rc, o->arg);
+        st = o->sfn(&rc, o->arg);
         if (timed)
             pxi_cost_record(o->e, o->sfn, pxi_os_now_ns() - c0);
-        --tl_in_op;
-        if (tools)
-            pxi_tools_end_engine_op(on_pusher, section);
-        if (traced)
-            pxi_trace_span("op", name, t0, pxi_trace_now_ns());
-        if (w && w->stream &&
-            (w->lane->kind == PXI_LANE_GPU || w->lane->kind == PXI_LANE_GPU_COPY)) {
-            /* Device work the op queued on our stream completes asynchronously: finish from
-             * the stream's host callback instead of synchronizing per op. */
-            const px_space *cs = w->lane->cuda_space;
-            o->run_status = st;
-            int rs = cs->ops->stream_then(w->stream, pxi_engine_gpu_done, o);
-            if (rs != PX_OK)
-                finish(o, st != PX_OK ? st : rs);
-            return;
-        }
-        finish_op(o, st);
     } else {
         atomic_init(&o->done.called, 0);
         o->afn(&rc, &o->done, o->arg);
-        --tl_in_op;
-        if (tools)
-            pxi_tools_end_engine_op(on_pusher, section);
-        if (traced)
-            pxi_trace_span("op", name, t0, pxi_trace_now_ns());
     }
+    --tl_in_op;
+    if (tools)
+        pxi_tools_end_engine_op(on_pusher, section);
+    if (traced)
+        pxi_trace_span("op", name, t0, pxi_trace_now_ns());
+    return st;
+}
+
+/* Run SYNC or ASYNC op @o, whose inputs did not fail, on this thread (as call_op), then finish
+ * a SYNC op. Forced inline: in pxi_engine_push's call (w NULL, at_push 1) the worker and device
+ * branches fold away, with the call itself. */
+static PXI_ENGINE_INLINE void run_op(pxi_opr *o, pxi_worker *w, int at_push)
+{
+    int st = call_op(o, w, at_push);
+    if (o->kind != PXI_OP_SYNC)
+        return;
+    if (w && w->stream && (w->lane->kind == PXI_LANE_GPU || w->lane->kind == PXI_LANE_GPU_COPY)) {
+        /* Device work the op queued on our stream completes asynchronously: finish from the
+         * stream's host callback instead of synchronizing per op. */
+        const px_space *cs = w->lane->cuda_space;
+        o->run_status = st;
+        int rs = cs->ops->stream_then(w->stream, pxi_engine_gpu_done, o);
+        if (rs != PX_OK)
+            finish(o, st != PX_OK ? st : rs);
+        return;
+    }
+    finish_op(o, st);
+}
+
+/* Run bulk block @o (engine_impl.h, pxi_bulk): seal it, so no push joins it any more, then run
+ * its first op and every entry in push order as if each were an op of its own (its span, its
+ * tools section, its failure report); once the Var fails, the later entries are skipped and
+ * reported as skipped ops are. One finish releases the Var, then the entries leave the in-flight
+ * count. Only CPU sync ops of one Var become bulk blocks: no stream, no cleanup. */
+static PXI_ENGINE_NOINLINE void run_bulk(pxi_opr *o, pxi_worker *w)
+{
+    pxi_bulk *b = pxi_opr_bulk(o);
+    /* Acquire: pairs with each append's release (push.c, bulk_append). */
+    uint32_t n = atomic_fetch_or_explicit(&b->state, PXI_BULK_SEALED, memory_order_acquire) &
+                 ~PXI_BULK_SEALED;
+    pxi_engine *e = o->e;
+    int fail = PX_OK;
+    for (uint32_t i = 0; i <= n; ++i) {
+        if (i > 0) { /* the entry becomes the block's op: reports and spans name it */
+            o->sfn = b->entry[i - 1].fn;
+            o->arg = b->entry[i - 1].arg;
+            o->name = b->entry[i - 1].name;
+        }
+        int s = PXI_UNLIKELY(pxi_engine_has_marks(e)) ? pxi_var_failure(e, o->deps[0].var) : PX_OK;
+        if (s != PX_OK) {
+            pxi_engine_report_failure(o, s, 1, &o->deps[0]);
+            fail = s;
+            continue;
+        }
+        int st = call_op(o, w, 0);
+        if (st != PX_OK) {
+            pxi_engine_op_failed(o, st); /* reports it and marks the Var */
+            fail = st;
+        }
+    }
+    /* A failure was reported op by op above: finish only passes it on through the Var. */
+    o->skipped = fail != PX_OK;
+    finish_op(o, fail);
+    if (n)
+        pxi_inflight_done_n(e, tl_worker, n);
 }
 
 void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
 {
     if (o->kind == PXI_OP_WAIT || o->kind == PXI_OP_DELETE) {
         execute_internal(o);
+        return;
+    }
+    if (PXI_UNLIKELY(o->bulk)) {
+        run_bulk(o, w);
         return;
     }
     if (skip_if_input_failed(o))
@@ -564,6 +611,66 @@ static PXI_ENGINE_INLINE int push_throttled(pxi_engine *e, const pxi_push *p, co
     return lane && lane->kind == PXI_LANE_CPU && throttle_now(lane);
 }
 
+/* ---- bulk execution at push (engine_impl.h, pxi_bulk) ---------------------------------------- */
+
+/* The handle of the Var this thread's last push that could join a bulk block wrote: the next
+ * such push to the same Var tries to join that Var's tail block (bulk_append), and makes its own
+ * block a bulk block when it cannot; a push to another Var only records its handle. A hint
+ * (the Var's lock decides), so pushes over ever-changing Vars never lock a Var twice. */
+static PXI_ENGINE_TLS uintptr_t tl_bulk_handle;
+
+/* Bulk blocks come from this pool class: its 63 spare deps hold 83 entries. */
+#define PXI_BULK_CLASS 2
+
+/* Whether public push @p may join or start a bulk block: a normal CPU sync op whose only Var is
+ * a write, pushed from outside any op, on an engine with workers and PX_ENGINE_BULK on. */
+static PXI_ENGINE_INLINE int bulk_eligible(const pxi_engine *e, const pxi_push *p)
+{
+    return e->bulk && p->kind == PXI_OP_SYNC && p->n_reads == 0 && p->n_writes == 1 &&
+           p->prop == PX_FN_NORMAL && p->ctx.type == PX_DEV_CPU && e->kind != PX_ENGINE_NAIVE &&
+           tl_in_op == 0;
+}
+
+/* Append public push @p's op to the bulk block at the tail of its Var's queue (engine_impl.h,
+ * pxi_bulk): 1 when it joined it, 0 when the Var is gone or its tail is not a bulk block of the
+ * same device and priority that is unstarted and has room (the caller pushes a block of its
+ * own). The caller holds an in-flight slot for the op (the entry keeps it). The tail's block
+ * stays live under the Var's lock: only its release, under that lock, lets it go. */
+static PXI_ENGINE_NOINLINE int bulk_append(pxi_engine *e, const pxi_push *p)
+{
+    uint32_t gen = 0;
+    pxi_var *v = pxi_handle_table_lookup(&e->vars, (uintptr_t)p->writes[0], &gen);
+    if (!v)
+        return 0;
+    int joined = 0;
+    pxi_spin_lock(&v->lock);
+    const pxi_dep *t = v->tail;
+    if (t && atomic_load_explicit(&v->hdr.gen, memory_order_relaxed) == gen && t->opr->bulk &&
+        t->opr->ctx.device_id == p->ctx.device_id && t->opr->priority == p->priority) {
+        pxi_bulk *b = pxi_opr_bulk(t->opr);
+        unsigned k = atomic_load_explicit(&b->state, memory_order_relaxed);
+        if (k < b->cap) { /* not sealed (the bit makes k >= cap) and room */
+            b->entry[k] = (pxi_bulk_entry){p->sfn, p->arg, p->name ? p->name : "op"};
+            /* Release: publishes the entry; fails when the runner sealed the block meanwhile
+             * (it then never reads entry k). */
+            joined = atomic_compare_exchange_strong_explicit(
+                &b->state, &k, k + 1u, memory_order_release, memory_order_relaxed);
+        }
+    }
+    pxi_spin_unlock(&v->lock);
+    return joined;
+}
+
+/* Make block @o (a bulk class block just filled) a bulk block with no entries. */
+static void bulk_init(pxi_opr *o)
+{
+    o->bulk = 1;
+    pxi_bulk *b = pxi_opr_bulk(o);
+    atomic_store_explicit(&b->state, 0u, memory_order_relaxed);
+    b->cap = (uint32_t)(((o->cap_deps - 1u) * sizeof(pxi_dep) - sizeof(pxi_bulk)) /
+                        sizeof(pxi_bulk_entry));
+}
+
 /* The push of @p (pxi_engine_push); @plain (a constant in each caller): @p is a public push's
  * as pxi_engine_push_plain describes it, and its other fields are not read. Over the 80-line
  * limit: one sequence whose steps share the block, the candidate state and the count. */
@@ -587,20 +694,40 @@ static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int
     int candidate = !block && tl_in_op == 0 &&
                     ((inline_ok && pxi_cost_below(e, p->sfn, e->inline_ns)) ||
                      (n == 1 && push_throttled(e, p, plain)));
+    /* Bulk execution: a second push in a row to the same Var joins its tail's bulk block, or
+     * starts one (bulk holds the in-flight slot taken for the try). */
+    int bulk = 0;
+    if (plain && !candidate && bulk_eligible(e, p)) {
+        uintptr_t h = (uintptr_t)p->writes[0];
+        if (tl_bulk_handle == h) {
+            pxi_inflight_reserve(e, 1);
+            if (bulk_append(e, p))
+                return PX_OK;
+            bulk = 1;
+        }
+        tl_bulk_handle = h;
+    }
     stack_opr on_stack;
     pxi_opr *o = block; /* prepared by its owner (queue links: pxi_var_queue_lock_live) */
-    if (!o && !(o = push_block(e, n, candidate, &on_stack))) {
+    if (!o && !(o = bulk ? opr_alloc_large(e, pxi_opr_class_deps[PXI_BULK_CLASS])
+                         : push_block(e, n, candidate, &on_stack))) {
         PXI_ERROR("%s: out of memory for an op with %zu Vars", p->caller, n);
+        if (bulk)
+            pxi_inflight_sub(e, 1);
         return PX_ENOMEM;
     } else if (!block) {
         int rc = pxi_push_deps_prepare(e, o, p, n, plain);
         if (PXI_UNLIKELY(rc != PX_OK)) {
             opr_free(e, o);
+            if (bulk)
+                pxi_inflight_sub(e, 1);
             return rc;
         }
     }
     pxi_push_opr_fill(e, o, p, inline_ok, !candidate, plain);
-    if (o->counted)
+    if (bulk)
+        bulk_init(o);
+    else if (o->counted)
         pxi_inflight_reserve(e, tl_in_op == 0);
     for (;;) {
         if (!pxi_var_queue_lock_live(o)) {
