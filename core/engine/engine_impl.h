@@ -200,35 +200,6 @@ typedef struct pxi_opr {
     pxi_dep deps[];
 } pxi_opr;
 
-/* Bulk execution (MXNet's bulk segments, at push; push.c, bulk_append and run_bulk): a sync op
- * whose only Var is a write, pushed while that Var's last queued dep is a bulk block's that no
- * thread has started, becomes one more entry of that block instead of a block of its own. The
- * block's first op is the block's own (sfn, arg, name); the entries follow it in push order in
- * the space of deps[1..], and the worker that runs the block runs them all, back to back.
- * state: the entries appended (low bits) and PXI_BULK_SEALED, set by the thread that starts
- * the block; a pusher (holding the Var's lock, the block being its tail) writes entry k, then
- * publishes it by moving state from k to k + 1 (release), which fails once the block is
- * sealed: the runner's acquire of the seal sees every entry it counts. */
-typedef struct pxi_bulk_entry {
-    px_sync_fn fn;
-    void *arg;
-    const char *name;
-} pxi_bulk_entry;
-
-typedef struct pxi_bulk {
-    atomic_uint state;
-    uint32_t cap; /* entries that fit */
-    pxi_bulk_entry entry[];
-} pxi_bulk;
-
-#define PXI_BULK_SEALED 0x80000000u
-
-/* The entries of bulk block @o (pxi_opr.bulk set). */
-static inline pxi_bulk *pxi_opr_bulk(struct pxi_opr *o)
-{
-    return (pxi_bulk *)(void *)&o->deps[1];
-}
-
 /* A FIFO of ops linked through pxi_opr.next, for ops that one thread owns (made ready and not
  * yet handed on): a Var queue release's ready ops, a thread's inline run list. */
 typedef struct pxi_opr_fifo {

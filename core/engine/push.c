@@ -28,10 +28,12 @@
 #include "base/alloc.h"
 #include "base/log.h"
 #include "base/os.h"
+#include "core/engine/bulk.h"
 #include "core/engine/cost.h"
 #include "core/engine/engine_impl.h"
 #include "core/engine/failure.h"
 #include "core/engine/inflight.h"
+#include "core/engine/opr_block.h"
 #include "core/engine/push_front.h"
 #include "core/engine/var_queue.h"
 #include "core/registry.h"
@@ -158,62 +160,6 @@ static void worker_flush(void)
         pxi_inflight_flush(tl_worker->lane->e);
 }
 
-/* ---- op blocks ------------------------------------------------------------------------- */
-
-/* opr_alloc prefetches 4 lines of the next block of every class: the smallest spans them. */
-_Static_assert(sizeof(pxi_opr) + 4 * sizeof(pxi_dep) > 3 * PXI_CACHE_LINE,
-               "op blocks of the first class span 4 lines");
-
-/* A block of a class past the first, or from the heap, for @n_deps Vars; NULL when none can
- * be had. */
-static PXI_ENGINE_NOINLINE pxi_opr *opr_alloc_large(pxi_engine *e, size_t n_deps)
-{
-    pxi_opr *o = NULL;
-    int cls = -1;
-    for (int c = 1; c < PXI_OPR_CLASSES; ++c)
-        if (n_deps <= pxi_opr_class_deps[c]) {
-            cls = c;
-            break;
-        }
-    if (cls >= 0) {
-        o = pxi_pool_get(&e->opr_pool[cls]);
-    } else if (n_deps <= UINT32_MAX) {
-        /* Ops with more than 256 Vars are rare enough to come from the heap. */
-        o = pxi_malloc(sizeof(pxi_opr) + n_deps * sizeof(pxi_dep));
-    }
-    if (!o)
-        return NULL;
-    o->size_class = cls;
-    o->cap_deps = (uint32_t)n_deps;
-    return o;
-}
-
-/* A block for @n_deps Vars, or NULL when none can be had. Inline for the first class (ops of up
- * to 4 Vars, nearly all), tested before anything else: out of line with its class loop, the
- * allocation was about 55 of the pusher's ~370 instructions per empty op (callgrind). */
-static PXI_ENGINE_INLINE pxi_opr *opr_alloc(pxi_engine *e, size_t n_deps)
-{
-    if (PXI_UNLIKELY(n_deps > pxi_opr_class_deps[0]))
-        return opr_alloc_large(e, n_deps);
-    /* Every class's block spans at least 4 lines (pxi_pool_init's count for them all). */
-    pxi_opr *o = pxi_pool_get_lines(&e->opr_pool[0], 4);
-    if (PXI_LIKELY(o != NULL)) {
-        o->size_class = 0;
-        o->cap_deps = (uint32_t)n_deps;
-    }
-    return o;
-}
-
-static void opr_free(pxi_engine *e, pxi_opr *o)
-{
-    if (o->size_class == PXI_OPR_OWNED) /* its owner's (pxi_push.block) */
-        return;
-    if (o->size_class >= 0)
-        pxi_pool_put(&e->opr_pool[o->size_class], o);
-    else if (o->size_class != PXI_OPR_ON_STACK)
-        pxi_free(o);
-}
-
 /* finish's first extra steps, for an op that failed or has a cleanup (pxi_opr.finish_extra):
  * out of line, as most ops of a function have neither. */
 static PXI_ENGINE_NOINLINE void finish_extra_before(pxi_opr *o, int status)
@@ -259,7 +205,7 @@ static PXI_ENGINE_INLINE void finish_op(pxi_opr *o, int status)
     if (o->size_class == PXI_OPR_OWNED)
         o->finish_hook(o, status);
     else if (o->size_class != PXI_OPR_ON_STACK)
-        opr_free(e, o);
+        pxi_opr_free(e, o);
     /* The ops the release made ready, in grant order: read each link before dispatching, as
      * a dispatch relinks the op (lane queue, ready list). A dispatch that runs an op inline
      * only queues it while this thread already runs one (run_inline): no recursion. */
@@ -382,8 +328,10 @@ static PXI_ENGINE_INLINE int call_op(pxi_opr *o, pxi_worker *w, int at_push)
  * branches fold away, with the call itself. */
 static PXI_ENGINE_INLINE void run_op(pxi_opr *o, pxi_worker *w, int at_push)
 {
+    /* Read first: an ASYNC op may finish inside its call, and its block be reused at once. */
+    int sync = o->kind == PXI_OP_SYNC;
     int st = call_op(o, w, at_push);
-    if (o->kind != PXI_OP_SYNC)
+    if (!sync)
         return;
     if (w && w->stream && (w->lane->kind == PXI_LANE_GPU || w->lane->kind == PXI_LANE_GPU_COPY)) {
         /* Device work the op queued on our stream completes asynchronously: finish from the
@@ -398,7 +346,7 @@ static PXI_ENGINE_INLINE void run_op(pxi_opr *o, pxi_worker *w, int at_push)
     finish_op(o, st);
 }
 
-/* Run bulk block @o (engine_impl.h, pxi_bulk): seal it, so no push joins it any more, then run
+/* Run bulk block @o (bulk.h, pxi_bulk): seal it, so no push joins it any more, then run
  * its first op and every entry in push order as if each were an op of its own (its span, its
  * tools section, its failure report); once the Var fails, the later entries are skipped and
  * reported as skipped ops are. One finish releases the Var, then the entries leave the in-flight
@@ -562,7 +510,7 @@ static PXI_ENGINE_INLINE pxi_opr *push_block(pxi_engine *e, size_t n, int candid
         s->o.cap_deps = PXI_STACK_DEPS;
         return &s->o;
     }
-    return opr_alloc(e, n);
+    return pxi_opr_alloc(e, n);
 }
 
 /* A pool block holding a copy of stack block @s (filled, not yet appended to any Var), or NULL
@@ -570,7 +518,7 @@ static PXI_ENGINE_INLINE pxi_opr *push_block(pxi_engine *e, size_t n, int candid
 static PXI_ENGINE_NOINLINE pxi_opr *opr_move_to_pool(pxi_engine *e, const pxi_opr *s,
                                                      const char *caller)
 {
-    pxi_opr *o = opr_alloc(e, s->n_deps);
+    pxi_opr *o = pxi_opr_alloc(e, s->n_deps);
     if (!o) {
         PXI_ERROR("%s: out of memory for an op with %u Vars", caller, (unsigned)s->n_deps);
         return NULL;
@@ -611,16 +559,13 @@ static PXI_ENGINE_INLINE int push_throttled(pxi_engine *e, const pxi_push *p, co
     return lane && lane->kind == PXI_LANE_CPU && throttle_now(lane);
 }
 
-/* ---- bulk execution at push (engine_impl.h, pxi_bulk) ---------------------------------------- */
+/* ---- bulk execution at push (bulk.h, pxi_bulk) ---------------------------------------- */
 
 /* The handle of the Var this thread's last push that could join a bulk block wrote: the next
  * such push to the same Var tries to join that Var's tail block (bulk_append), and makes its own
  * block a bulk block when it cannot; a push to another Var only records its handle. A hint
  * (the Var's lock decides), so pushes over ever-changing Vars never lock a Var twice. */
 static PXI_ENGINE_TLS uintptr_t tl_bulk_handle;
-
-/* Bulk blocks come from this pool class: its 63 spare deps hold 83 entries. */
-#define PXI_BULK_CLASS 2
 
 /* Whether public push @p may join or start a bulk block: a normal CPU sync op whose only Var is
  * a write, pushed from outside any op, on an engine with workers and PX_ENGINE_BULK on. */
@@ -629,46 +574,6 @@ static PXI_ENGINE_INLINE int bulk_eligible(const pxi_engine *e, const pxi_push *
     return e->bulk && p->kind == PXI_OP_SYNC && p->n_reads == 0 && p->n_writes == 1 &&
            p->prop == PX_FN_NORMAL && p->ctx.type == PX_DEV_CPU && e->kind != PX_ENGINE_NAIVE &&
            tl_in_op == 0;
-}
-
-/* Append public push @p's op to the bulk block at the tail of its Var's queue (engine_impl.h,
- * pxi_bulk): 1 when it joined it, 0 when the Var is gone or its tail is not a bulk block of the
- * same device and priority that is unstarted and has room (the caller pushes a block of its
- * own). The caller holds an in-flight slot for the op (the entry keeps it). The tail's block
- * stays live under the Var's lock: only its release, under that lock, lets it go. */
-static PXI_ENGINE_NOINLINE int bulk_append(pxi_engine *e, const pxi_push *p)
-{
-    uint32_t gen = 0;
-    pxi_var *v = pxi_handle_table_lookup(&e->vars, (uintptr_t)p->writes[0], &gen);
-    if (!v)
-        return 0;
-    int joined = 0;
-    pxi_spin_lock(&v->lock);
-    const pxi_dep *t = v->tail;
-    if (t && atomic_load_explicit(&v->hdr.gen, memory_order_relaxed) == gen && t->opr->bulk &&
-        t->opr->ctx.device_id == p->ctx.device_id && t->opr->priority == p->priority) {
-        pxi_bulk *b = pxi_opr_bulk(t->opr);
-        unsigned k = atomic_load_explicit(&b->state, memory_order_relaxed);
-        if (k < b->cap) { /* not sealed (the bit makes k >= cap) and room */
-            b->entry[k] = (pxi_bulk_entry){p->sfn, p->arg, p->name ? p->name : "op"};
-            /* Release: publishes the entry; fails when the runner sealed the block meanwhile
-             * (it then never reads entry k). */
-            joined = atomic_compare_exchange_strong_explicit(
-                &b->state, &k, k + 1u, memory_order_release, memory_order_relaxed);
-        }
-    }
-    pxi_spin_unlock(&v->lock);
-    return joined;
-}
-
-/* Make block @o (a bulk class block just filled) a bulk block with no entries. */
-static void bulk_init(pxi_opr *o)
-{
-    o->bulk = 1;
-    pxi_bulk *b = pxi_opr_bulk(o);
-    atomic_store_explicit(&b->state, 0u, memory_order_relaxed);
-    b->cap = (uint32_t)(((o->cap_deps - 1u) * sizeof(pxi_dep) - sizeof(pxi_bulk)) /
-                        sizeof(pxi_bulk_entry));
 }
 
 /* The push of @p (pxi_engine_push); @plain (a constant in each caller): @p is a public push's
@@ -701,7 +606,7 @@ static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int
         uintptr_t h = (uintptr_t)p->writes[0];
         if (tl_bulk_handle == h) {
             pxi_inflight_reserve(e, 1);
-            if (bulk_append(e, p))
+            if (pxi_bulk_append(e, p))
                 return PX_OK;
             bulk = 1;
         }
@@ -709,7 +614,7 @@ static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int
     }
     stack_opr on_stack;
     pxi_opr *o = block; /* prepared by its owner (queue links: pxi_var_queue_lock_live) */
-    if (!o && !(o = bulk ? opr_alloc_large(e, pxi_opr_class_deps[PXI_BULK_CLASS])
+    if (!o && !(o = bulk ? pxi_opr_alloc_large(e, pxi_opr_class_deps[PXI_BULK_CLASS])
                          : push_block(e, n, candidate, &on_stack))) {
         PXI_ERROR("%s: out of memory for an op with %zu Vars", p->caller, n);
         if (bulk)
@@ -718,7 +623,7 @@ static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int
     } else if (!block) {
         int rc = pxi_push_deps_prepare(e, o, p, n, plain);
         if (PXI_UNLIKELY(rc != PX_OK)) {
-            opr_free(e, o);
+            pxi_opr_free(e, o);
             if (bulk)
                 pxi_inflight_sub(e, 1);
             return rc;
@@ -726,7 +631,7 @@ static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int
     }
     pxi_push_opr_fill(e, o, p, inline_ok, !candidate, plain);
     if (bulk)
-        bulk_init(o);
+        pxi_bulk_init(o);
     else if (o->counted)
         pxi_inflight_reserve(e, tl_in_op == 0);
     for (;;) {
@@ -735,7 +640,7 @@ static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int
             PXI_ERROR("%s: a Var was deleted (before or while being pushed)", p->caller);
             if (o->counted)
                 pxi_inflight_sub(e, 1);
-            opr_free(e, o);
+            pxi_opr_free(e, o);
             return PX_EINVAL;
         }
         if (PXI_LIKELY(o->counted || pxi_var_queue_all_granted(o)))
