@@ -561,10 +561,11 @@ static PXI_ENGINE_INLINE int push_throttled(pxi_engine *e, const pxi_push *p, co
 
 /* ---- bulk execution at push (bulk.h, pxi_bulk) ---------------------------------------- */
 
-/* The handle of the Var this thread's last push that could join a bulk block wrote: the next
- * such push to the same Var tries to join that Var's tail block (bulk_append), and makes its own
- * block a bulk block when it cannot; a push to another Var only records its handle. A hint
- * (the Var's lock decides), so pushes over ever-changing Vars never lock a Var twice. */
+/* The handle of the Var this thread's last push wrote when that push could join a bulk block (0
+ * after any other push): the next such push to the same Var tries to join that Var's tail block
+ * (pxi_bulk_append), and makes its own block a bulk block when it cannot; a push to another Var
+ * only records its handle. A hint (the Var's lock decides), so pushes over ever-changing Vars
+ * never lock a Var twice. */
 static PXI_ENGINE_TLS uintptr_t tl_bulk_handle;
 
 /* Whether public push @p may join or start a bulk block: a normal CPU sync op whose only Var is
@@ -600,7 +601,8 @@ static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int
                     ((inline_ok && pxi_cost_below(e, p->sfn, e->inline_ns)) ||
                      (n == 1 && push_throttled(e, p, plain)));
     /* Bulk execution: a second push in a row to the same Var joins its tail's bulk block, or
-     * starts one (bulk holds the in-flight slot taken for the try). */
+     * starts one (bulk holds the in-flight slot taken for the try). Any other push forgets the
+     * hint: a write after a read of its Var would only start a bulk block for one op. */
     int bulk = 0;
     if (plain && !candidate && bulk_eligible(e, p)) {
         uintptr_t h = (uintptr_t)p->writes[0];
@@ -611,6 +613,8 @@ static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int
             bulk = 1;
         }
         tl_bulk_handle = h;
+    } else {
+        tl_bulk_handle = 0;
     }
     stack_opr on_stack;
     pxi_opr *o = block; /* prepared by its owner (queue links: pxi_var_queue_lock_live) */
