@@ -7,8 +7,10 @@
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_engine_common.h"
 
@@ -429,6 +431,61 @@ START_TEST(test_bulk_entries_count_against_max_pending_and_block_the_pusher_at_t
 }
 END_TEST
 
+/* ---- trace spans ------------------------------------------------------------------------ */
+
+#define TR_OPS 60
+static char tr_names[TR_OPS][8];
+
+/* Occurrences of @needle in @hay. */
+static int count_in(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        ++n;
+    return n;
+}
+
+START_TEST(test_every_op_of_a_bulk_block_has_its_own_trace_span_under_its_name)
+{
+    init_with_bulk(1);
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    ck_assert_ptr_nonnull(e);
+    px_var *v = px_var_new(e);
+    ck_assert_int_eq(px_trace_start(), PX_OK);
+    gate_close(e, v);
+    for (int k = 0; k < TR_OPS; ++k) {
+        snprintf(tr_names[k], sizeof tr_names[k], "bk%03d", k);
+        ck_assert_int_eq(px_engine_push_sync(e, count_fn, NULL, CPU, NULL, 0, &v, 1, PX_FN_NORMAL,
+                                             0, tr_names[k]),
+                         PX_OK);
+    }
+    gate_release();
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK);
+    ck_assert_int_eq(px_trace_stop(), PX_OK);
+    char path[] = "/tmp/px_bulk_trace_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(px_trace_dump(path), PX_OK);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char text[1 << 20];
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    unlink(path);
+    text[got] = '\0';
+    for (int k = 0; k < TR_OPS; ++k) {
+        char quoted[16];
+        snprintf(quoted, sizeof quoted, "\"bk%03d\"", k);
+        ck_assert_msg(count_in(text, quoted) == 1, "op %s has %d spans", tr_names[k],
+                      count_in(text, quoted));
+    }
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
 /* ---- the setting ------------------------------------------------------------------------ */
 
 START_TEST(test_px_engine_bulk_other_than_a_boolean_fails_initialize)
@@ -454,6 +511,7 @@ static Suite *engine_bulk_suite(void)
                    test_wait_for_var_in_the_middle_of_a_bulk_chain_returns_after_exactly_its_ops);
     tcase_add_test(tc,
                    test_bulk_entries_count_against_max_pending_and_block_the_pusher_at_the_limit);
+    tcase_add_test(tc, test_every_op_of_a_bulk_block_has_its_own_trace_span_under_its_name);
     tcase_add_test(tc, test_px_engine_bulk_other_than_a_boolean_fails_initialize);
     suite_add_tcase(s, tc);
     return s;
