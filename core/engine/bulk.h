@@ -10,9 +10,9 @@
 
 #include "core/engine/engine_impl.h"
 
-/* Bulk execution (MXNet's bulk segments, at push; push.c, bulk_append and run_bulk): a sync op
- * whose only Var is a write, pushed while that Var's last queued dep is a bulk block's that no
- * thread has started, becomes one more entry of that block instead of a block of its own. The
+/* Bulk execution (MXNet's bulk segments, at push; bulk.c, pxi_bulk_append; push.c, run_bulk): a
+ * sync op whose only Var is a write, pushed while that Var's last queued dep is a bulk block's that
+ * no thread has started, becomes one more entry of that block instead of a block of its own. The
  * block's first op is the block's own (sfn, arg, name); the entries follow it in push order in
  * the space of deps[1..], and the worker that runs the block runs them all, back to back.
  * state: the entries appended (low bits) and PXI_BULK_SEALED, set by the thread that starts

@@ -354,7 +354,7 @@ static PXI_ENGINE_INLINE void run_op(pxi_opr *o, pxi_worker *w, int at_push)
 static PXI_ENGINE_NOINLINE void run_bulk(pxi_opr *o, pxi_worker *w)
 {
     pxi_bulk *b = pxi_opr_bulk(o);
-    /* Acquire: pairs with each append's release (push.c, bulk_append). */
+    /* Acquire: pairs with each append's release (bulk.c, pxi_bulk_append). */
     uint32_t n = atomic_fetch_or_explicit(&b->state, PXI_BULK_SEALED, memory_order_acquire) &
                  ~PXI_BULK_SEALED;
     pxi_engine *e = o->e;
