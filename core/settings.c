@@ -43,6 +43,7 @@ enum {
     S_CPU_WORKER_NTHREADS,
     S_ENGINE_MAX_PENDING,
     S_ENGINE_INLINE_NS,
+    S_ENGINE_BULK,
     S_PROFILE,
     S_KERNEL_TIMER,
     S_DEBUG_CHECK,
@@ -85,6 +86,10 @@ static const setting table[S_COUNT] = {
                             "ready PX_FN_NORMAL CPU ops (not kernel ops) measured to run in "
                             "fewer nanoseconds run on their pusher (0: never)",
                             "50"},
+    [S_ENGINE_BULK] = {"PX_ENGINE_BULK", NULL, "--px-engine-bulk", T_BOOL, 0, 1, NULL,
+                       "a pushed one-Var sync write joins the waiting op block of the same "
+                       "Var's last push (bulk execution; 0: every op its own block)",
+                       "1"},
     [S_PROFILE] = {"PX_PROFILE", NULL, "--px-profile", T_PATH, 0, 0, NULL,
                    "write a Chrome trace (Perfetto) of ops and kernels to this file", "off"},
     [S_KERNEL_TIMER] = {"PX_KERNEL_TIMER", NULL, "--px-kernel-timer", T_BOOL, 0, 1, NULL,
@@ -112,6 +117,7 @@ static void config_defaults(pxi_config *c)
     c->wait_policy = PXI_WAIT_DEFAULT;
     c->spin_us = -1;
     c->engine_inline_ns = -1;
+    c->engine_bulk = -1;
 }
 
 static int parse_int(const char *src, const setting *st, const char *v, int64_t *out)
@@ -264,6 +270,9 @@ static int apply(pxi_config *c, int id, const char *src, const char *v)
         break;
     case S_ENGINE_INLINE_NS:
         c->engine_inline_ns = x;
+        break;
+    case S_ENGINE_BULK:
+        c->engine_bulk = (int)x;
         break;
     case S_PROFILE:
         rc = set_owned(&c->profile_path, v);
@@ -485,6 +494,10 @@ void pxi_settings_print(FILE *out)
         fprintf(out, "  engine_inline_ns = %lld\n", (long long)c->engine_inline_ns);
     else
         fprintf(out, "  engine_inline_ns = (engine default)\n");
+    if (c->engine_bulk >= 0)
+        fprintf(out, "  engine_bulk = %d\n", c->engine_bulk);
+    else
+        fprintf(out, "  engine_bulk = (engine default)\n");
     fprintf(out, "  profile = %s\n", c->profile_path ? c->profile_path : "(off)");
     fprintf(out, "  kernel_timer = %d\n", c->kernel_timer);
 }

@@ -25,6 +25,7 @@ typedef struct pxi_config {
     int cpu_worker_nthreads;     /* PX_CPU_WORKER_NTHREADS; 0: engine default */
     int64_t engine_max_pending;  /* PX_ENGINE_MAX_PENDING; 0: engine default */
     int64_t engine_inline_ns;    /* PX_ENGINE_INLINE_NS; -1: engine default */
+    int engine_bulk;             /* PX_ENGINE_BULK; -1: engine default (on) */
     char *profile_path;          /* PX_PROFILE: Chrome trace output; NULL: off (owned) */
     int kernel_timer;            /* PX_KERNEL_TIMER */
     int debug_check;             /* PX_DEBUG_CHECK: run structure checkers after mutations */

@@ -19,6 +19,11 @@ px_add_check_test(check_wait SOURCES check_wait.c LABELS core concurrency)
 px_add_check_test(check_engine_runs SOURCES check_engine_runs.c check_engine_common.c
                   ENGINES naive pooled per_device THREADS 1 3 LABELS concurrency
                   ENV ${PX_ENGINE_TEST_ENV} TIMEOUT 300)
+# Bulk execution at push (core/engine/bulk.h): ops joining bulk blocks equal the same ops pushed
+# one by one.
+px_add_check_test(check_engine_bulk SOURCES check_engine_bulk.c check_engine_common.c
+                  ENGINES naive pooled per_device THREADS 1 3 LABELS concurrency
+                  ENV ${PX_ENGINE_TEST_ENV} TIMEOUT 300)
 pkg_check_modules(JANSSON IMPORTED_TARGET jansson)
 if(NOT JANSSON_FOUND)
   message(STATUS "parex: jansson not found, check_engine_trace is not built")

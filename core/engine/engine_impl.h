@@ -192,6 +192,9 @@ typedef struct pxi_opr {
      * operator's push), so the finish of a plain function op tests one byte (push.c,
      * finish_op). */
     uint8_t finish_extra;
+    /* Written by the pusher before the op is published, then read-only: the block is a bulk
+     * block (pxi_bulk, below): its deps past the first hold the entries later pushes append. */
+    uint8_t bulk;
     uint32_t n_deps;
     uint32_t cap_deps;
     pxi_dep deps[];
@@ -354,6 +357,7 @@ struct px_engine {
     int64_t inline_ns;   /* PX_ENGINE_INLINE_NS: ops measured below it run on the pusher */
     int64_t clock_ns;    /* cost of one pxi_os_now_ns() read, taken off every timed run */
     int is_default;
+    int bulk;        /* PX_ENGINE_BULK: one-Var sync writes join a waiting bulk block (push.c) */
     int debug_check; /* PX_DEBUG_CHECK: run the Var queue checker after mutations */
     /* Var failure marks ever made (pxi_engine_var_fail) and their count when fail_epoch last
      * advanced: equal, no Var holds a failure of the current epoch and an op need not read its

@@ -134,6 +134,7 @@ static grun *run_create(px_graph *g)
         o->finish_hook = node_finish;
         o->inline_ok = 0;
         o->counted = 0;
+        o->bulk = 0;
         o->n_deps = 0;
         o->cap_deps = 0;
     }

@@ -61,4 +61,17 @@ static inline void pxi_inflight_done(pxi_engine *e, const pxi_worker *self)
     pxi_inflight_sub(e, 1);
 }
 
+/* @n counted ops of @e finished on this thread at once (a bulk block's entries, push.c): as
+ * pxi_inflight_done @n times. */
+static inline void pxi_inflight_done_n(pxi_engine *e, const pxi_worker *self, long long n)
+{
+    if (self && self->lane->e == e) {
+        pxi_inflight_tl_done += n;
+        if (pxi_inflight_tl_done >= PXI_DONE_BATCH)
+            pxi_inflight_flush(e);
+        return;
+    }
+    pxi_inflight_sub(e, n);
+}
+
 #endif

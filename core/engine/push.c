@@ -28,10 +28,12 @@
 #include "base/alloc.h"
 #include "base/log.h"
 #include "base/os.h"
+#include "core/engine/bulk.h"
 #include "core/engine/cost.h"
 #include "core/engine/engine_impl.h"
 #include "core/engine/failure.h"
 #include "core/engine/inflight.h"
+#include "core/engine/opr_block.h"
 #include "core/engine/push_front.h"
 #include "core/engine/var_queue.h"
 #include "core/registry.h"
@@ -158,62 +160,6 @@ static void worker_flush(void)
         pxi_inflight_flush(tl_worker->lane->e);
 }
 
-/* ---- op blocks ------------------------------------------------------------------------- */
-
-/* opr_alloc prefetches 4 lines of the next block of every class: the smallest spans them. */
-_Static_assert(sizeof(pxi_opr) + 4 * sizeof(pxi_dep) > 3 * PXI_CACHE_LINE,
-               "op blocks of the first class span 4 lines");
-
-/* A block of a class past the first, or from the heap, for @n_deps Vars; NULL when none can
- * be had. */
-static PXI_ENGINE_NOINLINE pxi_opr *opr_alloc_large(pxi_engine *e, size_t n_deps)
-{
-    pxi_opr *o = NULL;
-    int cls = -1;
-    for (int c = 1; c < PXI_OPR_CLASSES; ++c)
-        if (n_deps <= pxi_opr_class_deps[c]) {
-            cls = c;
-            break;
-        }
-    if (cls >= 0) {
-        o = pxi_pool_get(&e->opr_pool[cls]);
-    } else if (n_deps <= UINT32_MAX) {
-        /* Ops with more than 256 Vars are rare enough to come from the heap. */
-        o = pxi_malloc(sizeof(pxi_opr) + n_deps * sizeof(pxi_dep));
-    }
-    if (!o)
-        return NULL;
-    o->size_class = cls;
-    o->cap_deps = (uint32_t)n_deps;
-    return o;
-}
-
-/* A block for @n_deps Vars, or NULL when none can be had. Inline for the first class (ops of up
- * to 4 Vars, nearly all), tested before anything else: out of line with its class loop, the
- * allocation was about 55 of the pusher's ~370 instructions per empty op (callgrind). */
-static PXI_ENGINE_INLINE pxi_opr *opr_alloc(pxi_engine *e, size_t n_deps)
-{
-    if (PXI_UNLIKELY(n_deps > pxi_opr_class_deps[0]))
-        return opr_alloc_large(e, n_deps);
-    /* Every class's block spans at least 4 lines (pxi_pool_init's count for them all). */
-    pxi_opr *o = pxi_pool_get_lines(&e->opr_pool[0], 4);
-    if (PXI_LIKELY(o != NULL)) {
-        o->size_class = 0;
-        o->cap_deps = (uint32_t)n_deps;
-    }
-    return o;
-}
-
-static void opr_free(pxi_engine *e, pxi_opr *o)
-{
-    if (o->size_class == PXI_OPR_OWNED) /* its owner's (pxi_push.block) */
-        return;
-    if (o->size_class >= 0)
-        pxi_pool_put(&e->opr_pool[o->size_class], o);
-    else if (o->size_class != PXI_OPR_ON_STACK)
-        pxi_free(o);
-}
-
 /* finish's first extra steps, for an op that failed or has a cleanup (pxi_opr.finish_extra):
  * out of line, as most ops of a function have neither. */
 static PXI_ENGINE_NOINLINE void finish_extra_before(pxi_opr *o, int status)
@@ -259,7 +205,7 @@ static PXI_ENGINE_INLINE void finish_op(pxi_opr *o, int status)
     if (o->size_class == PXI_OPR_OWNED)
         o->finish_hook(o, status);
     else if (o->size_class != PXI_OPR_ON_STACK)
-        opr_free(e, o);
+        pxi_opr_free(e, o);
     /* The ops the release made ready, in grant order: read each link before dispatching, as
      * a dispatch relinks the op (lane queue, ready list). A dispatch that runs an op inline
      * only queues it while this thread already runs one (run_inline): no recursion. */
@@ -337,11 +283,10 @@ static PXI_ENGINE_INLINE int skip_if_input_failed(pxi_opr *o)
     return PXI_UNLIKELY(pxi_engine_has_marks(o->e)) && skip_marked_input(o);
 }
 
-/* Run SYNC or ASYNC op @o, whose inputs did not fail, on this thread (@w: its worker, or
- * NULL); @at_push: its pusher runs it at push (work-first inlining). Forced inline: in
- * pxi_engine_push's call (w NULL, at_push 1) the worker and device branches fold away, with
- * the call itself. */
-static PXI_ENGINE_INLINE void run_op(pxi_opr *o, pxi_worker *w, int at_push)
+/* Call SYNC or ASYNC op @o's function on this thread (@w: its worker, or NULL; @at_push: its
+ * pusher runs it at push, work-first inlining) inside its trace span and Kokkos Tools section;
+ * returns a SYNC function's status (PX_OK for ASYNC ops, which finish through their handle). */
+static PXI_ENGINE_INLINE int call_op(pxi_opr *o, pxi_worker *w, int at_push)
 {
     px_run_context rc;
     rc.ctx = o->ctx;
@@ -359,44 +304,94 @@ static PXI_ENGINE_INLINE void run_op(pxi_opr *o, pxi_worker *w, int at_push)
     if (tools)
         pxi_tools_begin_engine_op(name && name[0] ? name : "px_engine_op", on_pusher, &section);
     ++tl_in_op;
+    int st = PX_OK;
     if (o->kind == PXI_OP_SYNC) {
         int timed = o->inline_ok && pxi_cost_sample_this_run();
         int64_t c0 = timed ? pxi_os_now_ns() : 0;
-        int st = o->sfn(&rc, o->arg);
+        st = o->sfn(&rc, o->arg);
         if (timed)
             pxi_cost_record(o->e, o->sfn, pxi_os_now_ns() - c0);
-        --tl_in_op;
-        if (tools)
-            pxi_tools_end_engine_op(on_pusher, section);
-        if (traced)
-            pxi_trace_span("op", name, t0, pxi_trace_now_ns());
-        if (w && w->stream &&
-            (w->lane->kind == PXI_LANE_GPU || w->lane->kind == PXI_LANE_GPU_COPY)) {
-            /* Device work the op queued on our stream completes asynchronously: finish from
-             * the stream's host callback instead of synchronizing per op. */
-            const px_space *cs = w->lane->cuda_space;
-            o->run_status = st;
-            int rs = cs->ops->stream_then(w->stream, pxi_engine_gpu_done, o);
-            if (rs != PX_OK)
-                finish(o, st != PX_OK ? st : rs);
-            return;
-        }
-        finish_op(o, st);
     } else {
         atomic_init(&o->done.called, 0);
         o->afn(&rc, &o->done, o->arg);
-        --tl_in_op;
-        if (tools)
-            pxi_tools_end_engine_op(on_pusher, section);
-        if (traced)
-            pxi_trace_span("op", name, t0, pxi_trace_now_ns());
     }
+    --tl_in_op;
+    if (tools)
+        pxi_tools_end_engine_op(on_pusher, section);
+    if (traced)
+        pxi_trace_span("op", name, t0, pxi_trace_now_ns());
+    return st;
+}
+
+/* Run SYNC or ASYNC op @o, whose inputs did not fail, on this thread (as call_op), then finish
+ * a SYNC op. Forced inline: in pxi_engine_push's call (w NULL, at_push 1) the worker and device
+ * branches fold away, with the call itself. */
+static PXI_ENGINE_INLINE void run_op(pxi_opr *o, pxi_worker *w, int at_push)
+{
+    /* Read first: an ASYNC op may finish inside its call, and its block be reused at once. */
+    int sync = o->kind == PXI_OP_SYNC;
+    int st = call_op(o, w, at_push);
+    if (!sync)
+        return;
+    if (w && w->stream && (w->lane->kind == PXI_LANE_GPU || w->lane->kind == PXI_LANE_GPU_COPY)) {
+        /* Device work the op queued on our stream completes asynchronously: finish from the
+         * stream's host callback instead of synchronizing per op. */
+        const px_space *cs = w->lane->cuda_space;
+        o->run_status = st;
+        int rs = cs->ops->stream_then(w->stream, pxi_engine_gpu_done, o);
+        if (rs != PX_OK)
+            finish(o, st != PX_OK ? st : rs);
+        return;
+    }
+    finish_op(o, st);
+}
+
+/* Run bulk block @o (bulk.h, pxi_bulk): seal it, so no push joins it any more, then run
+ * its first op and every entry in push order as if each were an op of its own (its span, its
+ * tools section, its failure report); once the Var fails, the later entries are skipped and
+ * reported as skipped ops are. One finish releases the Var, then the entries leave the in-flight
+ * count. Only CPU sync ops of one Var become bulk blocks: no stream, no cleanup. */
+static PXI_ENGINE_NOINLINE void run_bulk(pxi_opr *o, pxi_worker *w)
+{
+    pxi_bulk *b = pxi_opr_bulk(o);
+    /* Acquire: pairs with each append's release (bulk.c, pxi_bulk_append). */
+    uint32_t n = atomic_fetch_or_explicit(&b->state, PXI_BULK_SEALED, memory_order_acquire) &
+                 ~PXI_BULK_SEALED;
+    pxi_engine *e = o->e;
+    int fail = PX_OK;
+    for (uint32_t i = 0; i <= n; ++i) {
+        if (i > 0) { /* the entry becomes the block's op: reports and spans name it */
+            o->sfn = b->entry[i - 1].fn;
+            o->arg = b->entry[i - 1].arg;
+            o->name = b->entry[i - 1].name;
+        }
+        int s = PXI_UNLIKELY(pxi_engine_has_marks(e)) ? pxi_var_failure(e, o->deps[0].var) : PX_OK;
+        if (s != PX_OK) {
+            pxi_engine_report_failure(o, s, 1, &o->deps[0]);
+            fail = s;
+            continue;
+        }
+        int st = call_op(o, w, 0);
+        if (st != PX_OK) {
+            pxi_engine_op_failed(o, st); /* reports it and marks the Var */
+            fail = st;
+        }
+    }
+    /* A failure was reported op by op above: finish only passes it on through the Var. */
+    o->skipped = fail != PX_OK;
+    finish_op(o, fail);
+    if (n)
+        pxi_inflight_done_n(e, tl_worker, n);
 }
 
 void pxi_engine_execute(pxi_opr *o, pxi_worker *w)
 {
     if (o->kind == PXI_OP_WAIT || o->kind == PXI_OP_DELETE) {
         execute_internal(o);
+        return;
+    }
+    if (PXI_UNLIKELY(o->bulk)) {
+        run_bulk(o, w);
         return;
     }
     if (skip_if_input_failed(o))
@@ -515,7 +510,7 @@ static PXI_ENGINE_INLINE pxi_opr *push_block(pxi_engine *e, size_t n, int candid
         s->o.cap_deps = PXI_STACK_DEPS;
         return &s->o;
     }
-    return opr_alloc(e, n);
+    return pxi_opr_alloc(e, n);
 }
 
 /* A pool block holding a copy of stack block @s (filled, not yet appended to any Var), or NULL
@@ -523,7 +518,7 @@ static PXI_ENGINE_INLINE pxi_opr *push_block(pxi_engine *e, size_t n, int candid
 static PXI_ENGINE_NOINLINE pxi_opr *opr_move_to_pool(pxi_engine *e, const pxi_opr *s,
                                                      const char *caller)
 {
-    pxi_opr *o = opr_alloc(e, s->n_deps);
+    pxi_opr *o = pxi_opr_alloc(e, s->n_deps);
     if (!o) {
         PXI_ERROR("%s: out of memory for an op with %u Vars", caller, (unsigned)s->n_deps);
         return NULL;
@@ -564,6 +559,24 @@ static PXI_ENGINE_INLINE int push_throttled(pxi_engine *e, const pxi_push *p, co
     return lane && lane->kind == PXI_LANE_CPU && throttle_now(lane);
 }
 
+/* ---- bulk execution at push (bulk.h, pxi_bulk) ---------------------------------------- */
+
+/* The handle of the Var this thread's last push wrote when that push could join a bulk block (0
+ * after any other push): the next such push to the same Var tries to join that Var's tail block
+ * (pxi_bulk_append), and makes its own block a bulk block when it cannot; a push to another Var
+ * only records its handle. A hint (the Var's lock decides), so pushes over ever-changing Vars
+ * never lock a Var twice. */
+static PXI_ENGINE_TLS uintptr_t tl_bulk_handle;
+
+/* Whether public push @p may join or start a bulk block: a normal CPU sync op whose only Var is
+ * a write, pushed from outside any op, on an engine with workers and PX_ENGINE_BULK on. */
+static PXI_ENGINE_INLINE int bulk_eligible(const pxi_engine *e, const pxi_push *p)
+{
+    return e->bulk && p->kind == PXI_OP_SYNC && p->n_reads == 0 && p->n_writes == 1 &&
+           p->prop == PX_FN_NORMAL && p->ctx.type == PX_DEV_CPU && e->kind != PX_ENGINE_NAIVE &&
+           tl_in_op == 0;
+}
+
 /* The push of @p (pxi_engine_push); @plain (a constant in each caller): @p is a public push's
  * as pxi_engine_push_plain describes it, and its other fields are not read. Over the 80-line
  * limit: one sequence whose steps share the block, the candidate state and the count. */
@@ -587,20 +600,43 @@ static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int
     int candidate = !block && tl_in_op == 0 &&
                     ((inline_ok && pxi_cost_below(e, p->sfn, e->inline_ns)) ||
                      (n == 1 && push_throttled(e, p, plain)));
+    /* Bulk execution: a second push in a row to the same Var joins its tail's bulk block, or
+     * starts one (bulk holds the in-flight slot taken for the try). Any other push forgets the
+     * hint: a write after a read of its Var would only start a bulk block for one op. */
+    int bulk = 0;
+    if (plain && !candidate && bulk_eligible(e, p)) {
+        uintptr_t h = (uintptr_t)p->writes[0];
+        if (tl_bulk_handle == h) {
+            pxi_inflight_reserve(e, 1);
+            if (pxi_bulk_append(e, p))
+                return PX_OK;
+            bulk = 1;
+        }
+        tl_bulk_handle = h;
+    } else {
+        tl_bulk_handle = 0;
+    }
     stack_opr on_stack;
     pxi_opr *o = block; /* prepared by its owner (queue links: pxi_var_queue_lock_live) */
-    if (!o && !(o = push_block(e, n, candidate, &on_stack))) {
+    if (!o && !(o = bulk ? pxi_opr_alloc_large(e, pxi_opr_class_deps[PXI_BULK_CLASS])
+                         : push_block(e, n, candidate, &on_stack))) {
         PXI_ERROR("%s: out of memory for an op with %zu Vars", p->caller, n);
+        if (bulk)
+            pxi_inflight_sub(e, 1);
         return PX_ENOMEM;
     } else if (!block) {
         int rc = pxi_push_deps_prepare(e, o, p, n, plain);
         if (PXI_UNLIKELY(rc != PX_OK)) {
-            opr_free(e, o);
+            pxi_opr_free(e, o);
+            if (bulk)
+                pxi_inflight_sub(e, 1);
             return rc;
         }
     }
     pxi_push_opr_fill(e, o, p, inline_ok, !candidate, plain);
-    if (o->counted)
+    if (bulk)
+        pxi_bulk_init(o);
+    else if (o->counted)
         pxi_inflight_reserve(e, tl_in_op == 0);
     for (;;) {
         if (!pxi_var_queue_lock_live(o)) {
@@ -608,7 +644,7 @@ static PXI_ENGINE_INLINE int push_op(pxi_engine *e, const pxi_push *p, const int
             PXI_ERROR("%s: a Var was deleted (before or while being pushed)", p->caller);
             if (o->counted)
                 pxi_inflight_sub(e, 1);
-            opr_free(e, o);
+            pxi_opr_free(e, o);
             return PX_EINVAL;
         }
         if (PXI_LIKELY(o->counted || pxi_var_queue_all_granted(o)))

@@ -208,6 +208,7 @@ static PXI_ENGINE_INLINE void pxi_push_opr_fill(pxi_engine *e, pxi_opr *o, const
     o->counted = (uint8_t)counted;
     o->skipped = 0;
     o->finish_extra = !plain && (p->cleanup || p->oper || p->kind == PXI_OP_DELETE);
+    o->bulk = 0;
 }
 
 #endif

@@ -142,6 +142,7 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
      * workers alone outnumber the CPUs). */
     e->spin_ns = pxi_wait_spin_ns(cpu_workers, 0);
     e->inline_ns = cfg->engine_inline_ns >= 0 ? cfg->engine_inline_ns : PXI_DEFAULT_INLINE_NS;
+    e->bulk = cfg->engine_bulk >= 0 ? cfg->engine_bulk != 0 : 1;
     e->clock_ns = pxi_engine_clock_cost_ns();
     for (int c = 0; c < PXI_COST_SLOTS; ++c)
         atomic_init(&e->cost[c].word, 0);
@@ -346,6 +347,7 @@ void pxi_engine_print_configuration(FILE *out)
     fprintf(out, ", max pending %lld, spin %lld us", (long long)e->max_pending,
             (long long)(e->spin_ns / 1000));
     if (e->kind != PX_ENGINE_NAIVE)
-        fprintf(out, ", ops measured below %lld ns run on their pusher", (long long)e->inline_ns);
+        fprintf(out, ", ops measured below %lld ns run on their pusher%s", (long long)e->inline_ns,
+                e->bulk ? ", bulk ops" : "");
     fputc('\n', out);
 }
