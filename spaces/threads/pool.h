@@ -50,6 +50,11 @@ typedef struct pxi_tpool_slot {
     alignas(PXI_CACHE_LINE) pxi_tpool_flag up;
     pxi_tpool_flag down;
     pxi_tpool_flag fin;
+    /* The generation (masked as flag values) whose block of this rank is claimed: by the rank's
+     * worker when it wakes for the job, or by its fan-in parent taking the block over
+     * (pxi_tpool_take_over). One atomic exchange each; whoever reads back another value runs
+     * the block. Rank 0's is unused. */
+    atomic_uint claim;
     /* Line 1, dynamic schedule claims on this rank's range [next, end) of units (written by
      * the launcher before dispatch; next is then fetch_add'ed by the owner and by thieves). */
     alignas(PXI_CACHE_LINE) atomic_llong next;
@@ -103,6 +108,27 @@ void pxi_tpool_unlock(pxi_tpool *pool);
  * above). Returns when rank 0's call returns, which by the job's final fan-in means every
  * rank's call has. Not from inside a job (launches run those inline). */
 void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg);
+/* As pxi_tpool_run; with @take_over nonzero, a fan-in parent that finds a child's block not yet
+ * claimed by its worker (asleep, or runnable but without a processor on an oversubscribed
+ * node) runs that block itself instead of waiting for the worker (pxi_tpool_take_over), as
+ * libgomp's and TBB's idle threads take the work of late ones. Only for jobs whose ranks never
+ * wait for each other before their final fan-in (the 1-D for and reduce of threads.c: blocks,
+ * claims and the UP fan-in; not scans, not teams with barriers). Each rank's block still runs
+ * once, into its own slot, so reductions join in the same order (bitwise the same result). */
+void pxi_tpool_run_ex(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg, int take_over);
+/* In a job launched with take_over (else returns 0 at once), called by the parent of @child at
+ * its UP fan-in for value @seq: when @child's worker has not claimed generation @seq, claim
+ * it and run the job as rank @child on the calling thread (its px_scatter_add replica is
+ * @child's while it runs), which posts @child's up flag. Returns 1 when it ran the block, 0
+ * when the worker had claimed it (the caller then waits for its up flag as usual). */
+int pxi_tpool_take_over(pxi_tpool *pool, int child, unsigned seq);
+/* How many blocks launchers and parents have taken over from workers since the pool was
+ * created (relaxed; tests and traces). */
+long long pxi_tpool_taken_over(const pxi_tpool *pool);
+/* Tests only: a function every worker calls after it sees a new job and before it claims its
+ * block (NULL: none), so that a test can hold a worker back deterministically. Set between
+ * launches. */
+void pxi_tpool_set_claim_hook(void (*hook)(int rank));
 
 /* Nonzero while the calling thread runs a job of some pool (workers, or rank 0 inside
  * pxi_tpool_run). Launches check it to run nested launches inline. */
