@@ -19,6 +19,13 @@
  *
  * Completion and reductions go through the fan-in tree of fanin.h.
  *
+ * Late workers (pxi_tpool_run_ex with take_over: the 1-D for and reduce): each rank's block is
+ * claimed once per job, by its worker when it wakes or by its fan-in parent when the parent
+ * gets there first (the worker asleep, or woken but without a processor on an oversubscribed
+ * node); the parent then runs the block itself as that rank and the worker, when it runs,
+ * leaves it. Measured on 4 ranks x 2 threads on the 2-core VM (parex-cg, bcsstk16): a rank's
+ * update kernels 10.5-14.7 -> 7.8-11.1 us (traces, loaded; bench/dcg_results.md, Session 9).
+ *
  * Waiting (idle workers, fan-in parents, launch-lock waiters) goes through base/wait.h: spin
  * with a CPU pause for the pool's budget, then sleep on a futex, so an idle pool burns no CPU.
  * Every sync word is a pxi_wait_flag: the poster exchanges the value in and wakes sleepers only
