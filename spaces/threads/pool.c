@@ -254,7 +254,12 @@ void pxi_tpool_run_ex(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg, int take_
     pool->gen = g;
     pool->job_fn = fn;
     pool->job_arg = arg;
-    pool->take_over = take_over;
+    /* Take-overs where they can pay (pool.h): waits that sleep at once, or a worker asleep on
+     * the dispatch word now (its sleeper mark, base/wait.h; a relaxed look: a worker falling
+     * asleep right after it only misses this job's take-over). */
+    pool->take_over =
+        take_over && (pool->spin_ns <= PXI_WAIT_SPIN_US_THROTTLED * 1000LL ||
+                      (atomic_load_explicit(&pool->dispatch.word, memory_order_relaxed) & 1u));
     if (pool->lead && !tls_in_job) {
         /* Where the launcher stands towards the pool's PUs (base/os.h): within them it runs
          * rank 0 itself; sched_getcpu settles "elsewhere" without a system call, and the

@@ -57,12 +57,13 @@ typedef struct pxi_tpool_slot {
     alignas(PXI_CACHE_LINE) pxi_tpool_flag up;
     pxi_tpool_flag down;
     pxi_tpool_flag fin;
-    /* The generation (masked as flag values) whose block of this rank is claimed: by the rank's
-     * worker when it wakes for the job, or by its fan-in parent taking the block over
-     * (pxi_tpool_take_over). One atomic exchange each; whoever reads back another value runs
-     * the block. Rank 0's is unused. */
-    atomic_uint claim;
-    /* Line 1, dynamic schedule claims on this rank's range [next, end) of units (written by
+    /* Line 1, the generation (masked as flag values) whose block of this rank is claimed: by the
+     * rank's worker when it wakes for the job, or by its fan-in parent taking the block over
+     * (pxi_tpool_take_over); whoever moves it forward runs the block. Rank 0's is unused. A
+     * line of its own: the worker's claim stays in its cache unless a parent tried a take-over
+     * (only in jobs that allow one, see pxi_tpool_run_ex). */
+    alignas(PXI_CACHE_LINE) atomic_uint claim;
+    /* Line 2, dynamic schedule claims on this rank's range [next, end) of units (written by
      * the launcher before dispatch; next is then fetch_add'ed by the owner and by thieves). */
     alignas(PXI_CACHE_LINE) atomic_llong next;
     int64_t end;
@@ -121,7 +122,11 @@ void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg);
  * libgomp's and TBB's idle threads take the work of late ones. Only for jobs whose ranks never
  * wait for each other before their final fan-in (the 1-D for and reduce of threads.c: blocks,
  * claims and the UP fan-in; not scans, not teams with barriers). Each rank's block still runs
- * once, into its own slot, so reductions join in the same order (bitwise the same result). */
+ * once, into its own slot, so reductions join in the same order (bitwise the same result).
+ * The job allows take-overs only where they can pay: a pool whose waits sleep at once (the
+ * passive or throttled budget, an oversubscribed node) or whose dispatch word had a sleeper
+ * marked when this job was posted (a worker idle past its budget); back-to-back launches on
+ * spinning workers leave the children's claim lines alone. */
 void pxi_tpool_run_ex(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg, int take_over);
 /* In a job launched with take_over (else returns 0 at once), called by the parent of @child at
  * its UP fan-in for value @seq: when @child's worker has not claimed generation @seq, claim
