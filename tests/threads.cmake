@@ -4,3 +4,10 @@ if(PX_ENABLE_THREADS)
   px_add_check_test(check_threads SOURCES check_threads.c THREADS 1 2 3 4 8 LABELS concurrency
                     TIMEOUT 300)
 endif()
+
+# The pool's take-over of blocks whose workers have not claimed them yet (tests/check_takeover.c,
+# spaces/threads/pool.h pxi_tpool_run_ex): workers held back through the claim hook.
+if(PX_ENABLE_THREADS)
+  px_add_check_test(check_takeover SOURCES check_takeover.c THREADS 1 2 4 8 LABELS concurrency
+                    TIMEOUT 120)
+endif()

@@ -18,6 +18,10 @@ int pxi_tpool_fanin(pxi_tpool *pool, int rank, unsigned seq, pxi_fanin_phase pha
         int child = rank + step;
         if (child < p) {
             pxi_tpool_flag *theirs = phase == PXI_FANIN_UP ? &slots[child].up : &slots[child].fin;
+            /* A child whose worker has not even claimed its block (asleep, or waiting for a
+             * processor): run the block here instead of waiting (pool.h, take_over). */
+            if (phase == PXI_FANIN_UP && pxi_wait_flag_peek(theirs) != (seq & PXI_WAIT_VALUE_MASK))
+                (void)pxi_tpool_take_over(pool, child, seq);
             pxi_wait_flag_until_eq(theirs, seq, pxi_tpool_spin_ns(pool));
             if (join)
                 join(slots[rank].value, slots[child].value);

@@ -43,6 +43,8 @@ struct pxi_tpool {
     pxi_tpool_job_fn job_fn;
     void *job_arg;
     unsigned gen;
+    int take_over; /* the job allows pxi_tpool_take_over (pxi_tpool_run_ex), written as job_fn */
+    atomic_llong n_taken; /* blocks taken over (pxi_tpool_taken_over), relaxed */
 
     /* Ticket lock: next_ticket is hit by arriving launchers, serving by the holder. */
     alignas(PXI_CACHE_LINE) atomic_uint next_ticket;
@@ -68,6 +70,14 @@ static atomic_int force_handoff;
 void pxi_tpool_set_force_handoff(int on)
 {
     atomic_store_explicit(&force_handoff, on, memory_order_relaxed);
+}
+
+/* Tests: called by a worker before it claims its block (pxi_tpool_set_claim_hook). */
+static _Atomic(void (*)(int)) claim_hook;
+
+void pxi_tpool_set_claim_hook(void (*hook)(int rank))
+{
+    atomic_store_explicit(&claim_hook, hook, memory_order_relaxed);
 }
 
 int pxi_tpool_in_job(void)
@@ -104,6 +114,27 @@ void pxi_tpool_flag_wait_eq(const pxi_tpool *pool, pxi_tpool_flag *f, unsigned v
 
 /* ---- workers and dispatch ------------------------------------------------------------------- */
 
+/* Claim generation @v's block of @s's rank (slot->claim, pool.h): 1 when won. Generations
+ * only grow (modulo the flags' 31 bits), and the claim word moves forward only: a claim fails
+ * when the word holds @v (the worker or the parent took it first) or a newer generation (a
+ * worker that saw @v late, after its parent took over @v and the launcher started the next
+ * job and took that one over too: @v finished long ago, and the job fields are the next
+ * one's). An older value means nobody claimed @v, so @v cannot have finished and its job
+ * fields stay put until the winner's fan-in. acq_rel: the winner's reads of the job follow the
+ * claim. */
+static int claim_block(pxi_tpool_slot *s, unsigned v)
+{
+    unsigned c = atomic_load_explicit(&s->claim, memory_order_relaxed);
+    for (;;) {
+        unsigned ahead = (c - v) & PXI_WAIT_VALUE_MASK;
+        if (ahead == 0 || ahead < (PXI_WAIT_VALUE_MASK >> 1))
+            return 0;
+        if (atomic_compare_exchange_weak_explicit(&s->claim, &c, v, memory_order_acq_rel,
+                                                  memory_order_relaxed))
+            return 1;
+    }
+}
+
 static void *worker_main(void *arg)
 {
     worker_start *ws = arg;
@@ -119,6 +150,13 @@ static void *worker_main(void *arg)
     unsigned seen = 0;
     for (;;) {
         seen = pxi_wait_flag_until_ne(&pool->dispatch, seen, pool->spin_ns);
+        void (*hook)(int) = atomic_load_explicit(&claim_hook, memory_order_relaxed);
+        if (hook)
+            hook(rank);
+        /* Claim this generation's block. A parent that claimed it first (pxi_tpool_take_over)
+         * ran it, and the launcher may already be writing the next job: read nothing more. */
+        if (!claim_block(&pool->slots[rank], seen))
+            continue;
         pxi_tpool_job_fn fn = pool->job_fn;
         if (!fn)
             break;
@@ -184,10 +222,44 @@ static void *leader_main(void *arg)
 
 void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg)
 {
+    pxi_tpool_run_ex(pool, fn, arg, 0);
+}
+
+int pxi_tpool_take_over(pxi_tpool *pool, int child, unsigned seq)
+{
+    if (!pool->take_over)
+        return 0;
+    const unsigned v = seq & PXI_WAIT_VALUE_MASK;
+    pxi_tpool_slot *s = &pool->slots[child];
+    /* A relaxed peek first: a worker that claimed the block (the usual case on free cores)
+     * costs no read-modify-write on its line. */
+    if (atomic_load_explicit(&s->claim, memory_order_relaxed) == v || !claim_block(s, v))
+        return 0;
+    const int saved = pxi_exec_rank;
+    pxi_exec_rank = child;
+    pool->job_fn(pool, child, seq, pool->job_arg);
+    pxi_exec_rank = saved;
+    atomic_fetch_add_explicit(&pool->n_taken, 1, memory_order_relaxed);
+    return 1;
+}
+
+long long pxi_tpool_taken_over(const pxi_tpool *pool)
+{
+    return atomic_load_explicit(&pool->n_taken, memory_order_relaxed);
+}
+
+void pxi_tpool_run_ex(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg, int take_over)
+{
     unsigned g = pool->gen + 1;
     pool->gen = g;
     pool->job_fn = fn;
     pool->job_arg = arg;
+    /* Take-overs where they can pay (pool.h): waits that sleep at once, or a worker asleep on
+     * the dispatch word now (its sleeper mark, base/wait.h; a relaxed look: a worker falling
+     * asleep right after it only misses this job's take-over). */
+    pool->take_over =
+        take_over && (pool->spin_ns <= PXI_WAIT_SPIN_US_THROTTLED * 1000LL ||
+                      (atomic_load_explicit(&pool->dispatch.word, memory_order_relaxed) & 1u));
     if (pool->lead && !tls_in_job) {
         /* Where the launcher stands towards the pool's PUs (base/os.h): within them it runs
          * rank 0 itself; sched_getcpu settles "elsewhere" without a system call, and the
@@ -306,6 +378,9 @@ void pxi_tpool_destroy(pxi_tpool *pool)
 {
     if (!pool)
         return;
+    if (pool->nranks > 1)
+        PXI_DEBUG("threads: pool of %d ranks: %lld blocks taken over from workers not yet awake",
+                  pool->nranks, pxi_tpool_taken_over(pool));
     stop_workers(pool);
     pxi_free_aligned(pool->slots);
     pxi_free(pool->threads);

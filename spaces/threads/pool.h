@@ -19,6 +19,13 @@
  *
  * Completion and reductions go through the fan-in tree of fanin.h.
  *
+ * Late workers (pxi_tpool_run_ex with take_over: the 1-D for and reduce): each rank's block is
+ * claimed once per job, by its worker when it wakes or by its fan-in parent when the parent
+ * gets there first (the worker asleep, or woken but without a processor on an oversubscribed
+ * node); the parent then runs the block itself as that rank and the worker, when it runs,
+ * leaves it. Measured on 4 ranks x 2 threads on the 2-core VM (parex-cg, bcsstk16): a rank's
+ * update kernels 10.5-14.7 -> 7.8-11.1 us (traces, loaded; bench/dcg_results.md, Session 9).
+ *
  * Waiting (idle workers, fan-in parents, launch-lock waiters) goes through base/wait.h: spin
  * with a CPU pause for the pool's budget, then sleep on a futex, so an idle pool burns no CPU.
  * Every sync word is a pxi_wait_flag: the poster exchanges the value in and wakes sleepers only
@@ -50,7 +57,13 @@ typedef struct pxi_tpool_slot {
     alignas(PXI_CACHE_LINE) pxi_tpool_flag up;
     pxi_tpool_flag down;
     pxi_tpool_flag fin;
-    /* Line 1, dynamic schedule claims on this rank's range [next, end) of units (written by
+    /* Line 1, the generation (masked as flag values) whose block of this rank is claimed: by the
+     * rank's worker when it wakes for the job, or by its fan-in parent taking the block over
+     * (pxi_tpool_take_over); whoever moves it forward runs the block. Rank 0's is unused. A
+     * line of its own: the worker's claim stays in its cache unless a parent tried a take-over
+     * (only in jobs that allow one, see pxi_tpool_run_ex). */
+    alignas(PXI_CACHE_LINE) atomic_uint claim;
+    /* Line 2, dynamic schedule claims on this rank's range [next, end) of units (written by
      * the launcher before dispatch; next is then fetch_add'ed by the owner and by thieves). */
     alignas(PXI_CACHE_LINE) atomic_llong next;
     int64_t end;
@@ -103,6 +116,31 @@ void pxi_tpool_unlock(pxi_tpool *pool);
  * above). Returns when rank 0's call returns, which by the job's final fan-in means every
  * rank's call has. Not from inside a job (launches run those inline). */
 void pxi_tpool_run(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg);
+/* As pxi_tpool_run; with @take_over nonzero, a fan-in parent that finds a child's block not yet
+ * claimed by its worker (asleep, or runnable but without a processor on an oversubscribed
+ * node) runs that block itself instead of waiting for the worker (pxi_tpool_take_over), as
+ * libgomp's and TBB's idle threads take the work of late ones. Only for jobs whose ranks never
+ * wait for each other before their final fan-in (the 1-D for and reduce of threads.c: blocks,
+ * claims and the UP fan-in; not scans, not teams with barriers). Each rank's block still runs
+ * once, into its own slot, so reductions join in the same order (bitwise the same result).
+ * The job allows take-overs only where they can pay: a pool whose waits sleep at once (the
+ * passive or throttled budget, an oversubscribed node) or whose dispatch word had a sleeper
+ * marked when this job was posted (a worker idle past its budget); back-to-back launches on
+ * spinning workers leave the children's claim lines alone. */
+void pxi_tpool_run_ex(pxi_tpool *pool, pxi_tpool_job_fn fn, void *arg, int take_over);
+/* In a job launched with take_over (else returns 0 at once), called by the parent of @child at
+ * its UP fan-in for value @seq: when @child's worker has not claimed generation @seq, claim
+ * it and run the job as rank @child on the calling thread (its px_scatter_add replica is
+ * @child's while it runs), which posts @child's up flag. Returns 1 when it ran the block, 0
+ * when the worker had claimed it (the caller then waits for its up flag as usual). */
+int pxi_tpool_take_over(pxi_tpool *pool, int child, unsigned seq);
+/* How many blocks launchers and parents have taken over from workers since the pool was
+ * created (relaxed; tests and traces). */
+long long pxi_tpool_taken_over(const pxi_tpool *pool);
+/* Tests only: a function every worker calls after it sees a new job and before it claims its
+ * block (NULL: none), so that a test can hold a worker back deterministically. Set between
+ * launches. */
+void pxi_tpool_set_claim_hook(void (*hook)(int rank));
 
 /* Nonzero while the calling thread runs a job of some pool (workers, or rank 0 inside
  * pxi_tpool_run). Launches check it to run nested launches inline. */

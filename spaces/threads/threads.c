@@ -387,7 +387,8 @@ static int threads_launch(const pxi_launch *l)
         j.scan_seq = ++x->scan_seq;
         pxi_tpool_run(pool, scan_main, &j);
     } else {
-        pxi_tpool_run(pool, job_main, &j);
+        /* A block whose worker has not woken yet is run by its fan-in parent (pool.h). */
+        pxi_tpool_run_ex(pool, job_main, &j, 1);
     }
     if (PXI_CHECKING && st.debug_check)
         (void)check_after(x, &j);
