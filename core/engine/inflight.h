@@ -49,20 +49,9 @@ static inline void pxi_inflight_reserve(pxi_engine *e, int may_block)
     pxi_inflight_reserve_slow(e);
 }
 
-/* One counted op of @e finished on this thread; @self is the calling thread's worker or NULL.
- * A worker of @e batches the count-down; any other thread takes it off at once. */
-static inline void pxi_inflight_done(pxi_engine *e, const pxi_worker *self)
-{
-    if (self && self->lane->e == e) {
-        if (++pxi_inflight_tl_done >= PXI_DONE_BATCH)
-            pxi_inflight_flush(e);
-        return;
-    }
-    pxi_inflight_sub(e, 1);
-}
-
-/* @n counted ops of @e finished on this thread at once (a bulk block's entries, push.c): as
- * pxi_inflight_done @n times. */
+/* @n counted ops of @e finished on this thread at once (one op, or a bulk block's entries,
+ * push.c); @self is the calling thread's worker or NULL. A worker of @e batches the count-down;
+ * any other thread takes it off at once. */
 static inline void pxi_inflight_done_n(pxi_engine *e, const pxi_worker *self, long long n)
 {
     if (self && self->lane->e == e) {
@@ -72,6 +61,12 @@ static inline void pxi_inflight_done_n(pxi_engine *e, const pxi_worker *self, lo
         return;
     }
     pxi_inflight_sub(e, n);
+}
+
+/* One counted op of @e finished on this thread (pxi_inflight_done_n of 1). */
+static inline void pxi_inflight_done(pxi_engine *e, const pxi_worker *self)
+{
+    pxi_inflight_done_n(e, self, 1);
 }
 
 #endif

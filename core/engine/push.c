@@ -201,10 +201,11 @@ static PXI_ENGINE_INLINE void finish_op(pxi_opr *o, int status)
     if (PXI_UNLIKELY(extra))
         finish_extra_after(e, o);
     int counted = o->counted;
-    /* A block goes back to its owner or its pool; one on its pusher's stack needs nothing. */
+    /* A block goes back to its owner, its pool or the heap (one on its pusher's stack needs
+     * nothing: pxi_opr_free). */
     if (o->size_class == PXI_OPR_OWNED)
         o->finish_hook(o, status);
-    else if (o->size_class != PXI_OPR_ON_STACK)
+    else
         pxi_opr_free(e, o);
     /* The ops the release made ready, in grant order: read each link before dispatching, as
      * a dispatch relinks the op (lane queue, ready list). A dispatch that runs an op inline

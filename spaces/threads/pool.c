@@ -231,9 +231,9 @@ int pxi_tpool_take_over(pxi_tpool *pool, int child, unsigned seq)
         return 0;
     const unsigned v = seq & PXI_WAIT_VALUE_MASK;
     pxi_tpool_slot *s = &pool->slots[child];
-    /* A relaxed peek first: a worker that claimed the block (the usual case on free cores)
-     * costs no read-modify-write on its line. */
-    if (atomic_load_explicit(&s->claim, memory_order_relaxed) == v || !claim_block(s, v))
+    /* claim_block reads the word before any read-modify-write: a worker that claimed the block
+     * (the usual case on free cores) costs none on its line. */
+    if (!claim_block(s, v))
         return 0;
     const int saved = pxi_exec_rank;
     pxi_exec_rank = child;

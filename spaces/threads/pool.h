@@ -24,7 +24,8 @@
  * gets there first (the worker asleep, or woken but without a processor on an oversubscribed
  * node); the parent then runs the block itself as that rank and the worker, when it runs,
  * leaves it. Measured on 4 ranks x 2 threads on the 2-core VM (parex-cg, bcsstk16): a rank's
- * update kernels 10.5-14.7 -> 7.8-11.1 us (traces, loaded; bench/dcg_results.md, Session 9).
+ * update kernels 10.5-14.7 -> 7.8-11.1 us (traces, loaded; bench/RESULTS.md, "Session 9: 4-rank
+ * distributed-CG rows").
  *
  * Waiting (idle workers, fan-in parents, launch-lock waiters) goes through base/wait.h: spin
  * with a CPU pause for the pool's budget, then sleep on a futex, so an idle pool burns no CPU.
