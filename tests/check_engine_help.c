@@ -6,7 +6,10 @@
  * gate can only run on the waiting thread. ctest also runs the suite bound to one processor
  * (taskset, PX_TEST_ONE_CPU=1), where the waiter holds the lanes (no worker is woken). The
  * ctests set PX_ENGINE_MAX_PENDING=64 and PX_ENGINE_INLINE_NS=0, so no op runs on its pusher
- * (work-first throttle and inlining off): every op the gate holds back runs on the waiter. */
+ * (work-first throttle and inlining off): every op the gate holds back runs on the waiter.
+ * The last two tests take the engine of the default size on a process whose Threads pool fills
+ * its processors (core/engine/runtime.c, pool_full), and one sized explicitly; ctest runs the
+ * suite with the default pool, with PX_NUM_THREADS=1 and on one processor. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <pthread.h>
 #include <sched.h>
@@ -235,6 +238,113 @@ START_TEST(test_bound_to_one_processor_when_asked)
 }
 END_TEST
 
+/* ---- a default-sized engine on a process whose Threads pool fills its processors ---------- */
+
+static atomic_int pushed_from_op;
+static px_engine *full_e;
+static px_var *full_v;
+static rec_arg full_arg = {.id = 0, .status = PX_OK};
+
+/* Runs on a worker while the main thread waits: pushes one op, which becomes ready at once and
+ * goes to the CPU lane, then waits (at most 5 s) for it to have run somewhere else. */
+static int push_then_wait_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    sleep_ms(50); /* the main thread is in px_engine_wait_for_all, the idle worker asleep */
+    if (px_engine_push_sync(full_e, rec_fn, &full_arg, CPU, NULL, 0, &full_v, 1, PX_FN_NORMAL, 0,
+                            "rec") != PX_OK)
+        return PX_EUSER;
+    atomic_store(&pushed_from_op, 1);
+    for (int k = 0; k < 5000 && atomic_load(&log_n) < 1; ++k)
+        sleep_ms(1);
+    return PX_OK;
+}
+
+/* The processors this process may run on (before px_initialize, which binds the calling
+ * thread to Threads rank 0's core), then px_initialize and the Threads pool's ranks. */
+static void setup_with_pool_and_cpus(int *threads, int *cpus)
+{
+    cpu_set_t set;
+    ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
+    *cpus = CPU_COUNT(&set);
+    px_test_setup();
+    px_space *t = px_space_by_name("threads");
+    *threads = t ? px_space_concurrency(t) : 0;
+}
+
+/* runtime.c's rule: a per_device engine of the default size (cpu_workers 0, no
+ * PX_CPU_WORKER_NTHREADS) whose process has the Threads pool on all its processors (T >= C)
+ * waits as on one processor: an op made ready while a thread waits (here by an op on a
+ * worker) runs on the waiter, whose processor the pool's rank 0 is, and no sleeping worker is
+ * woken for it. With a pool smaller than the processors (PX_NUM_THREADS=1 on 2+), the waiter
+ * of an engine with as many workers as processors does not help, and a worker runs it. */
+START_TEST(test_default_engine_on_a_full_pool_runs_ops_ready_while_waiting_on_the_waiter)
+{
+    if (kind_under_test() == PX_ENGINE_NAIVE || getenv("PX_CPU_WORKER_NTHREADS"))
+        return; /* the engine below is per_device of the default size: one run suffices */
+    int threads, cpus;
+    setup_with_pool_and_cpus(&threads, &cpus);
+    full_e = px_engine_create(PX_ENGINE_PER_DEVICE, 0);
+    ck_assert_ptr_nonnull(full_e);
+    atomic_store(&log_n, 0);
+    atomic_store(&pushed_from_op, 0);
+    waiter_thread = pthread_self();
+    px_var *g = px_var_new(full_e);
+    full_v = px_var_new(full_e);
+    sleep_ms(50); /* both workers past their spin budget, asleep */
+    ck_assert_int_eq(px_engine_push_sync(full_e, push_then_wait_fn, NULL, CPU, NULL, 0, &g, 1,
+                                         PX_FN_NORMAL, 0, "push_then_wait"),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(full_e), PX_OK);
+    ck_assert_int_eq(atomic_load(&pushed_from_op), 1);
+    ck_assert_int_eq(atomic_load(&log_n), 1);
+    /* On one processor (or oversubscribed: T > C) the waiter holds the lanes as well. */
+    const int waiter_runs = cpus <= 1 || threads >= cpus;
+    ck_assert_msg(log_on_waiter[0] == waiter_runs,
+                  "%d threads on %d processors: the op ran on %s (worker %d)", threads, cpus,
+                  log_on_waiter[0] ? "the waiter" : "a worker", log_worker[0]);
+    ck_assert_int_eq(log_worker[0] == -2, waiter_runs);
+    ck_assert_int_eq(px_var_delete(full_e, g), PX_OK);
+    ck_assert_int_eq(px_var_delete(full_e, full_v), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(full_e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
+/* An explicit worker count keeps the old rule on the same process: with as many workers as
+ * processors the waiter does not help, and the op runs on the other worker. */
+START_TEST(test_explicitly_sized_engine_keeps_ops_on_its_workers_while_a_thread_waits)
+{
+    if (kind_under_test() == PX_ENGINE_NAIVE || getenv("PX_CPU_WORKER_NTHREADS"))
+        return;
+    int threads, cpus;
+    setup_with_pool_and_cpus(&threads, &cpus);
+    if (cpus < 2 || threads > cpus) {
+        ck_assert_int_eq(px_finalize(), PX_OK);
+        return; /* one processor or oversubscribed: the waiter holds whatever the size */
+    }
+    full_e = px_engine_create(PX_ENGINE_PER_DEVICE, cpus);
+    ck_assert_ptr_nonnull(full_e);
+    atomic_store(&log_n, 0);
+    atomic_store(&pushed_from_op, 0);
+    waiter_thread = pthread_self();
+    px_var *g = px_var_new(full_e);
+    full_v = px_var_new(full_e);
+    ck_assert_int_eq(px_engine_push_sync(full_e, push_then_wait_fn, NULL, CPU, NULL, 0, &g, 1,
+                                         PX_FN_NORMAL, 0, "push_then_wait"),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(full_e), PX_OK);
+    ck_assert_int_eq(atomic_load(&log_n), 1);
+    ck_assert_int_eq(log_on_waiter[0], 0);
+    ck_assert_int_ge(log_worker[0], 0);
+    ck_assert_int_eq(px_var_delete(full_e, g), PX_OK);
+    ck_assert_int_eq(px_var_delete(full_e, full_v), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(full_e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
 static Suite *engine_help_suite(void)
 {
     Suite *s = suite_create("engine_help");
@@ -246,6 +356,9 @@ static Suite *engine_help_suite(void)
     tcase_add_test(tc, test_op_failing_on_the_waiter_skips_its_successors_and_is_reported);
     tcase_add_test(tc, test_wait_for_all_helps_and_returns_only_when_nothing_is_in_flight);
     tcase_add_test(tc, test_threads_waiting_at_once_all_help_and_every_op_runs_once);
+    tcase_add_test(tc,
+                   test_default_engine_on_a_full_pool_runs_ops_ready_while_waiting_on_the_waiter);
+    tcase_add_test(tc, test_explicitly_sized_engine_keeps_ops_on_its_workers_while_a_thread_waits);
     suite_add_tcase(s, tc);
     return s;
 }

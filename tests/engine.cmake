@@ -43,6 +43,10 @@ if(PX_TASKSET)
   set_tests_properties(check_engine_help_one_cpu PROPERTIES LABELS concurrency TIMEOUT 120
     ENVIRONMENT "PX_ENGINE_MAX_PENDING=64;PX_ENGINE_INLINE_NS=0;PX_TEST_ONE_CPU=1;PX_DEFAULT_SPACE=threads;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
 endif()
+# A Threads pool smaller than the processors (runtime.c's pool_full rule does not apply).
+add_test(NAME check_engine_help_small_pool COMMAND $<TARGET_FILE:check_engine_help>)
+set_tests_properties(check_engine_help_small_pool PROPERTIES LABELS concurrency TIMEOUT 120
+  ENVIRONMENT "PX_ENGINE_MAX_PENDING=64;PX_ENGINE_INLINE_NS=0;PX_NUM_THREADS=1;PX_ENGINE=per_device;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
 # Oversubscription (core/oversub.h): the rule, the throttled budgets, an explicit policy winning;
 # also on one processor (taskset), where the default team fits and a larger one does not.
 px_add_check_test(check_oversub SOURCES check_oversub.c LABELS core concurrency TIMEOUT 120)

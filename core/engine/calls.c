@@ -22,7 +22,11 @@
  * budget (a worker is woken for anything still queued) and sleeps on the wait as before; there the
  * progress thread alone tests requests (waiters that tested them too, in turn with it, hung 4
  * oversubscribed parex-cg ranks in about 1 run of 5: Open MPI 4, nonblocking allreduces; not
- * investigated further). */
+ * investigated further). A default-sized per_device engine on several processors that the
+ * Threads pool fills (e->pool_full, runtime.c) waits as on one processor: a kernel op there
+ * already runs on every processor, so a woken worker or a polling progress thread would only
+ * take one from a rank of the pool. Workers already running keep taking ops; the waiter wakes
+ * none. */
 #include <time.h>
 
 #include "base/log.h"
@@ -132,7 +136,8 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
     if (done(arg))
         return;
     /* The processor count is the engine's, taken at create: the waits do not ask the OS. */
-    const int hold = e->n_cpus <= 1;
+    const int one_cpu = e->n_cpus <= 1;
+    const int hold = one_cpu || e->pool_full;
     /* Oversubscribed (core/oversub.h; the engine then counts one processor): the processor is
      * shared with other ranks' threads, which often make what we wait for, so polling yields
      * it (Open MPI's mpi_yield_when_idle) instead of pausing on it. */

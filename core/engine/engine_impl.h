@@ -350,6 +350,8 @@ struct px_engine {
     int cpu_workers;
     int n_cpus; /* processors the process may run on, at create (pxi_os_num_cpus; 1 when
                  * oversubscribed, core/oversub.h) */
+    int pool_full; /* several processors, all of them the Threads pool's (T >= C, core/oversub.h):
+                    * a waiter holds the lanes and the MPI progress (calls.c) */
     int prio_workers;
     int64_t max_pending;
     int64_t low_pending; /* pushers blocked at max_pending resume here */

@@ -112,6 +112,8 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     /* An oversubscribed process (core/oversub.h) runs its engines as on one processor: one CPU
      * worker by default, the waiting thread holding the lanes and MPI progress (calls.c). */
     const int n_cpus = pxi_oversub_active() ? 1 : pxi_os_num_cpus();
+    /* Sized by the caller (the argument or PX_CPU_WORKER_NTHREADS): that many threads run ops. */
+    const int sized = cpu_workers > 0 || cfg->cpu_worker_nthreads > 0;
     if (cpu_workers == 0)
         cpu_workers = cfg->cpu_worker_nthreads;
     if (cpu_workers <= 0)
@@ -128,6 +130,18 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     }
     memset(e, 0, sizeof *e);
     e->n_cpus = n_cpus;
+    /* A default-sized per_device engine on several processors that the Threads pool's ranks
+     * fill (T >= C: the default PX_NUM_THREADS): a kernel op runs on all of them with its
+     * launcher as rank 0, so an engine thread beside it, a second worker idling or the MPI
+     * progress thread polling, takes a processor from a rank. A waiter there runs the ops and
+     * tests the MPI requests itself, as on one processor (calls.c); workers already running
+     * keep taking ops. MXNet runs one CPU worker beside OpenMP-parallel ops for the same
+     * reason. The 1-rank distributed CG, 2 threads on 2 cores: 0.20-0.22 ms per
+     * iteration against 0.25-0.31 with the waiter asleep (bench/RESULTS.md, session 10). An
+     * explicit worker count keeps its workers running the ops (Cholesky's tiles). An
+     * oversubscribed process already counts one processor. */
+    e->pool_full = !sized && kind == PX_ENGINE_PER_DEVICE && n_cpus >= 2 &&
+                   pxi_oversub_get()->threads >= n_cpus;
     e->magic = PXI_ENGINE_MAGIC;
     e->kind = kind;
     e->cpu_workers = cpu_workers;

@@ -45,7 +45,11 @@
  * (more threads, its own or its node's ranks', than processors: README, "Oversubscription"), the
  * waiter keeps the workers and the MPI progress thread asleep and does it all, sleeping 50-250 us
  * between looks once the wait budget is spent (1 ms while MPI requests are outstanding, polling
- * with yields of the processor when oversubscribed). Results never depend on where an op runs;
+ * with yields of the processor when oversubscribed). A per_device engine of the default size on
+ * several processors that the Threads pool fills (PX_NUM_THREADS at least the processors, its
+ * default) waits the same way, since a kernel op already runs on every processor: the waiter
+ * wakes no worker, while workers already running keep taking ops (MXNet keeps one CPU worker
+ * beside OpenMP-parallel ops for the same reason). Results never depend on where an op runs;
  * Caller must not write an op that waits for something its pusher, or any thread that waits on the
  * engine, does later (any engine may run it on such a thread, the naive one always runs it on its
  * pusher).
@@ -196,7 +200,10 @@ PX_API px_engine *px_engine_default(void);
  * PX_ENGINE_INLINE_NS=0: ops this long are never run on the pusher by the cost rule (none of
  * them ran there with 2+ workers), so inlining does not serialize independent ops. Set
  * PX_CPU_WORKER_NTHREADS=1 for strictly serial CPU ops, or more for many independent CPU-bound ops
- * on a larger machine.
+ * on a larger machine. With the default size (0 and no PX_CPU_WORKER_NTHREADS), a per_device
+ * engine whose process has its Threads pool on every processor lets a waiting thread run the ops
+ * and test the MPI requests itself (see "Where an op runs" above); a size given here or in
+ * PX_CPU_WORKER_NTHREADS keeps the ops on the workers while a thread waits.
  * @return the engine, or NULL (logged) when the runtime is not initialized, @p kind is
  *         unknown, @p cpu_workers is out of range, or memory or threads ran out.
  * Thread-safe. Destroy it with px_engine_destroy; px_finalize waits for (with a warning)
