@@ -273,6 +273,31 @@ static void setup_with_pool_and_cpus(int *threads, int *cpus)
     *threads = t ? px_space_concurrency(t) : 0;
 }
 
+/* On a fresh engine of @cpu_workers (0: the default size): the op above runs on a worker while
+ * this thread waits in px_engine_wait_for_all; its pushed op must run exactly once. Leaves
+ * log_on_waiter[0] and log_worker[0]; finalizes the runtime. */
+static void run_push_then_wait(int cpu_workers)
+{
+    full_e = px_engine_create(PX_ENGINE_PER_DEVICE, cpu_workers);
+    ck_assert_ptr_nonnull(full_e);
+    atomic_store(&log_n, 0);
+    atomic_store(&pushed_from_op, 0);
+    waiter_thread = pthread_self();
+    px_var *g = px_var_new(full_e);
+    full_v = px_var_new(full_e);
+    sleep_ms(50); /* the workers past their spin budget, asleep */
+    ck_assert_int_eq(px_engine_push_sync(full_e, push_then_wait_fn, NULL, CPU, NULL, 0, &g, 1,
+                                         PX_FN_NORMAL, 0, "push_then_wait"),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(full_e), PX_OK);
+    ck_assert_int_eq(atomic_load(&pushed_from_op), 1);
+    ck_assert_int_eq(atomic_load(&log_n), 1);
+    ck_assert_int_eq(px_var_delete(full_e, g), PX_OK);
+    ck_assert_int_eq(px_var_delete(full_e, full_v), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(full_e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+
 /* runtime.c's rule: a per_device engine of the default size (cpu_workers 0, no
  * PX_CPU_WORKER_NTHREADS) whose process has the Threads pool on all its processors (T >= C)
  * waits as on one processor: an op made ready while a thread waits (here by an op on a
@@ -285,30 +310,13 @@ START_TEST(test_default_engine_on_a_full_pool_runs_ops_ready_while_waiting_on_th
         return; /* the engine below is per_device of the default size: one run suffices */
     int threads, cpus;
     setup_with_pool_and_cpus(&threads, &cpus);
-    full_e = px_engine_create(PX_ENGINE_PER_DEVICE, 0);
-    ck_assert_ptr_nonnull(full_e);
-    atomic_store(&log_n, 0);
-    atomic_store(&pushed_from_op, 0);
-    waiter_thread = pthread_self();
-    px_var *g = px_var_new(full_e);
-    full_v = px_var_new(full_e);
-    sleep_ms(50); /* both workers past their spin budget, asleep */
-    ck_assert_int_eq(px_engine_push_sync(full_e, push_then_wait_fn, NULL, CPU, NULL, 0, &g, 1,
-                                         PX_FN_NORMAL, 0, "push_then_wait"),
-                     PX_OK);
-    ck_assert_int_eq(px_engine_wait_for_all(full_e), PX_OK);
-    ck_assert_int_eq(atomic_load(&pushed_from_op), 1);
-    ck_assert_int_eq(atomic_load(&log_n), 1);
+    run_push_then_wait(0);
     /* On one processor (or oversubscribed: T > C) the waiter holds the lanes as well. */
     const int waiter_runs = cpus <= 1 || threads >= cpus;
     ck_assert_msg(log_on_waiter[0] == waiter_runs,
                   "%d threads on %d processors: the op ran on %s (worker %d)", threads, cpus,
                   log_on_waiter[0] ? "the waiter" : "a worker", log_worker[0]);
     ck_assert_int_eq(log_worker[0] == -2, waiter_runs);
-    ck_assert_int_eq(px_var_delete(full_e, g), PX_OK);
-    ck_assert_int_eq(px_var_delete(full_e, full_v), PX_OK);
-    ck_assert_int_eq(px_engine_destroy(full_e), PX_OK);
-    ck_assert_int_eq(px_finalize(), PX_OK);
 }
 END_TEST
 
@@ -324,24 +332,9 @@ START_TEST(test_explicitly_sized_engine_keeps_ops_on_its_workers_while_a_thread_
         ck_assert_int_eq(px_finalize(), PX_OK);
         return; /* one processor or oversubscribed: the waiter holds whatever the size */
     }
-    full_e = px_engine_create(PX_ENGINE_PER_DEVICE, cpus);
-    ck_assert_ptr_nonnull(full_e);
-    atomic_store(&log_n, 0);
-    atomic_store(&pushed_from_op, 0);
-    waiter_thread = pthread_self();
-    px_var *g = px_var_new(full_e);
-    full_v = px_var_new(full_e);
-    ck_assert_int_eq(px_engine_push_sync(full_e, push_then_wait_fn, NULL, CPU, NULL, 0, &g, 1,
-                                         PX_FN_NORMAL, 0, "push_then_wait"),
-                     PX_OK);
-    ck_assert_int_eq(px_engine_wait_for_all(full_e), PX_OK);
-    ck_assert_int_eq(atomic_load(&log_n), 1);
+    run_push_then_wait(cpus);
     ck_assert_int_eq(log_on_waiter[0], 0);
     ck_assert_int_ge(log_worker[0], 0);
-    ck_assert_int_eq(px_var_delete(full_e, g), PX_OK);
-    ck_assert_int_eq(px_var_delete(full_e, full_v), PX_OK);
-    ck_assert_int_eq(px_engine_destroy(full_e), PX_OK);
-    ck_assert_int_eq(px_finalize(), PX_OK);
 }
 END_TEST
 
