@@ -32,10 +32,11 @@ endif()
 px_add_check_test(check_engine_trace SOURCES check_engine_trace.c check_engine_common.c
                   LIBS PkgConfig::JANSSON ENGINES naive pooled per_device THREADS 1 3
                   LABELS concurrency ENV ${PX_ENGINE_TEST_ENV} TIMEOUT 300)
-# Help-while-waiting (core/engine/calls.c): the waiting thread runs ready ops; also bound to one
-# processor (taskset), where the waiter holds the lanes.
+# Help-while-waiting (core/engine/calls.c): the waiting thread runs ready ops; with the default
+# Threads pool (it fills the processors: runtime.c's pool_full) and with one thread (it does
+# not); also bound to one processor (taskset), where the waiter holds the lanes.
 px_add_check_test(check_engine_help SOURCES check_engine_help.c check_engine_common.c
-                  ENGINES naive per_device LABELS concurrency
+                  ENGINES naive per_device THREADS - 1 LABELS concurrency
                   ENV PX_ENGINE_MAX_PENDING=64 PX_ENGINE_INLINE_NS=0 TIMEOUT 120)
 find_program(PX_TASKSET taskset)
 if(PX_TASKSET)
@@ -43,10 +44,6 @@ if(PX_TASKSET)
   set_tests_properties(check_engine_help_one_cpu PROPERTIES LABELS concurrency TIMEOUT 120
     ENVIRONMENT "PX_ENGINE_MAX_PENDING=64;PX_ENGINE_INLINE_NS=0;PX_TEST_ONE_CPU=1;PX_DEFAULT_SPACE=threads;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
 endif()
-# A Threads pool smaller than the processors (runtime.c's pool_full rule does not apply).
-add_test(NAME check_engine_help_small_pool COMMAND $<TARGET_FILE:check_engine_help>)
-set_tests_properties(check_engine_help_small_pool PROPERTIES LABELS concurrency TIMEOUT 120
-  ENVIRONMENT "PX_ENGINE_MAX_PENDING=64;PX_ENGINE_INLINE_NS=0;PX_NUM_THREADS=1;PX_ENGINE=per_device;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
 # Oversubscription (core/oversub.h): the rule, the throttled budgets, an explicit policy winning;
 # also on one processor (taskset), where the default team fits and a larger one does not.
 px_add_check_test(check_oversub SOURCES check_oversub.c LABELS core concurrency TIMEOUT 120)
