@@ -20,7 +20,10 @@ The model, per CG iteration of the slowest rank (the one with the most neighbour
              row's local box L (same program and code path, T threads each) launched as the
              row's P ranks (binding, environment, node load), no communication (run_dcg.sh's
              calibration, in every round beside the rows); rows of P T > C threads time-share
-             the C cores in the calibration as in the row (the measured time-sharing term);
+             the C cores in the calibration as in the row (the measured time-sharing term),
+             and those of P > 1 ranks take the synchronized calibration where it exists: the
+             row's P ranks solving P copies of L as one block-diagonal system (no halo, the
+             allreduces: t_a is then inside t_c);
              nnz_scale: the worst rank's ghost columns by cg.c's byte model (12 nnz + 88 n).
              Fallbacks: s_K, K = min(P, C / T), times P T / C; without a calibration file the
              idle 1-rank row's rate. Projection: K = C / T, no time-sharing. --stat: the
@@ -139,12 +142,14 @@ def nnz_scale(procs, local):
 
 
 def model(procs, local, rate_s, net, allreduces, stretch=1.0, engine=None, threads=1,
-          ops=None, ar_s=None):
+          ops=None, ar_s=None, ar_in_compute=False):
     """Modelled seconds per iteration: dict with compute, halo, allreduce, engine, no_overlap,
     overlap (overlap includes the engine term). rate_s: seconds per iteration per local point;
     stretch: factor on n rate_s, at least 1 (time-sharing of the cores, ghost columns);
     engine: an Engine or None; ops: parex-cg's reported op count, if any; ar_s: one allreduce
-    measured on time-shared cores (oversubscribed rows) instead of ceil(log2 P) latencies."""
+    measured on time-shared cores (oversubscribed rows) instead of ceil(log2 P) latencies;
+    ar_in_compute: rate_s is a synchronized calibration's, which ran the allreduces (and their
+    engine messages) itself: no allreduce term."""
     p = procs[0] * procs[1] * procs[2]
     n = local[0] * local[1] * local[2]
     t_c = n * rate_s * stretch
@@ -152,7 +157,7 @@ def model(procs, local, rate_s, net, allreduces, stretch=1.0, engine=None, threa
     c_msg = engine.msg_s if engine else 0.0
     t_h = sum(net.msg(b) + c_msg for b in msgs)
     step = ar_s if ar_s is not None else math.ceil(math.log2(p)) * net.alpha
-    t_a = allreduces * (step + c_msg) if p > 1 else 0.0
+    t_a = allreduces * (step + c_msg) if p > 1 and not ar_in_compute else 0.0
     f = spmv_fraction()
     t_e = engine.seconds(p, len(msgs), threads, ops) if engine else 0.0
     n_ops = engine.ops(p, len(msgs), ops) if engine else 0
@@ -233,14 +238,16 @@ def rate_for(by_series, by_impl, scaling, impl, u):
 
 def load_calibration(path):
     """run_dcg.sh's calibration lines ({"calibration": true, impl, instances, threads, local,
-    engine, oversubscribed, result}): {(impl, local, threads, instances, mode): [result, ...]};
-    mode: parex's code path ("none": the shared-memory solver, "graph": dcg.c through the
-    engine on one rank), "-" for bsp."""
+    engine, synchronized, oversubscribed, result}): {(impl, local, threads, instances, mode,
+    synchronized): [result, ...]}; mode: parex's code path ("none": the shared-memory solver,
+    "graph": dcg.c through the engine), "-" for bsp; synchronized: the instances were the ranks
+    of one block-diagonal solve (False in files written before that existed)."""
     cal = collections.defaultdict(list)
     for rec in json_lines(path):
         if rec.get("calibration"):
             key = (rec["impl"], tuple(rec["local"]), rec["threads"], rec["instances"],
-                   rec.get("engine") or "-" if rec["impl"] == "parex" else "-")
+                   rec.get("engine") or "-" if rec["impl"] == "parex" else "-",
+                   bool(rec.get("synchronized")))
             cal[key].append(rec["result"])
     return cal
 
@@ -261,13 +268,14 @@ class Compute:
         self.cal, self.engine, self.cores = cal, engine, cores
         self.by_series, self.by_impl = rates(groups, engine)
 
-    def loaded(self, impl, local, threads, k, ranks=1):
+    def loaded(self, impl, local, threads, k, ranks=1, sync=False):
         """(s, spread): seconds per iteration per point of the slowest of K instances (the
-        --stat over rounds; parex less its single-rank engine term), in the code path of a row
-        of that many ranks, and the median over rounds of slowest / fastest instance; None
-        without that calibration."""
+        --stat over rounds; parex less the engine term of the ops it reported), in the code
+        path of a row of that many ranks, and the median over rounds of slowest / fastest
+        instance; sync: of the synchronized calibration (K ranks of one block-diagonal solve);
+        None without that calibration."""
         modes = ("-",) if impl != "parex" else ("none",) if ranks == 1 else ("graph", "push")
-        res = next((self.cal[key] for key in ((impl, tuple(local), threads, k, m)
+        res = next((self.cal[key] for key in ((impl, tuple(local), threads, k, m, sync)
                                               for m in modes) if key in self.cal), None)
         if not res:
             return None
@@ -281,21 +289,30 @@ class Compute:
         return t / n, spread
 
     def row(self, scaling, impl, p, t, local, procs):
-        """(s, stretch, how, spread, calibrated) of a measured row; s None: no rate."""
+        """(s, stretch, how, spread, calibrated, synced) of a measured row; s None: no rate;
+        synced: s is the synchronized calibration's (oversubscribed rows of P > 1 ranks that
+        have one), which includes the allreduces."""
         share = max(1.0, p * t / self.cores)
         ghost = nnz_scale(procs, local) if p > 1 else 1.0
         got = self.loaded(impl, local, t, p, p)
+        if p > 1 and share > 1:
+            synced = self.loaded(impl, local, t, p, p, sync=True)
+            if synced:
+                n = local[0] * local[1] * local[2]
+                return synced[0], ghost, "s_%d synchronized%s" % (
+                    p, "; independent %s" % fmt_ms(n * got[0] * ghost) if got else ""), \
+                    None, True, True
         if got:
             return got[0], ghost, "s_%d%s" % (p, " time-shared" if share > 1 else ""), \
-                got[1], True
+                got[1], True, False
         k = min(p, max(1, self.cores // t))
         got = self.loaded(impl, local, t, k, p)
         shared = " x %g shared" % round(share, 2) if share > 1 else ""
         if got:
-            return got[0], ghost * share, "s_%d%s" % (k, shared), got[1], True
+            return got[0], ghost * share, "s_%d%s" % (k, shared), got[1], True, False
         s, how = rate_for(self.by_series, self.by_impl, scaling, impl, t)
         return s, ghost * share, "idle 1-rank row" + (" " + how if how else "") + shared, \
-            None, False
+            None, False, False
 
     def analytic_share(self, impl, p, t, local, procs):
         """Oversubscribed rows: t_c = n s_K' nnz_scale P T / C (K' = C / T instances, the
@@ -328,7 +345,14 @@ def assumptions(allreduces, calibrated, cores):
             "cg.c's byte model (12 nnz + 88 n);\n(1b) oversubscribed rows (P T > %d): the "
             "same K = P calibration time-shares the cores as the row does (scheduler slices, "
             "passive waits, OpenMP teams not all running), so the time-sharing term is measured, "
-            "not the analytic share P T / %d (shown beside it as 's_K x P T / C'); each "
+            "not the analytic share P T / %d (shown beside it as 's_K x P T / C'); where the "
+            "row has P > 1 ranks, the synchronized calibration replaces it: the row's P ranks, "
+            "launched as the row's, solving the block-diagonal matrix of P copies of the box "
+            "(bench/hpcg_mtx.py, one block a rank: no halo, the same kernels and the same two "
+            "allreduces an iteration), because ranks that share a core and meet at every "
+            "allreduce wait there for a peer descheduled behind another rank's kernel, time "
+            "that independent solves never spend; the model then adds the halo (and parex's "
+            "engine term) to it and no allreduce term; without that calibration, each "
             "allreduce costs what bench_pingpong measured for P ranks on the row's time-shared "
             "cores instead of ceil(log2 P) latencies;\n(1c) statistics: rows and calibrations "
             "alike, the %s over rounds; the other statistic's error beside it (this VM's noise "
@@ -361,13 +385,13 @@ def measured_row(key, res, comp, net, allreduces, engine):
     meas = STAT[0]([r["seconds_per_iter"] for r in res])
     head = "| %s | %s | %dx%d | %s | %s | %s |" % (
         scaling, impl, p, t, "x".join(map(str, local)), "x".join(map(str, procs)), fmt_ms(meas))
-    s, stretch, how, spread, calibrated = comp.row(scaling, impl, p, t, local, procs)
+    s, stretch, how, spread, calibrated, synced = comp.row(scaling, impl, p, t, local, procs)
     if s is None:
         return head + " - | - | %s | - | - | - | - | - | - |" % how, None, None, meas
     eng = engine if impl == "parex" else None
     ar_s = comp.measured_ar.get((p, 1)) if p * t > comp.cores else None
     m = model(procs, local, s, net, allreduces, stretch=stretch, engine=eng, threads=t,
-              ops=reported_ops(res) if eng else None, ar_s=ar_s)
+              ops=reported_ops(res) if eng else None, ar_s=ar_s, ar_in_compute=synced)
     mod = m["overlap"] if impl == "parex" else m["no_overlap"]
     err = (mod - meas) / meas * 100.0
     definitional = p == 1 and not calibrated
@@ -383,7 +407,7 @@ def measured_row(key, res, comp, net, allreduces, engine):
         ov = "%s / %.2f" % (om, hidden / m["halo"])
     et = "-"
     if eng:
-        n_msg = m["messages"] + (allreduces if p > 1 else 0)
+        n_msg = m["messages"] + (allreduces if p > 1 and not synced else 0)
         et = "%d x %.3f + %d x %.3f us = %s" % (
             m["ops"], engine.op_s(t) * 1e6, n_msg, engine.msg_s * 1e6,
             fmt_ms(m["engine"] + n_msg * engine.msg_s))
@@ -391,7 +415,7 @@ def measured_row(key, res, comp, net, allreduces, engine):
     line = head + " %s | %s | %s (%s) | %s | %s | %s / %s | %s / %s | %s | %s |" % (
         fmt_ms(mod), "(defines s)" if definitional else "%+.1f" % err, fmt_ms(m["compute"]),
         how, "%.2f" % spread if spread else "-", fmt_ms(bound) if bound else "-", hm,
-        fmt_ms(m["halo"]), am, fmt_ms(m["allreduce"]), ov, et)
+        fmt_ms(m["halo"]), am, "in compute" if synced else fmt_ms(m["allreduce"]), ov, et)
     return line, None if definitional else err, mod, meas
 
 
@@ -452,8 +476,8 @@ def miss_line(key, res, comp, net, allreduces, engine, err):
     noise = mlo <= rhi and rlo <= mhi
     waits = [r.get("halo_seconds_per_iter", 0) + r.get("allreduce_seconds_per_iter", 0)
              for r in res if "halo_seconds_per_iter" in r]
-    s, stretch, _, _, _ = comp.row(*key[:6])
-    m = model(key[5], key[4], s, net, allreduces, stretch=stretch)
+    s, stretch, _, _, _, synced = comp.row(*key[:6])
+    m = model(key[5], key[4], s, net, allreduces, stretch=stretch, ar_in_compute=synced)
     return ("%s %s %dx%d: error %+.1f%%; rounds %s-%s ms, model %s-%s ms: %s%s" % (
         key[0], key[1], key[2], key[3], err, fmt_ms(rlo), fmt_ms(rhi), fmt_ms(mlo),
         fmt_ms(mhi), "the ranges overlap (within this run's noise)" if noise else
@@ -630,20 +654,23 @@ def calibration_table(comp, out):
     out("| impl | code path | local | threads | instances K | as bound | ms per iteration |"
         " ns per point | slowest/fastest instance | rounds |")
     out("|---|---|---|---:|---:|---|---:|---:|---:|---:|")
-    for (impl, local, t, k, mode), res in sorted(comp.cal.items()):
-        s, spread = comp.loaded(impl, local, t, k, 1 if mode in ("none", "-") else 2)
+    for (impl, local, t, k, mode, sync), res in sorted(comp.cal.items()):
+        s, spread = comp.loaded(impl, local, t, k, 1 if mode in ("none", "-") else 2, sync)
         n = local[0] * local[1] * local[2]
-        out("| %s | %s | %s | %d | %d | %s | %s | %.3f | %.2f | %d |" % (
-            impl, "all rows" if mode == "-" else "1-rank rows (shared-memory solver)"
-            if mode == "none" else "P > 1 rows (dcg.c, --engine %s, 1 rank)" % mode,
+        out("| %s | %s | %s | %d | %d | %s | %s | %.3f | %s | %d |" % (
+            impl, ("all rows" if mode == "-" else "1-rank rows (shared-memory solver)"
+                   if mode == "none" else "P > 1 rows (dcg.c, --engine %s, %s)" % (
+                       mode, "K ranks" if sync else "1 rank"))
+            + ("; synchronized: one block-diagonal solve" if sync else ""),
             "x".join(map(str, local)), t, k,
             "time-shared (%d threads on %d cores)" % (k * t, comp.cores)
-            if k * t > comp.cores else "cores of its own", fmt_ms(s * n), s * 1e9, spread,
-            len(res)))
+            if k * t > comp.cores else "cores of its own", fmt_ms(s * n), s * 1e9,
+            "%.2f" % spread if not sync else "-", len(res)))
     out("\nparex's rates are less its single-rank engine term (the model adds the engine term "
         "back per rank count); a row of P ranks x T threads takes s_P (K = P instances "
         "launched as its ranks); without that line s_K, K = min(P, cores / T), times P T / "
-        "cores when it has more threads than cores.")
+        "cores when it has more threads than cores. An oversubscribed row of P > 1 ranks "
+        "takes the synchronized s_P where there is one (assumption 1b).")
 
 
 def print_engine(engine, groups, out):
@@ -678,13 +705,24 @@ def self_test():
     m = model((4, 4, 4), (32, 32, 32), 1e-8, net, 2)
     assert m["overlap"] <= m["no_overlap"] and m["messages"] == 26
     res = lambda t: [{"seconds_per_iter": t, "instance_seconds_per_iter": [t, t]}]
-    cal = {("bsp", (8, 8, 8), 1, 4, "-"): res(4e-3), ("bsp", (8, 8, 8), 1, 2, "-"): res(1e-3)}
+    cal = {("bsp", (8, 8, 8), 1, 4, "-", False): res(4e-3),
+           ("bsp", (8, 8, 8), 1, 2, "-", False): res(1e-3)}
     comp = Compute(cal, {}, None, 2)
-    s, stretch, how, _, _ = comp.row("weak", "bsp", 4, 1, (8, 8, 8), (2, 2, 1))
+    s, stretch, how, _, _, synced = comp.row("weak", "bsp", 4, 1, (8, 8, 8), (2, 2, 1))
+    assert not synced
     assert abs(s * 512 - 4e-3) < 1e-12 and "time-shared" in how  # K = P, measured sharing
     assert abs(stretch - nnz_scale((2, 2, 1), (8, 8, 8))) < 1e-12
     share = comp.analytic_share("bsp", 4, 1, (8, 8, 8), (2, 2, 1))
     assert abs(share - 1e-3 * 2 * nnz_scale((2, 2, 1), (8, 8, 8))) < 1e-12
+    # a synchronized calibration replaces the independent one on an oversubscribed row only,
+    # and carries the allreduces: the model adds none
+    cal[("bsp", (8, 8, 8), 1, 4, "-", True)] = res(6e-3)
+    cal[("bsp", (8, 8, 8), 1, 2, "-", True)] = res(2e-3)
+    s, stretch, how, _, _, synced = comp.row("weak", "bsp", 4, 1, (8, 8, 8), (2, 2, 1))
+    assert synced and abs(s * 512 - 6e-3) < 1e-12 and "synchronized" in how
+    assert not comp.row("weak", "bsp", 2, 1, (8, 8, 8), (2, 1, 1))[5]  # 2 ranks on 2 cores
+    m = model((2, 2, 1), (8, 8, 8), s, net, 2, stretch=stretch, ar_in_compute=True)
+    assert m["allreduce"] == 0.0 and model((2, 2, 1), (8, 8, 8), s, net, 2)["allreduce"] > 0
     print("cg_model.py: self-test passed")
     return 0
 

@@ -16,7 +16,9 @@
 # and the analytic time-sharing check); K = 1 is the 1-rank row's own command line and
 # stopping rule. The single-rank rate while K such ranks load the node (the slowest
 # instance's time per iteration; bench/cg_model.py --calibration, minimum over rounds of rows
-# and calibrations alike: --stat).
+# and calibrations alike: --stat). Oversubscribed rows of P > 1 ranks also get a synchronized
+# calibration: the row's launch solving P copies of the box as one block-diagonal system
+# (bench/hpcg_mtx.py, --partition block: no halo, the allreduces over all P ranks).
 # Smoke test (about 1 minute): WEAK_GRID=16 STRONG_GRID=16 MATRICES= CAL_ITERS=100
 #   DATA=/tmp/d.txt CALIB=/tmp/c.txt PINGPONG=/tmp/p.txt ENGINE=/tmp/e.txt OUT=/tmp/r.md
 #   bench/run_dcg.sh build-rel 1
@@ -49,8 +51,9 @@
 #   PROJECT_GRID=      N per rank of the model's projection (default: WEAK_GRID)
 #   DATA=bench/dcg_data.txt  PINGPONG=bench/dcg_pingpong.txt  OUT=bench/dcg_results.md
 #   CALIB=bench/dcg_calib.txt  the calibration runs (JSON lines: impl, instances, threads,
-#                      local, oversubscribed, result with the slowest instance's
-#                      seconds_per_iter and every instance's instance_seconds_per_iter)
+#                      local, synchronized, oversubscribed, result with the slowest instance's
+#                      seconds_per_iter and, independent ones, every instance's
+#                      instance_seconds_per_iter)
 #   MODEL_STAT=min     the statistic over rounds of the model's comparison (cg_model.py --stat:
 #                      min, median or lower-half; the table prints the median's error beside)
 #   CAL_ITERS=400      iterations of calibration solves of K > 1 instances (fixed: their loops
@@ -240,36 +243,21 @@ if [[ " $scalings " == *" strong "* ]]; then
   for p in $ranks_list; do
     ((strong_grid % p == 0)) || { echo "run_dcg.sh: STRONG_GRID=$strong_grid is not divisible by $p ranks" >&2; exit 1; }
   done
-  python3 - "$strong_grid" "$mtx" <<'PY'
-import sys
-g, path = int(sys.argv[1]), sys.argv[2]
-rows = []
-for z in range(g):
-    for y in range(g):
-        for x in range(g):
-            i = x + g * (y + g * z)
-            for dz in (-1, 0, 1):
-                for dy in (-1, 0, 1):
-                    for dx in (-1, 0, 1):
-                        a, b, c = x + dx, y + dy, z + dz
-                        if 0 <= a < g and 0 <= b < g and 0 <= c < g:
-                            j = a + g * (b + g * c)
-                            if j <= i:  # lower triangle, symmetric storage
-                                rows.append("%d %d %s" % (i + 1, j + 1, "26" if i == j else "-1"))
-with open(path, "w") as f:
-    f.write("%%%%MatrixMarket matrix coordinate real symmetric\n%% HPCG %d^3 (run_dcg.sh)\n" % g)
-    f.write("%d %d %d\n" % (g ** 3, g ** 3, len(rows)))
-    f.write("\n".join(rows) + "\n")
-PY
-  if $parex_dist; then
-    probe=$(timeout 120 "${mpirun[@]}" --oversubscribe --bind-to none -np 2 "$parex_cg" \
-            --matrix "$mtx" --partition block --progress 0 --json 2>/dev/null | json_line || true)
-    if grep -q '"ranks": *2' <<<"$probe"; then
-      parex_block=true
-    else
-      echo "run_dcg.sh: $parex_cg --matrix --partition block does not run on 2 ranks:" \
-           "strong scaling measures bench_cg_bsp only (and parex-cg on 1 rank)" >&2
-    fi
+  python3 "$here/hpcg_mtx.py" "$strong_grid" "$strong_grid" "$strong_grid" 1 "$mtx"
+fi
+# Can parex-cg solve a matrix file cut into row blocks on 2 ranks (strong scaling's rows and the
+# synchronized calibrations)? Probed on a small two-block matrix.
+if $parex_dist; then
+  python3 "$here/hpcg_mtx.py" 4 4 4 2 "$work/probe.mtx"
+  probe=$(timeout 120 "${mpirun[@]}" --oversubscribe --bind-to none -np 2 "$parex_cg" \
+          --matrix "$work/probe.mtx" --partition block --progress 0 --json 2>/dev/null \
+          | json_line || true)
+  if grep -q '"ranks": *2' <<<"$probe"; then
+    parex_block=true
+  else
+    echo "run_dcg.sh: $parex_cg --matrix --partition block does not run on 2 ranks: strong" \
+         "scaling and the synchronized calibrations measure bench_cg_bsp only (and parex-cg" \
+         "on 1 rank)" >&2
   fi
 fi
 
@@ -351,12 +339,17 @@ parex_runs() {
   [ "$s" = weak ] || [ "$s" = matrix ] || $parex_block
 }
 
-# ---- calibration: K independent single-rank solves of a row's box, launched together ---------
-# One line each: "impl box threads instances mode" (box NX,NY,NZ). A row of P ranks x T threads
-# needs K = min(P, cores / T) (and K = P where P T > cores, as a cross-check); parex's mode is
-# the code path of the row: "none" (the shared-memory solver parex-cg runs on one rank) for
-# P = 1, the probe's engine mode (graph: examples/cg/dcg.c through the engine) for P > 1; the
-# projection needs bsp's box at K = cores / T.
+# ---- calibration: K single-rank solves of a row's box, launched together ----------------------
+# One line each: "impl box threads instances mode how" (box NX,NY,NZ). A row of P ranks x T
+# threads needs K = min(P, cores / T) (and K = P where P T > cores, as a cross-check); parex's
+# mode is the code path of the row: "none" (the shared-memory solver parex-cg runs on one rank)
+# for P = 1, the probe's engine mode (graph: examples/cg/dcg.c through the engine) for P > 1;
+# the projection needs bsp's box at K = cores / T. how: "indep", K independent solves; "sync"
+# (oversubscribed rows of P > 1 ranks), the row's P ranks solving the block-diagonal matrix of
+# P copies of the box (bench/hpcg_mtx.py) cut into P row blocks: no halo, but every dot product
+# an allreduce over the P ranks, which meet there as the row's do. On time-shared cores a rank
+# that waits there waits for one descheduled behind another rank's kernel: bsp 4x1 weak, 4
+# rounds, min 1.03 ms per iteration independent, 1.45 synchronized, 1.57 the row.
 calibs=()
 add_calib() { [[ " ${calibs[*]/%/;} " == *" $1; "* ]] || calibs+=("$1"); }
 for s in $scalings; do
@@ -364,30 +357,46 @@ for s in $scalings; do
     if [ "$s" = weak ]; then box="$weak_grid,$weak_grid,$weak_grid"; else box="$strong_grid,$strong_grid,$((strong_grid / p))"; fi
     for t in $threads_list; do
       kfit=$((cores / t)); ((kfit >= 1)) || kfit=1
+      pmode=$( ((p == 1)) && echo none || echo "${dist_mode:-graph}")
       for k in $((p < kfit ? p : kfit)) $p; do
-        add_calib "bsp $box $t $k -"
-        if $parex_ok && { ((p == 1)) || $parex_dist; }; then
-          add_calib "parex $box $t $k $( ((p == 1)) && echo none || echo "${dist_mode:-graph}")"
-        fi
+        add_calib "bsp $box $t $k - indep"
+        if $parex_ok && { ((p == 1)) || $parex_dist; }; then add_calib "parex $box $t $k $pmode indep"; fi
       done
-      if [ "$s" = weak ]; then add_calib "bsp $box $t $kfit -"; fi
+      if [ "$s" = weak ]; then add_calib "bsp $box $t $kfit - indep"; fi
+      if ((p > 1 && p * t > cores)); then
+        add_calib "bsp $box $t $p - sync"
+        if $parex_block; then add_calib "parex $box $t $p $pmode sync"; fi
+      fi
     done
   done
 done
 
-# calibrate "IMPL BOX T K MODE" ROUND: K instances started together, one JSON record appended
-# to $calib (result: the slowest instance's, with every instance's seconds per iteration).
+# calibrate "IMPL BOX T K MODE HOW" ROUND: K instances started together (HOW sync: K ranks of one
+# block-diagonal solve), one JSON record appended to $calib (result: the slowest instance's,
+# with every instance's seconds per iteration; a synchronized solve's slowest rank's).
 # The launch is the row's: mpirun's options and environment of K ranks x T threads (launch);
 # K = 1 is the 1-rank row's very command line and stopping rule (a second, independent sample
 # of it, taken in the same round); K > 1 runs CAL_ITERS fixed iterations so that the
 # instances' loops overlap whatever their start-up.
 calibrate() {
-  local impl box t k mode round=$2 res i gate aff stop_b stop_p pids=() yield=()
-  read -r impl box t k mode <<<"$1"
+  local impl box t k mode how round=$2 res i gate aff stop_b stop_p bd pids=() yield=()
+  read -r impl box t k mode how <<<"$1"
   launch "$k" "$t"
   if ((k == 1)); then stop_b=$bsp_stop stop_p=$parex_stop
   else stop_b="--iters $cal_iters" stop_p="--max-iters $cal_iters --tol 1e-300"; fi
-  if [ "$impl" = bsp ]; then
+  if [ "$how" = sync ]; then
+    # the row's launch, -np K, the K-block matrix of the box (written once), one block a rank
+    bd=$work/blocks-${box//,/x}-$k.mtx
+    [ -s "$bd" ] || python3 "$here/hpcg_mtx.py" ${box//,/ } "$k" "$bd"
+    if [ "$impl" = bsp ]; then
+      res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" "$bsp" --matrix "$bd" \
+            --partition block $stop_b --json 2>/dev/null | json_line || true)
+    else
+      res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" "$parex_cg" --space threads \
+            --progress 0 --engine "$mode" --matrix "$bd" --partition block $stop_p --json \
+            2>/dev/null | json_line || true)
+    fi
+  elif [ "$impl" = bsp ]; then
     # one mpirun, the rows' binding, each rank its own single-rank solve (MPI_COMM_SELF),
     # the loops started together after a barrier
     res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" "$bsp" --independent \
@@ -429,8 +438,9 @@ if len(runs) == int(sys.argv[1]):
     print(json.dumps(slow))' "$k" || true)
   fi
   [ -n "$res" ] || { echo "run_dcg.sh: calibration ($1) gave no JSON" >&2; return 1; }
-  printf '{"round": %d, "calibration": true, "impl": "%s", "instances": %d, "threads": %d, "local": [%s], "engine": "%s", "oversubscribed": %s, "result": %s}\n' \
-    "$round" "$impl" "$k" "$t" "$box" "$mode" "$over" "$res" | tee -a "$calib" >&2
+  printf '{"round": %d, "calibration": true, "impl": "%s", "instances": %d, "threads": %d, "local": [%s], "engine": "%s", "synchronized": %s, "oversubscribed": %s, "result": %s}\n' \
+    "$round" "$impl" "$k" "$t" "$box" "$mode" "$([ "$how" = sync ] && echo true || echo false)" \
+    "$over" "$res" | tee -a "$calib" >&2
 }
 
 # ---- ping-pong and allreduce ----------------------------------------------------------------------
