@@ -91,6 +91,22 @@ for bad in "--matrix /nonexistent.mtx" "--procs 2,1,1"; do
 done
 echo "check_dcg.sh: --independent on 3 ranks: $(num iterations <<<"$ind") iterations each"
 
+# The synchronized calibration (run_dcg.sh, cg_model.py assumption 1b): 3 copies of a box down
+# the diagonal of one matrix (bench/hpcg_mtx.py), cut into 3 row blocks, are 3 ranks with no
+# halo whose dot products still sum over all 3: the same iterations as the box on one rank
+# (the blocks are equal, so every global sum is 3 times one block's). The scripts' self-tests.
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python3 "$here/hpcg_mtx.py" 6 5 4 3 "$tmp/blocks.mtx"
+syn=$("${mpirun[@]}" 3 "$bsp" --matrix "$tmp/blocks.mtx" --partition block --json | grep '^{')
+[ "$(num iterations <<<"$syn")" = "$(num iterations <<<"$one")" ] \
+  || fail "3 blocks of 6x5x4 on 3 ranks: $syn, one rank of the box: $one"
+[ "$(num halo_bytes <<<"$syn")" = 0 ] || fail "3 blocks on 3 ranks exchange a halo: $syn"
+echo "check_dcg.sh: 3 blocks of 6x5x4 on 3 ranks: $(num iterations <<<"$syn") iterations, no halo"
+python3 "$here/hpcg_mtx.py" --self-test
+python3 "$here/cg_model.py" --self-test
+
 # Ping-pong: 8 B .. 1 KiB is 8 sizes; allreduce rows present.
 pp=$("${mpirun[@]}" 2 "$pingpong" --max-bytes 1024 --batches 2 --json | grep '^{')
 [ "$(grep -o '"bytes"' <<<"$pp" | wc -l)" -eq 8 ] || fail "ping-pong sizes: $pp"
