@@ -25,52 +25,6 @@ static void init_with_bulk(int bulk)
     ck_assert_int_eq(rc, PX_OK);
 }
 
-/* A gate op: holds its worker from start until opened, then records that it returned (a gate
- * closed again before its op saw the opening would hold the next round behind it). */
-static atomic_int bg_open, bg_started, bg_done;
-
-static int bgate_fn(const px_run_context *rc, void *arg)
-{
-    (void)rc;
-    (void)arg;
-    atomic_store(&bg_started, 1);
-    while (!atomic_load(&bg_open))
-        sleep_ms(1);
-    atomic_store(&bg_done, 1);
-    return PX_OK;
-}
-
-/* A gate op on @v, started on a worker (not on the naive engine, whose pusher runs ops). */
-static void gate_close(px_engine *e, px_var *v)
-{
-    atomic_store(&bg_open, 0);
-    atomic_store(&bg_started, 0);
-    atomic_store(&bg_done, 0);
-    if (kind_under_test() == PX_ENGINE_NAIVE)
-        return;
-    ck_assert_int_eq(
-        px_engine_push_sync(e, bgate_fn, NULL, CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "gate"),
-        PX_OK);
-    while (!atomic_load(&bg_started))
-        sleep_ms(1);
-}
-
-/* Open the gate without waiting for it. */
-static void gate_open_now(void)
-{
-    atomic_store(&bg_open, 1);
-}
-
-/* Open the gate and wait until its op returned. */
-static void gate_release(void)
-{
-    atomic_store(&bg_open, 1);
-    if (kind_under_test() == PX_ENGINE_NAIVE)
-        return;
-    while (!atomic_load(&bg_done))
-        sleep_ms(1);
-}
-
 /* ---- order ------------------------------------------------------------------------------ */
 
 typedef struct ch_op {

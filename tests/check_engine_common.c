@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-atomic_int gate_open, gate_started;
+atomic_int gate_open, gate_started, gate_done;
 
 px_engine_kind kind_under_test(void)
 {
@@ -64,7 +64,35 @@ int gate_fn(const px_run_context *rc, void *arg)
     atomic_store(&gate_started, 1);
     while (!atomic_load(&gate_open))
         sleep_ms(1);
+    atomic_store(&gate_done, 1);
     return PX_OK;
+}
+
+void gate_close(px_engine *e, px_var *v)
+{
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_started, 0);
+    atomic_store(&gate_done, 0);
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return;
+    ck_assert_int_eq(
+        px_engine_push_sync(e, gate_fn, NULL, CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "gate"), PX_OK);
+    while (!atomic_load(&gate_started))
+        sleep_ms(1);
+}
+
+void gate_open_now(void)
+{
+    atomic_store(&gate_open, 1);
+}
+
+void gate_release(void)
+{
+    atomic_store(&gate_open, 1);
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return;
+    while (!atomic_load(&gate_done))
+        sleep_ms(1);
 }
 
 atomic_int slow_done;

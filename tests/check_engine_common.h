@@ -16,9 +16,17 @@ px_engine_kind kind_under_test(void);
 void spin_us(int us);
 void sleep_ms(int ms);
 
-/* An op that sets gate_started and holds its worker until gate_open is set. */
-extern atomic_int gate_open, gate_started;
+/* An op that sets gate_started, holds its worker until gate_open is set, then sets gate_done
+ * (a gate closed again before its op saw the opening would hold the next round behind it). */
+extern atomic_int gate_open, gate_started, gate_done;
 int gate_fn(const px_run_context *rc, void *arg);
+/* Push gate_fn on @v and wait until a worker runs it; nothing on the naive engine, whose
+ * pusher would run it. */
+void gate_close(px_engine *e, px_var *v);
+/* Open the gate without waiting for its op. */
+void gate_open_now(void);
+/* Open the gate and wait until its op returned (at once on the naive engine). */
+void gate_release(void);
 /* An op that fails with the status its argument carries ((intptr_t)arg). */
 int fail_fn(const px_run_context *rc, void *arg);
 /* An op that counts its runs in ran_count. */

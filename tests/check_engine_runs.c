@@ -17,47 +17,6 @@
 
 #include "check_engine_common.h"
 
-/* A gate op: holds its worker from start until opened, then records that it returned (a gate
- * reopened before its op saw the opening would hold the next round's gate behind it). */
-static atomic_int rg_open, rg_started, rg_done;
-
-static int rgate_fn(const px_run_context *rc, void *arg)
-{
-    (void)rc;
-    (void)arg;
-    atomic_store(&rg_started, 1);
-    while (!atomic_load(&rg_open))
-        sleep_ms(1);
-    atomic_store(&rg_done, 1);
-    return PX_OK;
-}
-
-/* Start a gate op on @v and wait until a worker runs it (not on the naive engine, whose
- * pusher would run it). */
-static void gate_close(px_engine *e, px_var *v)
-{
-    atomic_store(&rg_open, 0);
-    atomic_store(&rg_started, 0);
-    atomic_store(&rg_done, 0);
-    if (kind_under_test() == PX_ENGINE_NAIVE)
-        return;
-    ck_assert_int_eq(
-        px_engine_push_sync(e, rgate_fn, NULL, CPU, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "gate"),
-        PX_OK);
-    while (!atomic_load(&rg_started))
-        sleep_ms(1);
-}
-
-/* Open the gate and wait until its op returned. */
-static void gate_release(void)
-{
-    atomic_store(&rg_open, 1);
-    if (kind_under_test() == PX_ENGINE_NAIVE)
-        return;
-    while (!atomic_load(&rg_done))
-        sleep_ms(1);
-}
-
 /* ---- a mixed workload on two Vars, against its serial order --------------------------- */
 
 typedef enum { MX_WRITE_X, MX_READ_X, MX_WRITE_XY, MX_PRIO_X, MX_ASYNC_X, MX_DEV1_X } mx_kind;
@@ -371,7 +330,7 @@ static int wq_gate_worker;
 static int wq_gate_fn(const px_run_context *rc, void *arg)
 {
     wq_gate_worker = rc->worker;
-    return rgate_fn(rc, arg);
+    return gate_fn(rc, arg);
 }
 
 START_TEST(test_queue_of_single_var_writes_longer_than_the_walk_bound_runs_in_order_on_one_worker)
@@ -389,14 +348,14 @@ START_TEST(test_queue_of_single_var_writes_longer_than_the_walk_bound_runs_in_or
     wq_errors = 0;
     wq_gate_worker = -2;
     int naive = kind_under_test() == PX_ENGINE_NAIVE;
-    atomic_store(&rg_open, 0);
-    atomic_store(&rg_started, 0);
-    atomic_store(&rg_done, 0);
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_started, 0);
+    atomic_store(&gate_done, 0);
     if (!naive) {
         ck_assert_int_eq(
             px_engine_push_sync(e, wq_gate_fn, NULL, CPU, NULL, 0, &x, 1, PX_FN_NORMAL, 0, "gate"),
             PX_OK);
-        while (!atomic_load(&rg_started))
+        while (!atomic_load(&gate_started))
             sleep_ms(1);
     }
     int bad = 0;
@@ -453,14 +412,14 @@ START_TEST(test_segments_split_by_reads_two_var_writes_and_another_device_keep_p
     seg_dev1_on_gate = 0;
     wq_gate_worker = -2;
     int naive = kind_under_test() == PX_ENGINE_NAIVE;
-    atomic_store(&rg_open, 0);
-    atomic_store(&rg_started, 0);
-    atomic_store(&rg_done, 0);
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_started, 0);
+    atomic_store(&gate_done, 0);
     if (!naive) {
         ck_assert_int_eq(
             px_engine_push_sync(e, wq_gate_fn, NULL, CPU, NULL, 0, &x, 1, PX_FN_NORMAL, 0, "gate"),
             PX_OK);
-        while (!atomic_load(&rg_started))
+        while (!atomic_load(&gate_started))
             sleep_ms(1);
     }
     px_context dev1 = {PX_DEV_CPU, 1};
