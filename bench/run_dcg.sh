@@ -384,28 +384,23 @@ calibrate() {
   launch "$k" "$t"
   if ((k == 1)); then stop_b=$bsp_stop stop_p=$parex_stop
   else stop_b="--iters $cal_iters" stop_p="--max-iters $cal_iters --tol 1e-300"; fi
+  # The problem: the row's box, solved once per instance (bsp --independent: MPI_COMM_SELF),
+  # or with HOW sync the K-block matrix of the box (written once), one block a rank.
+  local prob_b=(--independent --local "$box") prob_p=(--grid "${box//,/x}")
   if [ "$how" = sync ]; then
-    # the row's launch, -np K, the K-block matrix of the box (written once), one block a rank
     bd=$work/blocks-${box//,/x}-$k.mtx
     [ -s "$bd" ] || python3 "$here/hpcg_mtx.py" ${box//,/ } "$k" "$bd"
-    if [ "$impl" = bsp ]; then
-      res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" "$bsp" --matrix "$bd" \
-            --partition block $stop_b --json 2>/dev/null | json_line || true)
-    else
-      res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" "$parex_cg" --space threads \
-            --progress 0 --engine "$mode" --matrix "$bd" --partition block $stop_p --json \
-            2>/dev/null | json_line || true)
-    fi
-  elif [ "$impl" = bsp ]; then
-    # one mpirun, the rows' binding, each rank its own single-rank solve (MPI_COMM_SELF),
-    # the loops started together after a barrier
-    res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" "$bsp" --independent \
-          --local "$box" $stop_b --json 2>/dev/null | json_line || true)
-  elif ((k == 1)); then
-    res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np 1 "$parex_cg" --space threads \
-          --progress 0 --engine "$mode" --grid "${box//,/x}" $stop_p --json 2>/dev/null \
+    prob_b=(--matrix "$bd" --partition block) prob_p=("${prob_b[@]}")
+  fi
+  if [ "$impl" = bsp ]; then
+    # one mpirun, the rows' binding, the loops started together after a barrier
+    res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" "$bsp" "${prob_b[@]}" \
+          $stop_b --json 2>/dev/null | json_line || true)
+  elif ((k == 1)) || [ "$how" = sync ]; then
+    res=$(env $env_opts $prefix "${mpirun[@]}" $mpi_opts -np "$k" "$parex_cg" --space threads \
+          --progress 0 --engine "$mode" "${prob_p[@]}" $stop_p --json 2>/dev/null \
           | json_line || true)
-    [ -z "$res" ] || res=$(python3 -c 'import json, sys; r = json.loads(sys.argv[1])
+    [ -z "$res" ] || [ "$how" = sync ] || res=$(python3 -c 'import json, sys; r = json.loads(sys.argv[1])
 r.update(instances=1, instance_seconds_per_iter=[r["seconds_per_iter"]]); print(json.dumps(r))' "$res")
   else
     # K one-rank jobs (mpirun -np 1 each: MPI initialized as in the rows, dcg's engine path
@@ -424,7 +419,7 @@ r.update(instances=1, instance_seconds_per_iter=[r["seconds_per_iter"]]); print(
         sh -c 'g=$1 k=$2; : >"$g/r$3"; shift 3; export OMPI_COMM_WORLD_LOCAL_SIZE=$k
          while [ "$(ls "$g" | wc -l)" -lt "$k" ]; do sleep 0.005; done; exec "$@"' \
         sh "$gate" "$k" "$i" "$parex_cg" --space threads --progress 0 --engine "$mode" \
-        --grid "${box//,/x}" $stop_p --json >"$gate.out$i" 2>/dev/null &
+        "${prob_p[@]}" $stop_p --json >"$gate.out$i" 2>/dev/null &
       pids+=($!)
     done
     wait "${pids[@]}" || true
