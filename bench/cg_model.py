@@ -157,7 +157,8 @@ def model(procs, local, rate_s, net, allreduces, stretch=1.0, engine=None, threa
     c_msg = engine.msg_s if engine else 0.0
     t_h = sum(net.msg(b) + c_msg for b in msgs)
     step = ar_s if ar_s is not None else math.ceil(math.log2(p)) * net.alpha
-    t_a = allreduces * (step + c_msg) if p > 1 and not ar_in_compute else 0.0
+    n_ar = allreduces if p > 1 and not ar_in_compute else 0  # allreduces the model adds
+    t_a = n_ar * (step + c_msg)
     f = spmv_fraction()
     t_e = engine.seconds(p, len(msgs), threads, ops) if engine else 0.0
     n_ops = engine.ops(p, len(msgs), ops) if engine else 0
@@ -165,7 +166,7 @@ def model(procs, local, rate_s, net, allreduces, stretch=1.0, engine=None, threa
     ov = max(g * f * t_c, t_h) + (1.0 - g) * f * t_c + (1.0 - f) * t_c + t_a + t_e
     return {"compute": t_c, "halo": t_h, "allreduce": t_a, "engine": t_e, "ops": n_ops,
             "no_overlap": no, "overlap": ov, "messages": len(msgs), "halo_bytes": sum(msgs),
-            "interior": g}
+            "interior": g, "allreduces": n_ar}
 
 
 # ---- measured runs ---------------------------------------------------------------------------
@@ -407,7 +408,7 @@ def measured_row(key, res, comp, net, allreduces, engine):
         ov = "%s / %.2f" % (om, hidden / m["halo"])
     et = "-"
     if eng:
-        n_msg = m["messages"] + (allreduces if p > 1 and not synced else 0)
+        n_msg = m["messages"] + m["allreduces"]
         et = "%d x %.3f + %d x %.3f us = %s" % (
             m["ops"], engine.op_s(t) * 1e6, n_msg, engine.msg_s * 1e6,
             fmt_ms(m["engine"] + n_msg * engine.msg_s))
