@@ -21,6 +21,12 @@
  *                     (METIS_PartGraphKway). b = A * ones, x0 = 0 as for HPCG. Strong scaling
  *                     of the HPCG G^3 problem: its Matrix Market file with --partition block
  *                     (run_dcg.sh writes it), as parex-cg.
+ *   --cg VARIANT      plain (default: the loop below), pipelined or pipelined-nb: Ghysels and
+ *                     Vanroose's pipelined CG, one allreduce of {r.r, w.r} an iteration started
+ *                     before the halo exchange and the SpMV, blocking (pipelined) or an
+ *                     MPI_Iallreduce waited for after the SpMV (pipelined-nb); see
+ *                     solve_pipelined. An experiment on the cost of synchronization points
+ *                     (bench/RESULTS.md, session 12), not what parex-cg runs.
  *   --independent     every rank solves its own single-rank HPCG box (MPI_COMM_SELF: no halo,
  *                     allreduces of one rank), the P loops started together after a barrier:
  *                     the single-rank rate while P such ranks load the node, bound as mpirun
@@ -40,13 +46,13 @@
  * packs the send lists (OpenMP when large), MPI_Isend, MPI_Waitall, then the whole SpMV.
  *
  * Output (rank 0 only): one line of text and, with --json, a JSON object as the last line:
- * ranks, threads_per_rank, procs, local, global, n (global rows), nnz, iterations, converged,
- * relres, max_abs_err, seconds (iteration loop, slowest rank), seconds_per_iter,
- * halo_seconds and allreduce_seconds (time inside the halo exchange / the allreduces over the
- * loop, mean over ranks; _max: slowest rank; both include waiting for the slower peers),
- * halo_seconds_per_iter, allreduce_seconds_per_iter, compute_seconds_per_iter (the rest),
- * halo_bytes and halo_messages (sent per iteration, all ranks together), halo_bytes_max_rank,
- * setup_seconds.
+ * cg (the variant), ranks, threads_per_rank, procs, local, global, n (global rows), nnz,
+ * iterations, converged, relres, max_abs_err, seconds (iteration loop, slowest rank),
+ * seconds_per_iter, halo_seconds and allreduce_seconds (time inside the halo exchange / the
+ * allreduces over the loop, mean over ranks; _max: slowest rank; both include waiting for the
+ * slower peers), halo_seconds_per_iter, allreduce_seconds_per_iter, compute_seconds_per_iter (the
+ * rest), halo_bytes and halo_messages (sent per iteration, all ranks together),
+ * halo_bytes_max_rank, setup_seconds.
  *
  * Exit status: 0 converged (or --iters done); 1 error; 2 bad command line; 3 not converged.
  * MPI thread level: MPI_THREAD_FUNNELED (only the master thread calls MPI).
@@ -193,6 +199,24 @@ static double spmv_dot(halo *h, vectors *v, comm_times *t)
     return allreduce_sum(pap, t);
 }
 
+/* max |x - 1| over the ranks into res, then free the vectors. */
+static void finish_solve(vectors *v, int64_t n, result *res)
+{
+    const double *restrict x = v->x;
+    double err = 0.0;
+#pragma omp parallel for schedule(static) reduction(max : err)
+    for (int64_t i = 0; i < n; i++) {
+        const double d = fabs(x[i] - 1.0);
+        err = d > err ? d : err;
+    }
+    MPI_Allreduce(&err, &res->max_abs_err, 1, MPI_DOUBLE, MPI_MAX, g_comm);
+    free(v->b);
+    free(v->x);
+    free(v->r);
+    free(v->p);
+    free(v->ap);
+}
+
 /* fixed_iters > 0: exactly that many iterations; else until relres < tol or max_iters. */
 static void solve(halo *h, double tol, int64_t max_iters, int64_t fixed_iters, result *res)
 {
@@ -248,18 +272,141 @@ static void solve(halo *h, double tol, int64_t max_iters, int64_t fixed_iters, r
     res->seconds = bench_now_s() - t0;
     res->iterations = it;
     res->converged = res->relres < tol;
-    double err = 0.0;
-#pragma omp parallel for schedule(static) reduction(max : err)
-    for (int64_t i = 0; i < n; i++) {
-        const double d = fabs(x[i] - 1.0);
-        err = d > err ? d : err;
+    finish_solve(&v, n, res);
+}
+
+/* ---- pipelined CG (--cg pipelined | pipelined-nb) ----------------------------------------- */
+
+/* The variant's loop, as cg_variant names it. */
+typedef enum { CG_PLAIN = 0, CG_PIPELINED, CG_PIPELINED_NB } cg_variant;
+
+/* y = A v on the local rows, each thread its static block (cg_spmv_rows.h, as spmv_dot). */
+static void spmv(const cgp_part *A, const double *v, double *y)
+{
+    const int64_t n = A->n_local;
+#pragma omp parallel
+    {
+        const int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();
+        (void)cg_spmv_rows(n * me / nt, n * (me + 1) / nt, A->row_ptr, A->col, A->val, v, y, 0.0);
     }
-    MPI_Allreduce(&err, &res->max_abs_err, 1, MPI_DOUBLE, MPI_MAX, g_comm);
-    free(v.b);
-    free(v.x);
-    free(v.r);
-    free(v.p);
-    free(v.ap);
+}
+
+/* The pipelined recurrences' vectors besides x, r and p (vectors): w = A r with its halo
+ * (n_ext), z = A s, s = A p, and nw = A w (the SpMV the allreduce overlaps). */
+typedef struct {
+    double *w, *z, *s, *nw;
+} pipe_vectors;
+
+/* One pipelined update (Ghysels and Vanroose's p-CG, lines 9-16) with the next iteration's
+ * local sums {r.r, w.r} in loc. */
+static void pipe_update(int64_t n, double alpha, double beta, vectors *v, pipe_vectors *q,
+                        double loc[2])
+{
+    double *restrict x = v->x, *restrict r = v->r, *restrict p = v->p;
+    double *restrict w = q->w, *restrict z = q->z, *restrict s = q->s;
+    const double *restrict nw = q->nw;
+    double rr = 0.0, wr = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : rr, wr)
+    for (int64_t i = 0; i < n; i++) {
+        const double zi = nw[i] + beta * z[i], si = w[i] + beta * s[i], pi = r[i] + beta * p[i];
+        z[i] = zi;
+        s[i] = si;
+        p[i] = pi;
+        x[i] += alpha * pi;
+        const double ri = r[i] - alpha * si, wi = w[i] - alpha * zi;
+        r[i] = ri;
+        w[i] = wi;
+        rr += ri * ri;
+        wr += wi * ri;
+    }
+    loc[0] = rr;
+    loc[1] = wr;
+}
+
+/* Pipelined CG (Ghysels and Vanroose 2014, unpreconditioned p-CG; PETSc's KSPPIPECG): one
+ * allreduce of {r.r, w.r} per iteration instead of two, started before the halo exchange and
+ * the SpMV nw = A w, so that it can overlap them. CG_PIPELINED calls MPI_Allreduce there
+ * (bulk-synchronous, one synchronization point fewer than plain CG); CG_PIPELINED_NB posts
+ * MPI_Iallreduce and waits for it after the SpMV (Open MPI, which has no progress thread,
+ * advances it inside the exchange's MPI_Waitall and the final MPI_Wait). Same stopping rule as
+ * solve() on the recursively updated residual, tested when the allreduce of r_i.r_i arrives
+ * (so the last iteration's SpMV is spent); in exact arithmetic the iterates are plain CG's. */
+static void solve_pipelined(halo *h, cg_variant var, double tol, int64_t max_iters,
+                            int64_t fixed_iters, result *res)
+{
+    vectors v;
+    pipe_vectors q;
+    const cgp_part *A = &h->part;
+    const int64_t n = A->n_local, nx = A->n_ext;
+    const double bnorm = sqrt(cg_init(A, &v, &res->comm));
+    q.w = xmalloc((size_t)nx * sizeof(double));
+    q.z = xmalloc((size_t)n * sizeof(double));
+    q.s = xmalloc((size_t)n * sizeof(double));
+    q.nw = xmalloc((size_t)n * sizeof(double));
+    exchange(h, v.p, &res->comm); /* p = r = b: w = A r */
+    spmv(A, v.p, q.w);
+    double loc[2] = {0.0, 0.0}, glob[2];
+    for (int64_t i = n; i < nx; i++)
+        q.w[i] = 0.0;
+    /* z = s = p = 0 so that the first update (beta = 0) starts the directions afresh */
+    memset(q.z, 0, (size_t)n * sizeof(double));
+    memset(q.s, 0, (size_t)n * sizeof(double));
+    memset(v.p, 0, (size_t)n * sizeof(double));
+    const double *restrict r = v.r, *restrict w = q.w;
+    double rr = 0.0, wr = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : rr, wr)
+    for (int64_t i = 0; i < n; i++) {
+        rr += r[i] * r[i];
+        wr += w[i] * r[i];
+    }
+    loc[0] = rr;
+    loc[1] = wr;
+    memset(&res->comm, 0, sizeof res->comm);
+    const int64_t limit = fixed_iters > 0 ? fixed_iters : max_iters;
+    int64_t it = 0;
+    double gamma_old = 1.0, alpha_old = 1.0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = bench_now_s();
+    for (;;) {
+        MPI_Request rq = MPI_REQUEST_NULL;
+        double ta = bench_now_s();
+        if (var == CG_PIPELINED_NB)
+            MPI_Iallreduce(loc, glob, 2, MPI_DOUBLE, MPI_SUM, g_comm, &rq);
+        else
+            MPI_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_SUM, g_comm);
+        res->comm.allreduce_s += bench_now_s() - ta;
+        exchange(h, q.w, &res->comm);
+        spmv(A, q.w, q.nw);
+        ta = bench_now_s();
+        MPI_Wait(&rq, MPI_STATUS_IGNORE); /* MPI_REQUEST_NULL: returns at once */
+        res->comm.allreduce_s += bench_now_s() - ta;
+        const double gamma = glob[0], delta = glob[1];
+        res->relres = sqrt(gamma) / bnorm;
+        /* gamma == 0: solved exactly (tiny grids), a further step would divide by zero */
+        if ((fixed_iters == 0 && res->relres < tol) || it == limit || !(gamma > 0.0))
+            break;
+        const double beta = it > 0 ? gamma / gamma_old : 0.0;
+        const double alpha = gamma / (it > 0 ? delta - beta * gamma / alpha_old : delta);
+        if (!(alpha > 0.0) || !isfinite(alpha)) {
+            res->breakdown = 1;
+            if (g_rank == 0)
+                fprintf(stderr, PROG ": breakdown, alpha = %g at iteration %lld\n", alpha,
+                        (long long)it + 1);
+            break;
+        }
+        gamma_old = gamma;
+        alpha_old = alpha;
+        pipe_update(n, alpha, beta, &v, &q, loc);
+        it++;
+    }
+    res->seconds = bench_now_s() - t0;
+    res->iterations = it;
+    res->converged = res->relres < tol;
+    finish_solve(&v, n, res);
+    free(q.w);
+    free(q.z);
+    free(q.s);
+    free(q.nw);
 }
 
 /* ---- command line ------------------------------------------------------------------------ */
@@ -270,6 +417,7 @@ typedef struct {
     int64_t local[3];
     int procs[3];
     int have_procs, json, independent;
+    cg_variant variant;
     int64_t fixed_iters, max_iters;
     double tol;
 } cli;
@@ -342,6 +490,15 @@ static int parse_cli(int argc, char **argv, cli *c)
         i++;
         if (strcmp(a, "--matrix") == 0) {
             c->matrix = v;
+        } else if (strcmp(a, "--cg") == 0) {
+            if (strcmp(v, "plain") == 0)
+                c->variant = CG_PLAIN;
+            else if (strcmp(v, "pipelined") == 0)
+                c->variant = CG_PIPELINED;
+            else if (strcmp(v, "pipelined-nb") == 0)
+                c->variant = CG_PIPELINED_NB;
+            else
+                return usage_error("--cg '%s' is not plain, pipelined or pipelined-nb", v);
         } else if (strcmp(a, "--partition") == 0) {
             if (strcmp(v, "block") != 0 && strcmp(v, "metis") != 0)
                 return usage_error("--partition '%s' is not block or metis", v);
@@ -466,7 +623,8 @@ static void report(const cli *c, const int dims[3], const halo *h, const result 
            per * 1e3, halo_s / it * 1e3, ar / it * 1e3);
     if (!c->json)
         return;
-    printf("{\"impl\": \"bsp\", \"matrix\": \"%s\", \"ranks\": %d, %s\"threads_per_rank\": %d, %s, "
+    printf("{\"impl\": \"bsp\", \"cg\": \"%s\", \"matrix\": \"%s\", \"ranks\": %d, "
+           "%s\"threads_per_rank\": %d, %s, "
            "\"n\": %lld, \"nnz\": %.0f, \"iterations\": %lld, \"converged\": %s, "
            "\"relres\": %.6g, \"max_abs_err\": %.6g, \"seconds\": %.6g, "
            "\"seconds_per_iter\": %.6g, \"halo_seconds\": %.6g, \"halo_seconds_max\": %.6g, "
@@ -474,6 +632,9 @@ static void report(const cli *c, const int dims[3], const halo *h, const result 
            "\"halo_seconds_per_iter\": %.6g, \"allreduce_seconds_per_iter\": %.6g, "
            "\"compute_seconds_per_iter\": %.6g, \"halo_bytes\": %.0f, \"halo_messages\": %.0f, "
            "\"halo_bytes_max_rank\": %.0f, \"setup_seconds\": %.6g}\n",
+           c->variant == CG_PLAIN       ? "plain"
+           : c->variant == CG_PIPELINED ? "pipelined"
+                                        : "pipelined-nb",
            name, pt->nranks, inst, threads, geo, (long long)pt->n_global, sum[5],
            (long long)res->iterations, res->converged ? "true" : "false", res->relres,
            res->max_abs_err, mx[2], per, halo_s, mx[0], ar, mx[1], halo_s / it, ar / it,
@@ -564,7 +725,10 @@ int main(int argc, char **argv)
     const double setup_s = bench_now_s() - t_setup;
     result res;
     memset(&res, 0, sizeof res);
-    solve(&h, c.tol, c.max_iters, c.fixed_iters, &res);
+    if (c.variant == CG_PLAIN)
+        solve(&h, c.tol, c.max_iters, c.fixed_iters, &res);
+    else
+        solve_pipelined(&h, c.variant, c.tol, c.max_iters, c.fixed_iters, &res);
     report(&c, dims, &h, &res, setup_s);
     halo_free(&h);
     MPI_Finalize();

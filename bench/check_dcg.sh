@@ -4,7 +4,8 @@
 # rank on the same global grid and reach the same error (its halo maps: faces at P = 2, faces
 # and edges at 4, corners at 8, every one of the 26 directions at 27), stay within 3% of one
 # rank's iterations on a Matrix Market file (env DCG_MATRIX) with block and METIS parts, refuse
-# a missing file and a process grid that does not match the rank count, bench_pingpong must
+# a missing file and a process grid that does not match the rank count, take plain CG's
+# iterations with --cg pipelined and pipelined-nb on HPCG; bench_pingpong must
 # report every size and bench_engine_pingpong (env DCG_ENGINE_PINGPONG) every field.
 #
 # Usage: bench/check_dcg.sh BSP PINGPONG MPIRUN...   (MPIRUN: the mpirun command and its options,
@@ -32,6 +33,28 @@ for case in "2 6" "4 6" "8 4" "27 3"; do
   grep -q '"converged": true' <<<"$dist" || fail "$p ranks did not converge"
   echo "check_dcg.sh: $p ranks of $n^3 = one rank of $g: $it_d iterations, max|x-1| $err_d"
 done
+
+# --cg pipelined and pipelined-nb (Ghysels-Vanroose, one allreduce an iteration): in exact
+# arithmetic plain CG's iterates, so on the well-conditioned HPCG box the same iterations as
+# plain CG on 1 and 4 ranks and the same error bound; an unknown variant is exit status 2.
+for p in 1 4; do
+  it_plain=$("${mpirun[@]}" "$p" "$bsp" --grid 6 --json | grep '^{' | num iterations)
+  for v in pipelined pipelined-nb; do
+    out=$("${mpirun[@]}" "$p" "$bsp" --grid 6 --cg "$v" --json | grep '^{')
+    grep -q "\"cg\": \"$v\"" <<<"$out" || fail "--cg $v: no \"cg\": \"$v\" in $out"
+    [ "$(num iterations <<<"$out")" = "$it_plain" ] \
+      || fail "--cg $v on $p ranks: $(num iterations <<<"$out") iterations, plain $it_plain"
+    awk -v e="$(num max_abs_err <<<"$out")" 'BEGIN { exit !(e < 1e-6) }' \
+      || fail "--cg $v on $p ranks: max|x-1| $(num max_abs_err <<<"$out")"
+    echo "check_dcg.sh: --cg $v on $p ranks of 6^3: $it_plain iterations as plain CG"
+  done
+done
+set +e
+msg=$("${mpirun[@]}" 1 "$bsp" --cg chebyshev 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "is not plain, pipelined or pipelined-nb" <<<"$msg" \
+  || fail "--cg chebyshev: rc $rc, $msg"
 
 # A Matrix Market file (DCG_MATRIX, skipped when unset or missing), block and METIS parts on 2
 # and 4 ranks: iterations within 3% of one rank's (sums in another order), same error bound.

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""bench/cg_variants.py - does one synchronization point fewer per CG iteration help the
+oversubscribed rows? (issue 15; bench/RESULTS.md, session 12)
+
+Runs bench_cg_bsp's three loops, --cg plain (two MPI_Allreduce an iteration), pipelined
+(Ghysels-Vanroose: one blocking allreduce of two sums) and pipelined-nb (that allreduce as an
+MPI_Iallreduce waited for after the halo exchange and the SpMV), on the 4-rank rows of
+bench/run_dcg.sh (weak 32^3 a rank, 4x1 and 4x2; bcsstk16 METIS parts, 4x1) and one row that
+is not oversubscribed (weak 2x1), with run_dcg.sh's launch options and environment for each
+row, fixed iterations (below convergence: pipelined CG breaks down on rounding noise past it),
+the three variants interleaved and their order rotated every round.
+Prints min and median seconds per iteration and the median halo and allreduce times.
+
+  python3 bench/cg_variants.py BUILD [ROUNDS]    (BUILD: a build with bench_cg_bsp; ROUNDS 5)
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+build = sys.argv[1] if len(sys.argv) > 1 else "build-rel"
+rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+bsp = os.path.join(build, "bench", "bench_cg_bsp")
+matrix = os.path.join(here, "..", "..", "shared", "data", "matrices", "bcsstk16.mtx")
+env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+ncores = os.cpu_count() or 1
+rows = [("weak 4x1", 4, 1, ["--grid", "32", "--iters", "80"]),
+        ("weak 4x2", 4, 2, ["--grid", "32", "--iters", "80"]),
+        ("bcsstk16 4x1", 4, 1, ["--matrix", matrix, "--partition", "metis", "--iters", "300"]),
+        ("weak 2x1", 2, 1, ["--grid", "32", "--iters", "70"])]
+variants = ["plain", "pipelined", "pipelined-nb"]
+
+
+def launch(p, t):
+    """run_dcg.sh's mpirun options and environment for P ranks x T threads."""
+    e = dict(env, OMP_NUM_THREADS=str(t))
+    if p * t <= ncores:
+        e.update(OMP_PROC_BIND="close", OMP_PLACES="cores")
+        return ["--map-by", "slot:PE=%d" % t, "--bind-to", "core"], e
+    e.update(OMP_WAIT_POLICY="passive")
+    if t == 1:
+        return ["--oversubscribe", "--map-by", "core", "--bind-to", "core:overload-allowed",
+                "--mca", "mpi_yield_when_idle", "1"], e
+    return ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"], e
+
+
+res = {}
+for r in range(rounds):
+    for name, p, t, args in rows:
+        opts, e = launch(p, t)
+        for v in variants[r % 3:] + variants[:r % 3]:
+            cmd = ["mpirun"] + opts + ["-np", str(p), bsp, "--cg", v, "--json"] + args
+            out = subprocess.run(cmd, env=e, capture_output=True, text=True, check=True)
+            res.setdefault((name, v), []).append(json.loads(out.stdout.strip().splitlines()[-1]))
+print("| row | oversubscribed | --cg | min ms | median ms | halo ms | allreduce ms |")
+print("|---|---|---|---:|---:|---:|---:|")
+for name, p, t, _ in rows:
+    for v in variants:
+        ds = res[(name, v)]
+        med = lambda k: statistics.median(d[k] for d in ds) * 1e3
+        print("| %s | %s | %s | %.3f | %.3f | %.3f | %.3f |" % (
+            name, "yes" if p * t > ncores else "no", v,
+            min(d["seconds_per_iter"] for d in ds) * 1e3, med("seconds_per_iter"),
+            med("halo_seconds_per_iter"), med("allreduce_seconds_per_iter")))
+print("\n%d rounds, %s" % (rounds, " ".join(["python3", "bench/cg_variants.py"] + sys.argv[1:])))
