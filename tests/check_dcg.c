@@ -505,6 +505,96 @@ START_TEST(test_dcg_engine_flag_misuse_exits_2)
 }
 END_TEST
 
+/* An op span of a PX_PROFILE trace: its start and which of the three ops below it is. */
+typedef struct {
+    double ts;
+    int kind; /* 0 dcg_pack, 1 mpi_isend, 2 dcg_spmv_interior */
+} op_span;
+
+static int by_start(const void *a, const void *b)
+{
+    const double x = ((const op_span *)a)->ts, y = ((const op_span *)b)->ts;
+    return (x > y) - (x < y);
+}
+
+/* The dcg_pack, mpi_isend and dcg_spmv_interior op spans of trace file @p path (one event a
+ * line, as core/trace.c writes them), sorted by start; returns how many (at most @p cap). */
+static size_t read_op_spans(const char *path, op_span *spans, size_t cap)
+{
+    static const char *const names[] = {"{\"name\":\"dcg_pack\",\"cat\":\"op\"",
+                                        "{\"name\":\"mpi_isend\",\"cat\":\"op\"",
+                                        "{\"name\":\"dcg_spmv_interior\",\"cat\":\"op\""};
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "no trace %s", path);
+    char line[1024];
+    size_t n = 0;
+    while (n < cap && fgets(line, sizeof line, f)) {
+        for (int k = 0; k < 3; k++) {
+            const char *ts = strstr(line, "\"ts\":");
+            if (strncmp(line, names[k], strlen(names[k])) != 0 || !ts)
+                continue;
+            spans[n].ts = strtod(ts + 5, NULL);
+            spans[n++].kind = k;
+        }
+    }
+    fclose(f);
+    qsort(spans, n, sizeof *spans, by_start);
+    return n;
+}
+
+/* Overlap on one thread a rank: the worker that packs the halo posts the sends before it
+ * starts the interior rows (dcg.c: the interior SpMV also reads the send buffer's Var, so it is
+ * granted after the sends), so the messages travel while the interior rows are computed.
+ * Before, the interior SpMV was queued at the launch and ran first: the messages left only
+ * after it. Checked on each rank's PX_PROFILE trace (2 ranks, PX_NUM_THREADS=1): after every
+ * dcg_pack, the first of mpi_isend and dcg_spmv_interior to start is mpi_isend. */
+START_TEST(test_dcg_one_thread_posts_the_sends_before_the_interior_rows)
+{
+    const char *bin = getenv("PX_CG_BIN"), *mpirun = getenv("PX_MPIRUN");
+    if (!bin || !*bin || !mpirun || !*mpirun) {
+        fprintf(stderr, "check_dcg: SKIP: PX_CG_BIN or PX_MPIRUN unset\n");
+        return;
+    }
+    if (nranks() != 2 || px_test_env_int("PX_NUM_THREADS", 1) != 1) {
+        fprintf(stderr, "check_dcg: the send order is checked by the np2_t1 run only\n");
+        return;
+    }
+    char trace[320], cmd[4096];
+    snprintf(trace, sizeof trace, "%s/trace", dir_path);
+    snprintf(cmd, sizeof cmd,
+             "PX_NUM_THREADS=1 '%s' --allow-run-as-root --oversubscribe -np 2 sh -c "
+             "'PX_PROFILE=\"$0.${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}\" exec \"$@\"' '%s' '%s' "
+             "--space threads --engine graph --grid 6 --max-iters 20 --tol 1e-300 --progress 0 "
+             ">'%s' 2>'%s'",
+             mpirun, trace, bin, out_path, err_path);
+    const int st = system(cmd);
+    /* exit status 3: not converged, as asked (20 iterations to a tolerance of 1e-300) */
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 3, "%s: status %d", cmd, st);
+    static op_span spans[4096];
+    for (int r = 0; r < 2; r++) {
+        char path[340];
+        snprintf(path, sizeof path, "%s.%d", trace, r);
+        const size_t n = read_op_spans(path, spans, sizeof spans / sizeof spans[0]);
+        unlink(path);
+        int packs = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (spans[i].kind != 0)
+                continue;
+            size_t j = i + 1;
+            while (j < n && spans[j].kind == 0)
+                j++;
+            ck_assert_msg(j < n, "rank %d: a dcg_pack with no send or interior rows after it", r);
+            ck_assert_msg(spans[j].kind == 1,
+                          "rank %d, exchange %d: the interior rows started before the sends", r,
+                          packs + 1);
+            packs++;
+        }
+        /* 20 iterations and the verification's exchange */
+        ck_assert_int_eq(packs, 21);
+    }
+}
+END_TEST
+
 static Suite *dcg_suite(void)
 {
     Suite *s = suite_create("dcg");
@@ -525,6 +615,7 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_graph_equals_push_hpcg_16);
     tcase_add_test(tc, test_dcg_iterations_do_not_depend_on_the_partition);
     tcase_add_test(tc, test_dcg_engine_flag_misuse_exits_2);
+    tcase_add_test(tc, test_dcg_one_thread_posts_the_sends_before_the_interior_rows);
     suite_add_tcase(s, tc);
     return s;
 }

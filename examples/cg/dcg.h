@@ -7,8 +7,9 @@
  *   halo receives (px_engine_push_mpi_irecv, one per neighbour, each writing its halo Var)
  *   pack kernel   (dcg_pack: boundary values of p into the send buffer, writes the send Var)
  *   halo sends    (px_engine_push_mpi_isend, reading the send Var)
- *   interior SpMV (cg_spmv_dot on rows [0, n_interior): reads p's owned part only, so it runs
- *                  while the messages travel)
+ *   interior SpMV (cg_spmv_dot on rows [0, n_interior): reads p's owned part, not the halo, so
+ *                  it runs while the messages travel; on host spaces it also reads the send
+ *                  Var, so that a thread that packs posts the sends before these rows)
  *   boundary SpMV (cg_spmv_dot on rows [n_interior, n_local): reads the halo Vars)
  *   p.Ap          local sums of both SpMVs, then px_engine_push_mpi_allreduce
  *   alpha         dcg_alpha: a host op computes alpha = rz / p.Ap from the reduced value
