@@ -410,6 +410,8 @@ END_TEST
 /* ---- parex-cg command line ---- */
 
 static char out_path[600], err_path[600], tmpdir[512];
+/* The last run_cli's stdout and stderr (malloc'd; replaced by the next run, freed at teardown). */
+static char *cli_out, *cli_err;
 
 static void cli_setup(void)
 {
@@ -423,6 +425,9 @@ static void cli_setup(void)
 static void cli_teardown(void)
 {
     char p[700];
+    free(cli_out);
+    free(cli_err);
+    cli_out = cli_err = NULL;
     unlink(out_path);
     unlink(err_path);
     snprintf(p, sizeof p, "%s/bad.mtx", tmpdir);
@@ -430,17 +435,12 @@ static void cli_teardown(void)
     rmdir(tmpdir);
 }
 
-static char cli_out[16384], cli_err[16384];
-
-static void slurp(const char *p, char *buf, size_t n)
+/* Replace *text with the file the shell redirected a stream to (it exists once sh ran). */
+static void capture(char **text, const char *p)
 {
-    buf[0] = '\0';
-    FILE *f = fopen(p, "r");
-    if (!f)
-        return;
-    size_t k = fread(buf, 1, n - 1, f);
-    buf[k] = '\0';
-    fclose(f);
+    free(*text);
+    *text = px_test_read_file(p, NULL);
+    ck_assert_msg(*text != NULL, "cannot read %s", p);
 }
 
 /* Run parex-cg with @p args; returns its exit status, or -1 (after SKIP) with no binary.
@@ -455,8 +455,8 @@ static int run_cli(const char *args)
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", bin, args, out_path, err_path);
     int st = system(cmd);
-    slurp(out_path, cli_out, sizeof cli_out);
-    slurp(err_path, cli_err, sizeof cli_err);
+    capture(&cli_out, out_path);
+    capture(&cli_err, err_path);
     ck_assert_msg(st != -1 && WIFEXITED(st), "parex-cg %s did not exit normally", args);
     /* The shell reports a child killed by a signal as 128 + signal. */
     ck_assert_msg(WEXITSTATUS(st) < 126, "parex-cg %s crashed (status %d): %s", args,

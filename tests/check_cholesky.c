@@ -570,23 +570,31 @@ static const char *write_tmp(const char *text)
     return path;
 }
 
-/* Run chol_run with err captured; returns its exit code and the stderr text in buf. */
-static int run_captured(const chol_options *o, char *buf, size_t len)
+/* Run chol_run with err captured; returns its exit code and, in *text (malloc'd, the caller
+ * frees), the stderr text, then stdout after it with o->json. */
+static int run_captured(const chol_options *o, char **text)
 {
     FILE *out = tmpfile(), *err = tmpfile();
     ck_assert_ptr_nonnull(out);
     ck_assert_ptr_nonnull(err);
     int code = chol_run(o, out, err);
     rewind(err);
-    size_t got = fread(buf, 1, len - 1, err);
-    buf[got] = '\0';
+    size_t got = 0;
+    char *buf = px_test_read_stream(err, &got);
+    ck_assert_ptr_nonnull(buf);
     if (o->json) { /* append stdout after stderr */
         rewind(out);
-        size_t more = fread(buf + got, 1, len - 1 - got, out);
-        buf[got + more] = '\0';
+        size_t more = 0;
+        char *json = px_test_read_stream(out, &more);
+        ck_assert_ptr_nonnull(json);
+        buf = realloc(buf, got + more + 1);
+        ck_assert_ptr_nonnull(buf);
+        memcpy(buf + got, json, more + 1);
+        free(json);
     }
     fclose(out);
     fclose(err);
+    *text = buf;
     return code;
 }
 
@@ -598,9 +606,10 @@ START_TEST(test_run_not_spd_matrix_market_is_a_clear_error)
     chol_options_default(&o);
     o.matrix = p;
     o.tile = 2;
-    char buf[4096];
-    ck_assert_int_eq(run_captured(&o, buf, sizeof buf), CHOL_EXIT_FAIL);
+    char *buf;
+    ck_assert_int_eq(run_captured(&o, &buf), CHOL_EXIT_FAIL);
     ck_assert_msg(strstr(buf, "not positive definite") && strstr(buf, "order 2"), "%s", buf);
+    free(buf);
     remove(p);
 }
 END_TEST
@@ -631,13 +640,14 @@ START_TEST(test_run_json_reports_required_fields)
     o.check = 1e-12;
     o.engine = "pooled";
     o.workers = 2;
-    char buf[8192];
-    ck_assert_int_eq(run_captured(&o, buf, sizeof buf), CHOL_EXIT_OK);
+    char *buf;
+    ck_assert_int_eq(run_captured(&o, &buf), CHOL_EXIT_OK);
     const char *keys[] = {"\"n\": 200",     "\"tile\": 64",       "\"seconds\"",
                           "\"gflops\"",     "\"residual\"",       "\"engine\": \"pooled\"",
                           "\"workers\": 2", "\"queue\": \"fifo\""};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
         ck_assert_msg(strstr(buf, keys[k]) != NULL, "missing %s in %s", keys[k], buf);
+    free(buf);
 }
 END_TEST
 

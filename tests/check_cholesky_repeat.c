@@ -200,19 +200,21 @@ START_TEST(test_parse_graph_flag_on_off_and_default)
 }
 END_TEST
 
-/* chol_run's stdout (JSON last line) for the options; asserts the exit code. */
-static void run_json(const chol_options *o, int want, char *buf, size_t len)
+/* chol_run's stdout (JSON last line) for the options, malloc'd (the caller frees); asserts the
+ * exit code. */
+static char *run_json(const chol_options *o, int want)
 {
     FILE *out = tmpfile(), *err = tmpfile();
     ck_assert_ptr_nonnull(out);
     ck_assert_ptr_nonnull(err);
     int code = chol_run(o, out, err);
     rewind(out);
-    size_t got = fread(buf, 1, len - 1, out);
-    buf[got] = '\0';
+    char *buf = px_test_read_stream(out, NULL);
+    ck_assert_ptr_nonnull(buf);
     ck_assert_msg(code == want, "exit %d, stdout: %s", code, buf);
     fclose(out);
     fclose(err);
+    return buf;
 }
 
 static double json_number(const char *buf, const char *key)
@@ -233,20 +235,22 @@ START_TEST(test_run_repeat_3_graph_on_and_off_report_the_same_residual)
     o.repeat = 3;
     o.engine = "per_device";
     o.workers = 2;
-    char on[8192], off[8192];
-    run_json(&o, CHOL_EXIT_OK, on, sizeof on); /* graph by default with repeat > 1 */
+    char *on = run_json(&o, CHOL_EXIT_OK); /* graph by default with repeat > 1 */
     ck_assert_msg(strstr(on, "\"graph\": true") && strstr(on, "\"repeat\": 3") &&
                       strstr(on, "\"graph_ops\": 30") && strstr(on, "\"graph_record_seconds\""),
                   "%s", on);
     o.graph = 0;
-    run_json(&o, CHOL_EXIT_OK, off, sizeof off);
+    char *off = run_json(&o, CHOL_EXIT_OK);
     ck_assert_msg(strstr(off, "\"graph\": false") && !strstr(off, "graph_ops"), "%s", off);
     double r_on = json_number(on, "\"residual\": "), r_off = json_number(off, "\"residual\": ");
     ck_assert_msg(r_on < 1e-12 && r_on == r_off, "residuals %g (graph) %g (pushes)", r_on, r_off);
     o.repeat = 1; /* one launch of a graph: still restores, still the same factor */
     o.graph = 1;
-    run_json(&o, CHOL_EXIT_OK, on, sizeof on);
+    free(on);
+    on = run_json(&o, CHOL_EXIT_OK);
     ck_assert(json_number(on, "\"residual\": ") == r_off);
+    free(on);
+    free(off);
 }
 END_TEST
 

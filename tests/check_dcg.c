@@ -16,7 +16,7 @@
 #include "px_test.h"
 
 static char dir_path[256], out_path[300], err_path[300];
-static char run_out[16384], run_err[16384];
+static char *run_out, *run_err; /* the last run's stdout/stderr (malloc'd; freed at teardown) */
 
 static void setup(void)
 {
@@ -28,20 +28,20 @@ static void setup(void)
 
 static void teardown(void)
 {
+    free(run_out);
+    free(run_err);
+    run_out = run_err = NULL;
     unlink(out_path);
     unlink(err_path);
     rmdir(dir_path);
 }
 
-static void slurp(const char *p, char *buf, size_t n)
+/* Replace *text with the file the shell redirected a stream to (it exists once sh ran). */
+static void capture(char **text, const char *p)
 {
-    buf[0] = '\0';
-    FILE *f = fopen(p, "r");
-    if (!f)
-        return;
-    size_t k = fread(buf, 1, n - 1, f);
-    buf[k] = '\0';
-    fclose(f);
+    free(*text);
+    *text = px_test_read_file(p, NULL);
+    ck_assert_msg(*text != NULL, "cannot read %s", p);
 }
 
 static int nranks(void)
@@ -66,8 +66,8 @@ static int run(int np, const char *args)
     else
         snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", bin, args, out_path, err_path);
     int st = system(cmd);
-    slurp(out_path, run_out, sizeof run_out);
-    slurp(err_path, run_err, sizeof run_err);
+    capture(&run_out, out_path);
+    capture(&run_err, err_path);
     ck_assert_msg(st != -1 && WIFEXITED(st), "%s did not exit normally", cmd);
     ck_assert_msg(WEXITSTATUS(st) < 126, "%s crashed (status %d): %s", cmd, WEXITSTATUS(st),
                   run_err);
@@ -385,8 +385,8 @@ START_TEST(test_dcg_one_rank_failing_alone_aborts_the_job)
                  "'%s' >'%s' 2>'%s'",
                  modes[m], mpirun, helper, out_path, err_path);
         const int st = system(cmd);
-        slurp(out_path, run_out, sizeof run_out);
-        slurp(err_path, run_err, sizeof run_err);
+        capture(&run_out, out_path);
+        capture(&run_err, err_path);
         ck_assert_msg(st != -1 && WIFEXITED(st), "%s did not exit normally", cmd);
         ck_assert_msg(WEXITSTATUS(st) != 124 && WEXITSTATUS(st) != 137,
                       "%s: the job hung after one rank failed: %s", modes[m], run_err);

@@ -10,25 +10,11 @@
 #include <string.h>
 
 #include "parex.h"
+#include "px_test.h"
 
 #ifndef PX_README_PATH
 #error "PX_README_PATH must name README.md"
 #endif
-
-static char *slurp(FILE *f)
-{
-    if (fseek(f, 0, SEEK_END) != 0)
-        return NULL;
-    long n = ftell(f);
-    if (n < 0 || fseek(f, 0, SEEK_SET) != 0)
-        return NULL;
-    char *text = calloc((size_t)n + 1, 1);
-    if (text && fread(text, 1, (size_t)n, f) != (size_t)n) {
-        free(text);
-        return NULL;
-    }
-    return text;
-}
 
 /* Checks that every word of help starting with prefix (then [A-Za-z0-9_-]) occurs in readme;
  * returns how many such words help has. */
@@ -58,14 +44,12 @@ START_TEST(test_readme_documents_every_setting_and_flag)
     FILE *f = tmpfile();
     ck_assert_ptr_nonnull(f);
     px_print_help(f);
-    char *help = slurp(f);
+    rewind(f);
+    char *help = px_test_read_stream(f, NULL);
     fclose(f);
     ck_assert_ptr_nonnull(help);
-    f = fopen(PX_README_PATH, "r");
-    ck_assert_msg(f != NULL, "cannot open %s", PX_README_PATH);
-    char *readme = slurp(f);
-    fclose(f);
-    ck_assert_ptr_nonnull(readme);
+    char *readme = px_test_read_file(PX_README_PATH, NULL);
+    ck_assert_msg(readme != NULL, "cannot read %s", PX_README_PATH);
     ck_assert_int_ge(check_tokens(help, readme, "PX_"), 15);
     ck_assert_int_ge(check_tokens(help, readme, "KOKKOS_"), 1);
     ck_assert_int_ge(check_tokens(help, readme, "--px-"), 15);

@@ -421,19 +421,16 @@ START_TEST(test_every_op_of_a_bulk_block_has_its_own_trace_span_under_its_name)
     ck_assert_int_ge(fd, 0);
     close(fd);
     ck_assert_int_eq(px_trace_dump(path), PX_OK);
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    static char text[1 << 20];
-    size_t got = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
+    char *text = px_test_read_file(path, NULL);
+    ck_assert_ptr_nonnull(text);
     unlink(path);
-    text[got] = '\0';
     for (int k = 0; k < TR_OPS; ++k) {
         char quoted[16];
         snprintf(quoted, sizeof quoted, "\"bk%03d\"", k);
         ck_assert_msg(count_in(text, quoted) == 1, "op %s has %d spans", tr_names[k],
                       count_in(text, quoted));
     }
+    free(text);
     ck_assert_int_eq(px_var_delete(e, v), PX_OK);
     ck_assert_int_eq(px_engine_destroy(e), PX_OK);
     ck_assert_int_eq(px_finalize(), PX_OK);

@@ -22,23 +22,6 @@
  * importers/common/slice_tracker.cc), which is stricter than jansson; core/trace.c cites
  * each rule where it writes the field. check_trace_file checks them all. */
 
-static char *read_text(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    ck_assert_int_ge(n, 0);
-    rewind(f);
-    char *s = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(s);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return s;
-}
-
 /* Byte-level rules, which a conforming parser does not check: the file is an object with
  * nothing after its closing brace (the tokenizer fails on data after the end); strings hold no
  * raw control character, DEL included (it fails on iscntrl), and only short escapes (older
@@ -144,7 +127,8 @@ static int is_uint32(json_t *v)
 static int check_trace_file(const char *path, int want_kernels, const char *const *names)
 {
     size_t len;
-    char *text = read_text(path, &len);
+    char *text = px_test_read_file(path, &len);
+    ck_assert_msg(text != NULL, "cannot read %s", path);
     check_trace_bytes(text, len);
     json_error_t err;
     json_t *root = json_loadb(text, len, 0, &err);

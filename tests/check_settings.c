@@ -176,11 +176,10 @@ START_TEST(test_help_prints_every_setting)
     px_print_help(f);
     fflush(f);
     rewind(f);
-    char buf[8192];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
+    char *buf = px_test_read_stream(f, NULL);
     fclose(f);
     unlink(path);
+    ck_assert_ptr_nonnull(buf);
     const char *names[] = {"PX_NUM_THREADS",
                            "PX_DEVICE_ID",
                            "PX_BIND",
@@ -201,6 +200,7 @@ START_TEST(test_help_prints_every_setting)
                            "--px-bind=close|spread|none"};
     for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
         ck_assert_msg(strstr(buf, names[i]), "help lacks %s", names[i]);
+    free(buf);
 }
 END_TEST
 
@@ -216,17 +216,20 @@ START_TEST(test_help_flag_initializes_normally)
 }
 END_TEST
 
-static char *print_config_to_string(void)
+/* What px_print_configuration prints; the text lives until the next call. */
+static const char *print_config_to_string(void)
 {
-    static char buf[32768];
+    static char *text;
     FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
     px_print_configuration(f);
     fflush(f);
     rewind(f);
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
+    free(text);
+    text = px_test_read_stream(f, NULL);
     fclose(f);
-    return buf;
+    ck_assert_ptr_nonnull(text);
+    return text;
 }
 
 START_TEST(test_print_configuration_lists_version_options_and_spaces)

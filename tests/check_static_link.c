@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "parex.h"
+#include "px_test.h"
 
 #ifndef PX_TEST_LINK_KIND
 #define PX_TEST_LINK_KIND "unknown"
@@ -81,13 +82,12 @@ START_TEST(test_configuration_lists_every_built_space)
     FILE *f = tmpfile();
     ck_assert_ptr_nonnull(f);
     px_print_configuration(f);
-    long n = ftell(f);
-    ck_assert_int_gt(n, 0);
-    char *text = calloc((size_t)n + 1, 1);
-    ck_assert_ptr_nonnull(text);
     rewind(f);
-    ck_assert_uint_eq(fread(text, 1, (size_t)n, f), (size_t)n);
+    size_t n = 0;
+    char *text = px_test_read_stream(f, &n);
     fclose(f);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_uint_gt(n, 0);
     ck_assert_msg(strstr(text, "serial") != NULL, "configuration does not list serial:\n%s", text);
 #if PX_HAVE_THREADS
     ck_assert_msg(strstr(text, "threads") != NULL, "configuration does not list threads:\n%s",

@@ -163,11 +163,10 @@ START_TEST(test_print_configuration_lists_tools)
     FILE *tmp = tmpfile();
     ck_assert_ptr_nonnull(tmp);
     px_print_configuration(tmp);
-    long n = ftell(tmp);
-    char *buf = calloc(1, (size_t)n + 1);
     rewind(tmp);
-    buf[fread(buf, 1, (size_t)n, tmp)] = '\0';
+    char *buf = px_test_read_stream(tmp, NULL);
     fclose(tmp);
+    ck_assert_ptr_nonnull(buf);
     ck_assert_msg(strstr(buf, KPTEST_TOOL_PATH) != NULL, "config: %s", buf);
     ck_assert_msg(strstr(buf, "kernel timer: off") != NULL, "config: %s", buf);
     free(buf);

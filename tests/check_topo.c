@@ -30,19 +30,20 @@
 
 #define MAXR 64
 
-/* Everything pxi_topo_print writes, read back through a tmpfile (ISO C only). */
-static char print_buf[8192];
-
+/* Everything pxi_topo_print writes, read back through a tmpfile (ISO C only); the text lives
+ * until the next call. */
 static const char *print_to_string(const pxi_topo *t, const int *pu, int n)
 {
+    static char *text;
     FILE *f = tmpfile();
     ck_assert_ptr_nonnull(f);
     pxi_topo_print(t, f, pu, n);
     rewind(f);
-    size_t len = fread(print_buf, 1, sizeof print_buf - 1, f);
-    print_buf[len] = '\0';
+    free(text);
+    text = px_test_read_stream(f, NULL);
     fclose(f);
-    return print_buf;
+    ck_assert_ptr_nonnull(text);
+    return text;
 }
 
 static void check_lines_indented(const char *text)

@@ -5,8 +5,10 @@
 #  - check_symbols: libparex.so exports only px_* symbols;
 #  - check_consumer: install the package, build tests/consumer with find_package(Parex) and with
 #    pkg-config, and run both (LABELS install; needs a complete build, so sanitizer runs skip it).
+# px_test.c is compiled in rather than px_test_support linked, which would bring parex_static
+# into the shared link; it uses only the public API, as the program does.
 foreach(kind static shared)
-  add_executable(check_${kind}_link check_static_link.c)
+  add_executable(check_${kind}_link check_static_link.c px_test.c)
   if(kind STREQUAL "static")
     target_link_libraries(check_${kind}_link PRIVATE parex_static PkgConfig::CHECK)
   else()
@@ -30,7 +32,7 @@ set_tests_properties(check_consumer PROPERTIES TIMEOUT 600 LABELS install RUN_SE
 
 # README.md documents every setting the --px-help table lists (tests/check_docs.c).
 add_executable(check_docs check_docs.c)
-target_link_libraries(check_docs PRIVATE parex_static PkgConfig::CHECK)
+target_link_libraries(check_docs PRIVATE px_test_support)
 target_compile_options(check_docs PRIVATE ${PX_C_WARNINGS})
 target_compile_definitions(check_docs PRIVATE PX_README_PATH="${PROJECT_SOURCE_DIR}/README.md")
 add_test(NAME check_docs COMMAND check_docs)

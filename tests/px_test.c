@@ -1,6 +1,8 @@
 #include "px_test.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,4 +81,49 @@ int px_test_env_int(const char *name, int fallback)
     if (!v || !*v)
         return fallback;
     return atoi(v);
+}
+
+char *px_test_read_stream(FILE *f, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return NULL;
+    for (;;) {
+        if (cap - n < 2) { /* room for one more byte and the NUL */
+            char *grown = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (!grown) {
+                free(buf);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (ferror(f)) {
+            int saved = errno;
+            free(buf);
+            errno = saved;
+            return NULL;
+        }
+        if (feof(f))
+            break;
+    }
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+char *px_test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = px_test_read_stream(f, len);
+    int saved = errno;
+    fclose(f);
+    errno = saved;
+    return text;
 }

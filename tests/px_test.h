@@ -4,6 +4,7 @@
 
 #include <check.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "parex.h"
 
@@ -23,5 +24,20 @@ int px_test_run(Suite *s);
 
 /* Environment integer with a default. */
 int px_test_env_int(const char *name, int fallback);
+
+/* Reading captured output back (a trace file, a program's redirected stdout, a tmpfile a
+ * printer wrote to). Both return a malloc'd, NUL-terminated buffer that the caller frees;
+ * [out] *len (len may be NULL) gets the bytes read, not counting the NUL (the text may hold NUL
+ * bytes of its own). Safe from several threads on distinct files/streams. */
+
+/* The whole file at @p path, opened "rb". Returns the text, or NULL when the file cannot be
+ * opened or read (errno as fopen/fread set it) or memory runs out (errno ENOMEM). */
+char *px_test_read_file(const char *path, size_t *len);
+
+/* The rest of the open stream @p f, from its current position to end of file, read in a loop
+ * that grows the buffer (no fseek/ftell: pipes from popen work; rewind a tmpfile first). f is
+ * left open, at end of file. Returns the text, or NULL on a read error (errno as fread set it)
+ * or when memory runs out (errno ENOMEM). */
+char *px_test_read_stream(FILE *f, size_t *len);
 
 #endif

@@ -7,7 +7,6 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -62,16 +61,10 @@ static inline char *capture_stdout(void (*f)(void))
     fflush(stdout);
     dup2(saved, 1);
     close(saved);
-    long n = ftell(tmp);
-    if (n <= 0) {
-        fseek(tmp, 0, SEEK_END);
-        n = ftell(tmp);
-    }
-    char *buf = calloc(1, (size_t)n + 1);
-    rewind(tmp);
-    size_t got = fread(buf, 1, (size_t)n, tmp);
-    buf[got] = '\0';
+    rewind(tmp); /* what went through fd 1, from the start */
+    char *buf = px_test_read_stream(tmp, NULL);
     fclose(tmp);
+    ck_assert_ptr_nonnull(buf);
     return buf;
 }
 
