@@ -26,7 +26,9 @@
  *                     before the halo exchange and the SpMV, blocking (pipelined) or an
  *                     MPI_Iallreduce waited for after the SpMV (pipelined-nb); see
  *                     solve_pipelined. An experiment on the cost of synchronization points
- *                     (bench/RESULTS.md, session 12), not what parex-cg runs.
+ *                     (bench/RESULTS.md, session 12), not what parex-cg runs. Its recurrences
+ *                     lose accuracy: past convergence (--iters) and on ill-conditioned matrices
+ *                     (1138_bus) they can break down (exit status 1, "breakdown" message).
  *   --independent     every rank solves its own single-rank HPCG box (MPI_COMM_SELF: no halo,
  *                     allreduces of one rank), the P loops started together after a barrier:
  *                     the single-rank rate while P such ranks load the node, bound as mpirun
