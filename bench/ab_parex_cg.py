@@ -17,24 +17,13 @@ import statistics
 import subprocess
 import sys
 
+from dcg_launch import launch, oversubscribed
+
 if len(sys.argv) != 5:
     sys.exit(__doc__)
 old, new, rounds, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 rows = [tuple(int(v) for v in r.split(":")) for r in rows.split(",")]
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-ncores = os.cpu_count() or 1
 
-
-def launch(p, t):
-    """run_dcg.sh's mpirun options and environment for P ranks x T threads."""
-    e = dict(env, PX_NUM_THREADS=str(t))
-    if p * t <= ncores:
-        e.update(PX_BIND="close")
-        return ["--map-by", "slot:PE=%d" % t, "--bind-to", "core"], e
-    if t == 1:
-        return ["--oversubscribe", "--map-by", "core", "--bind-to", "core:overload-allowed",
-                "--mca", "mpi_yield_when_idle", "1"], e
-    return ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"], e
 
 
 res = {}
@@ -55,6 +44,6 @@ for p, t, g in rows:
         s = [d["seconds_per_iter"] * 1e3 for d in ds]
         ov = [d["overlap"] for d in ds if d.get("overlap") is not None]
         print("| weak %dx%d, %d^3 | %s | %s | %d | %.3f | %.3f | %s |" % (
-            p, t, g, "yes" if p * t > ncores else "no", label, ds[0]["iterations"], min(s),
+            p, t, g, "yes" if oversubscribed(p, t) else "no", label, ds[0]["iterations"], min(s),
             statistics.median(s), "%.2f" % statistics.median(ov) if ov else "-"))
 print("\n%d rounds: python3 bench/ab_parex_cg.py %s" % (rounds, " ".join(sys.argv[1:])))

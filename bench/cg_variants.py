@@ -19,31 +19,19 @@ import statistics
 import subprocess
 import sys
 
+from dcg_launch import launch, oversubscribed
+
 here = os.path.dirname(os.path.abspath(__file__))
 build = sys.argv[1] if len(sys.argv) > 1 else "build-rel"
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 bsp = os.path.join(build, "bench", "bench_cg_bsp")
 matrix = os.path.join(here, "..", "..", "shared", "data", "matrices", "bcsstk16.mtx")
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-ncores = os.cpu_count() or 1
 rows = [("weak 4x1", 4, 1, ["--grid", "32", "--iters", "80"]),
         ("weak 4x2", 4, 2, ["--grid", "32", "--iters", "80"]),
         ("bcsstk16 4x1", 4, 1, ["--matrix", matrix, "--partition", "metis", "--iters", "300"]),
         ("weak 2x1", 2, 1, ["--grid", "32", "--iters", "70"])]
 variants = ["plain", "pipelined", "pipelined-nb"]
 
-
-def launch(p, t):
-    """run_dcg.sh's mpirun options and environment for P ranks x T threads."""
-    e = dict(env, OMP_NUM_THREADS=str(t))
-    if p * t <= ncores:
-        e.update(OMP_PROC_BIND="close", OMP_PLACES="cores")
-        return ["--map-by", "slot:PE=%d" % t, "--bind-to", "core"], e
-    e.update(OMP_WAIT_POLICY="passive")
-    if t == 1:
-        return ["--oversubscribe", "--map-by", "core", "--bind-to", "core:overload-allowed",
-                "--mca", "mpi_yield_when_idle", "1"], e
-    return ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"], e
 
 
 res = {}
@@ -61,7 +49,7 @@ for name, p, t, _ in rows:
         ds = res[(name, v)]
         med = lambda k: statistics.median(d[k] for d in ds) * 1e3
         print("| %s | %s | %s | %.3f | %.3f | %.3f | %.3f |" % (
-            name, "yes" if p * t > ncores else "no", v,
+            name, "yes" if oversubscribed(p, t) else "no", v,
             min(d["seconds_per_iter"] for d in ds) * 1e3, med("seconds_per_iter"),
             med("halo_seconds_per_iter"), med("allreduce_seconds_per_iter")))
 print("\n%d rounds, %s" % (rounds, " ".join(["python3", "bench/cg_variants.py"] + sys.argv[1:])))

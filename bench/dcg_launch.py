@@ -1,0 +1,31 @@
+"""bench/dcg_launch.py - run_dcg.sh's launch of a distributed-CG row, for the Python drivers
+(cg_variants.py, ab_parex_cg.py): the mpirun options and environment of P ranks x T threads.
+
+Where P x T fits the cores each rank gets T cores of its own, threads bound close inside; more
+one-thread ranks than cores share cores one rank a core (core:overload-allowed); otherwise no
+binding. Oversubscribed rows also get Open MPI's mpi_yield_when_idle and OpenMP's passive wait
+policy. The environment sets both OpenMP's and parex's thread counts, as run_dcg.sh does, so
+one launch serves bench_cg_bsp and parex-cg alike. Keep it in step with run_dcg.sh's
+mpi_opts / env_opts.
+"""
+import os
+
+
+def launch(p, t):
+    """(mpirun options, environment) for P ranks x T threads on this machine's cores."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMP_NUM_THREADS=str(t), PX_NUM_THREADS=str(t))
+    if p * t <= (os.cpu_count() or 1):
+        env.update(OMP_PROC_BIND="close", OMP_PLACES="cores", PX_BIND="close")
+        return ["--map-by", "slot:PE=%d" % t, "--bind-to", "core"], env
+    env.update(OMP_WAIT_POLICY="passive")
+    yield_opts = ["--mca", "mpi_yield_when_idle", "1"]
+    if t == 1:
+        return ["--oversubscribe", "--map-by", "core", "--bind-to", "core:overload-allowed"] + \
+            yield_opts, env
+    return ["--oversubscribe", "--bind-to", "none"] + yield_opts, env
+
+
+def oversubscribed(p, t):
+    """Whether P ranks x T threads exceed this machine's cores."""
+    return p * t > (os.cpu_count() or 1)
