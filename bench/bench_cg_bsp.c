@@ -179,26 +179,27 @@ static double cg_init(const cgp_part *A, vectors *v, comm_times *t)
     return allreduce_sum(bb, t);
 }
 
+/* y = A v on the local rows; returns this rank's v.y. parex-cg's host SpMV loop
+ * (cg_spmv_rows.h, four rows at a time) on each thread's static block of rows, so that both
+ * programs run the same loop and the comparison measures the runtime; the per-row sums are
+ * bitwise those of the one-row-at-a-time loop. */
+static double spmv(const cgp_part *A, const double *v, double *y)
+{
+    const int64_t n = A->n_local;
+    double vy = 0.0;
+#pragma omp parallel reduction(+ : vy)
+    {
+        const int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();
+        vy += cg_spmv_rows(n * me / nt, n * (me + 1) / nt, A->row_ptr, A->col, A->val, v, y, 0.0);
+    }
+    return vy;
+}
+
 /* One SpMV with the fused p.Ap, after the blocking halo exchange of p; returns global p.Ap. */
 static double spmv_dot(halo *h, vectors *v, comm_times *t)
 {
     exchange(h, v->p, t);
-    const cgp_part *A = &h->part;
-    const int64_t n = A->n_local;
-    const int64_t *restrict rp = A->row_ptr;
-    const int32_t *restrict col = A->col;
-    const double *restrict val = A->val, *restrict p = v->p;
-    double *restrict ap = v->ap;
-    double pap = 0.0;
-    /* parex-cg's host SpMV loop (cg_spmv_rows.h, four rows at a time) on each thread's static
-     * block of rows, so that both programs run the same loop and the comparison measures the
-     * runtime; the per-row sums are bitwise those of the one-row-at-a-time loop. */
-#pragma omp parallel reduction(+ : pap)
-    {
-        const int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();
-        pap += cg_spmv_rows(n * me / nt, n * (me + 1) / nt, rp, col, val, p, ap, 0.0);
-    }
-    return allreduce_sum(pap, t);
+    return allreduce_sum(spmv(&h->part, v->p, v->ap), t);
 }
 
 /* max |x - 1| over the ranks into res, then free the vectors. */
@@ -279,19 +280,10 @@ static void solve(halo *h, double tol, int64_t max_iters, int64_t fixed_iters, r
 
 /* ---- pipelined CG (--cg pipelined | pipelined-nb) ----------------------------------------- */
 
-/* The variant's loop, as cg_variant names it. */
+/* The variant's loop (--cg), named as cg_variant_names spells it on the command line and in the
+ * JSON. */
 typedef enum { CG_PLAIN = 0, CG_PIPELINED, CG_PIPELINED_NB } cg_variant;
-
-/* y = A v on the local rows, each thread its static block (cg_spmv_rows.h, as spmv_dot). */
-static void spmv(const cgp_part *A, const double *v, double *y)
-{
-    const int64_t n = A->n_local;
-#pragma omp parallel
-    {
-        const int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();
-        (void)cg_spmv_rows(n * me / nt, n * (me + 1) / nt, A->row_ptr, A->col, A->val, v, y, 0.0);
-    }
-}
+static const char *const cg_variant_names[] = {"plain", "pipelined", "pipelined-nb"};
 
 /* The pipelined recurrences' vectors besides x, r and p (vectors): w = A r with its halo
  * (n_ext), z = A s, s = A p, and nw = A w (the SpMV the allreduce overlaps). */
@@ -347,7 +339,6 @@ static void solve_pipelined(halo *h, cg_variant var, double tol, int64_t max_ite
     q.nw = xmalloc((size_t)n * sizeof(double));
     exchange(h, v.p, &res->comm); /* p = r = b: w = A r */
     spmv(A, v.p, q.w);
-    double loc[2] = {0.0, 0.0}, glob[2];
     for (int64_t i = n; i < nx; i++)
         q.w[i] = 0.0;
     /* z = s = p = 0 so that the first update (beta = 0) starts the directions afresh */
@@ -361,8 +352,7 @@ static void solve_pipelined(halo *h, cg_variant var, double tol, int64_t max_ite
         rr += r[i] * r[i];
         wr += w[i] * r[i];
     }
-    loc[0] = rr;
-    loc[1] = wr;
+    double loc[2] = {rr, wr}, glob[2];
     memset(&res->comm, 0, sizeof res->comm);
     const int64_t limit = fixed_iters > 0 ? fixed_iters : max_iters;
     int64_t it = 0;
@@ -493,14 +483,12 @@ static int parse_cli(int argc, char **argv, cli *c)
         if (strcmp(a, "--matrix") == 0) {
             c->matrix = v;
         } else if (strcmp(a, "--cg") == 0) {
-            if (strcmp(v, "plain") == 0)
-                c->variant = CG_PLAIN;
-            else if (strcmp(v, "pipelined") == 0)
-                c->variant = CG_PIPELINED;
-            else if (strcmp(v, "pipelined-nb") == 0)
-                c->variant = CG_PIPELINED_NB;
-            else
+            int k = CG_PIPELINED_NB;
+            while (k >= 0 && strcmp(v, cg_variant_names[k]) != 0)
+                k--;
+            if (k < 0)
                 return usage_error("--cg '%s' is not plain, pipelined or pipelined-nb", v);
+            c->variant = (cg_variant)k;
         } else if (strcmp(a, "--partition") == 0) {
             if (strcmp(v, "block") != 0 && strcmp(v, "metis") != 0)
                 return usage_error("--partition '%s' is not block or metis", v);
@@ -634,13 +622,11 @@ static void report(const cli *c, const int dims[3], const halo *h, const result 
            "\"halo_seconds_per_iter\": %.6g, \"allreduce_seconds_per_iter\": %.6g, "
            "\"compute_seconds_per_iter\": %.6g, \"halo_bytes\": %.0f, \"halo_messages\": %.0f, "
            "\"halo_bytes_max_rank\": %.0f, \"setup_seconds\": %.6g}\n",
-           c->variant == CG_PLAIN       ? "plain"
-           : c->variant == CG_PIPELINED ? "pipelined"
-                                        : "pipelined-nb",
-           name, pt->nranks, inst, threads, geo, (long long)pt->n_global, sum[5],
-           (long long)res->iterations, res->converged ? "true" : "false", res->relres,
-           res->max_abs_err, mx[2], per, halo_s, mx[0], ar, mx[1], halo_s / it, ar / it,
-           per - (halo_s + ar) / it, sum[3], sum[4], mx[3], setup_s);
+           cg_variant_names[c->variant], name, pt->nranks, inst, threads, geo,
+           (long long)pt->n_global, sum[5], (long long)res->iterations,
+           res->converged ? "true" : "false", res->relres, res->max_abs_err, mx[2], per, halo_s,
+           mx[0], ar, mx[1], halo_s / it, ar / it, per - (halo_s + ar) / it, sum[3], sum[4], mx[3],
+           setup_s);
 }
 
 /* This rank's part of the HPCG box or the partitioned file, built by examples/cg/partition.c
