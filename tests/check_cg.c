@@ -435,14 +435,6 @@ static void cli_teardown(void)
     rmdir(tmpdir);
 }
 
-/* Replace *text with the file the shell redirected a stream to (it exists once sh ran). */
-static void capture(char **text, const char *p)
-{
-    free(*text);
-    *text = px_test_read_file(p, NULL);
-    ck_assert_msg(*text != NULL, "cannot read %s", p);
-}
-
 /* Run parex-cg with @p args; returns its exit status, or -1 (after SKIP) with no binary.
  * A death by signal fails the test. */
 static int run_cli(const char *args)
@@ -455,8 +447,8 @@ static int run_cli(const char *args)
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", bin, args, out_path, err_path);
     int st = system(cmd);
-    capture(&cli_out, out_path);
-    capture(&cli_err, err_path);
+    px_test_capture(&cli_out, out_path);
+    px_test_capture(&cli_err, err_path);
     ck_assert_msg(st != -1 && WIFEXITED(st), "parex-cg %s did not exit normally", args);
     /* The shell reports a child killed by a signal as 128 + signal. */
     ck_assert_msg(WEXITSTATUS(st) < 126, "parex-cg %s crashed (status %d): %s", args,

@@ -127,3 +127,10 @@ char *px_test_read_file(const char *path, size_t *len)
     errno = saved;
     return text;
 }
+
+void px_test_capture(char **text, const char *path)
+{
+    free(*text);
+    *text = px_test_read_file(path, NULL);
+    ck_assert_msg(*text != NULL, "cannot read %s", path);
+}

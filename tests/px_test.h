@@ -40,4 +40,9 @@ char *px_test_read_file(const char *path, size_t *len);
  * or when memory runs out (errno ENOMEM). */
 char *px_test_read_stream(FILE *f, size_t *len);
 
+/* Replace *@p text (freed first; NULL or a buffer of these functions) with the whole file at
+ * @p path, such as a stream the shell redirected there (it exists once sh ran); asserts that
+ * it could be read. For suites that keep the last run's output until the next run. */
+void px_test_capture(char **text, const char *path);
+
 #endif
