@@ -11,13 +11,10 @@ and median seconds per iteration, the iterations and the median overlap of each.
   e.g. python3 bench/ab_parex_cg.py /tmp/parex-cg-old build-rel/examples/cg/parex-cg 7 \\
            4:1:32,2:1:32,4:2:32,2:2:32
 """
-import json
-import os
 import statistics
-import subprocess
 import sys
 
-from dcg_launch import launch, oversubscribed
+from dcg_launch import oversubscribed, run_json
 
 if len(sys.argv) != 5:
     sys.exit(__doc__)
@@ -29,13 +26,10 @@ rows = [tuple(int(v) for v in r.split(":")) for r in rows.split(",")]
 res = {}
 for r in range(rounds):
     for p, t, g in rows:
-        opts, e = launch(p, t)
         for x in ([old, new] if r % 2 == 0 else [new, old]):
-            cmd = (["nice", "-n", "-19", "mpirun"] + opts +
-                   ["-np", str(p), x, "--space", "threads", "--progress", "0", "--grid", str(g),
-                    "--json"])
-            out = subprocess.run(cmd, env=e, capture_output=True, text=True, check=True)
-            res.setdefault((p, t, g, x), []).append(json.loads(out.stdout.strip().splitlines()[-1]))
+            argv = [x, "--space", "threads", "--progress", "0", "--grid", str(g), "--json"]
+            res.setdefault((p, t, g, x), []).append(
+                run_json(p, t, argv, prefix=["nice", "-n", "-19"]))
 print("| row | oversubscribed | binary | iterations | min ms | median ms | median overlap |")
 print("|---|---|---|---:|---:|---:|---:|")
 for p, t, g in rows:

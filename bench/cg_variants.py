@@ -13,13 +13,11 @@ Prints min and median seconds per iteration and the median halo and allreduce ti
 
   python3 bench/cg_variants.py BUILD [ROUNDS]    (BUILD: a build with bench_cg_bsp; ROUNDS 5)
 """
-import json
 import os
 import statistics
-import subprocess
 import sys
 
-from dcg_launch import launch, oversubscribed
+from dcg_launch import oversubscribed, run_json
 
 here = os.path.dirname(os.path.abspath(__file__))
 build = sys.argv[1] if len(sys.argv) > 1 else "build-rel"
@@ -37,11 +35,9 @@ variants = ["plain", "pipelined", "pipelined-nb"]
 res = {}
 for r in range(rounds):
     for name, p, t, args in rows:
-        opts, e = launch(p, t)
         for v in variants[r % 3:] + variants[:r % 3]:
-            cmd = ["mpirun"] + opts + ["-np", str(p), bsp, "--cg", v, "--json"] + args
-            out = subprocess.run(cmd, env=e, capture_output=True, text=True, check=True)
-            res.setdefault((name, v), []).append(json.loads(out.stdout.strip().splitlines()[-1]))
+            res.setdefault((name, v), []).append(
+                run_json(p, t, [bsp, "--cg", v, "--json"] + args))
 print("| row | oversubscribed | --cg | min ms | median ms | halo ms | allreduce ms |")
 print("|---|---|---|---:|---:|---:|---:|")
 for name, p, t, _ in rows:

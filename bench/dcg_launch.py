@@ -8,14 +8,16 @@ policy. The environment sets both OpenMP's and parex's thread counts, as run_dcg
 one launch serves bench_cg_bsp and parex-cg alike. Keep it in step with run_dcg.sh's
 mpi_opts / env_opts.
 """
+import json
 import os
+import subprocess
 
 
 def launch(p, t):
     """(mpirun options, environment) for P ranks x T threads on this machine's cores."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMP_NUM_THREADS=str(t), PX_NUM_THREADS=str(t))
-    if p * t <= (os.cpu_count() or 1):
+    if not oversubscribed(p, t):
         env.update(OMP_PROC_BIND="close", OMP_PLACES="cores", PX_BIND="close")
         return ["--map-by", "slot:PE=%d" % t, "--bind-to", "core"], env
     env.update(OMP_WAIT_POLICY="passive")
@@ -29,3 +31,12 @@ def launch(p, t):
 def oversubscribed(p, t):
     """Whether P ranks x T threads exceed this machine's cores."""
     return p * t > (os.cpu_count() or 1)
+
+
+def run_json(p, t, argv, prefix=()):
+    """Run ARGV (a program and its arguments) on P ranks x T threads under launch(p, t), after
+    PREFIX (e.g. nice); returns its last output line, parsed as JSON. Fails on a non-zero exit."""
+    opts, env = launch(p, t)
+    cmd = list(prefix) + ["mpirun"] + opts + ["-np", str(p)] + list(argv)
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
