@@ -7,3 +7,10 @@ if(PX_HAVE_THREADS)
   px_add_check_test(check_instance_threads SOURCES check_instance.c THREADS 1 2 4
                     ENV PX_TEST_SPACE=threads LABELS concurrency TIMEOUT 300)
 endif()
+# Bad input, limits and lifetimes (tests/check_instance_limits.c): the same spaces and counts.
+px_add_check_test(check_instance_limits_serial SOURCES check_instance_limits.c
+                  ENV PX_TEST_SPACE=serial LABELS core concurrency TIMEOUT 300)
+if(PX_HAVE_THREADS)
+  px_add_check_test(check_instance_limits_threads SOURCES check_instance_limits.c THREADS 1 2 3 4
+                    ENV PX_TEST_SPACE=threads LABELS concurrency TIMEOUT 300)
+endif()

@@ -1,0 +1,640 @@
+/*
+ * tests/check_instance_limits.c - execution-space instances at their limits and with bad input
+ * (parex/instance.h): extreme weights, the most instances a space gives, unavailable spaces,
+ * calls from inside kernels and engine ops, repeated partition/destroy cycles (ASan: nothing
+ * kept), destroys with work in flight on the instance or beside it, refused pushes, handles
+ * after px_finalize, and px_deep_copy_async's refusals. check_instance.c has the working cases.
+ * PX_TEST_SPACE picks serial or threads, PX_NUM_THREADS the thread count (tests/instance.cmake).
+ *
+ * Waits are bounded (WAIT_S) so that a hang fails the test instead of stalling it.
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/registry.h"
+#include "px_test.h"
+
+#define WAIT_S 20
+
+static px_space *space;
+static int nranks;
+static int threads_space;
+
+static void setup(void)
+{
+    px_test_setup();
+    px_test_log_capture();
+    const char *name = getenv("PX_TEST_SPACE");
+    if (!name || !*name)
+        name = "threads";
+    space = px_space_by_name(name);
+    if (!space)
+        ck_abort_msg("execution space '%s' (PX_TEST_SPACE) is not available", name);
+    nranks = px_space_concurrency(space);
+    ck_assert_int_ge(nranks, 1);
+    threads_space = strcmp(name, "threads") == 0;
+}
+
+static void teardown(void)
+{
+    px_test_teardown();
+}
+
+/* The most instances one partition of the space gives (threads: one per rank). */
+static int max_parts(void)
+{
+    return threads_space ? nranks : PX_PARTITION_MAX;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Wait until *f is nonzero, at most WAIT_S seconds; 1 when it was set. */
+static int wait_flag(atomic_int *f)
+{
+    double end = now_s() + WAIT_S;
+    while (!atomic_load_explicit(f, memory_order_acquire)) {
+        if (now_s() > end)
+            return 0;
+        sched_yield();
+    }
+    return 1;
+}
+
+static void destroy_all(px_space **inst, int n)
+{
+    for (int i = 0; i < n; ++i)
+        ck_assert_int_eq(px_space_instance_destroy(inst[i]), PX_OK);
+}
+
+/* Kernel: count the indices it ran. */
+static void count_indices(int64_t b, int64_t e, void *ctx)
+{
+    atomic_fetch_add_explicit((atomic_llong *)ctx, e - b, memory_order_relaxed);
+}
+
+/* A launch of @n indices on @s visits each once. */
+static void check_launch_on(px_space *s, int64_t n)
+{
+    atomic_llong hits;
+    atomic_init(&hits, 0);
+    ck_assert_int_eq(px_parallel_for_fn(s, "count", px_range(0, n), count_indices, &hits), PX_OK);
+    ck_assert_int_eq(atomic_load(&hits), n);
+}
+
+/* ---- the split at its limits ------------------------------------------------------------------
+ */
+
+START_TEST(test_partition_writes_exactly_n_handles_and_nothing_past_them)
+{
+    int n = max_parts() < 3 ? max_parts() : 3;
+    px_space *out[4];
+    px_space *sentinel = (px_space *)out;
+    for (int i = 0; i < 4; ++i)
+        out[i] = sentinel;
+    ck_assert_int_eq(px_space_partition(space, n, NULL, out), PX_OK);
+    for (int i = 0; i < n; ++i)
+        ck_assert_ptr_ne(out[i], sentinel);
+    for (int i = n; i < 4; ++i)
+        ck_assert_ptr_eq(out[i], sentinel);
+    destroy_all(out, n);
+}
+END_TEST
+
+START_TEST(test_extreme_weights_give_every_instance_at_least_one_rank)
+{
+    int n = max_parts() < 4 ? max_parts() : 4;
+    px_space *inst[4];
+    /* One weight dwarfs the others, and weights whose sum overflows an int. */
+    const int skewed[4] = {INT_MAX, 1, 1, 1}, huge[4] = {INT_MAX, INT_MAX, INT_MAX, INT_MAX};
+    const int *cases[2] = {skewed, huge};
+    for (int c = 0; c < 2; ++c) {
+        ck_assert_int_eq(px_space_partition(space, n, cases[c], inst), PX_OK);
+        int total = 0;
+        for (int i = 0; i < n; ++i) {
+            int ci = px_space_concurrency(inst[i]);
+            ck_assert_int_ge(ci, 1);
+            total += ci;
+            check_launch_on(inst[i], 1000);
+        }
+        if (threads_space) {
+            ck_assert_int_eq(total, nranks);
+            if (c == 0) /* the big weight takes every rank the others leave */
+                ck_assert_int_eq(px_space_concurrency(inst[0]), nranks - (n - 1));
+            else /* equal weights: halves, thirds, ... with the first ones the larger */
+                ck_assert_int_eq(px_space_concurrency(inst[0]), (nranks + n - 1) / n);
+        }
+        destroy_all(inst, n);
+    }
+}
+END_TEST
+
+START_TEST(test_a_bad_weight_anywhere_is_einval_naming_it_and_leaves_out_untouched)
+{
+    int n = max_parts() < 3 ? max_parts() : 3;
+    px_space *sentinel = (px_space *)&n, *out[3] = {sentinel, sentinel, sentinel};
+    const int bad[3] = {0, -1, INT_MIN};
+    for (int k = 0; k < 3; ++k) {
+        int w[3] = {1, 1, 1};
+        w[n - 1] = bad[k];
+        px_test_log_clear();
+        ck_assert_int_eq(px_space_partition(space, n, w, out), PX_EINVAL);
+        char want[48];
+        snprintf(want, sizeof want, "weights[%d] = %d", n - 1, bad[k]);
+        ck_assert_msg(px_test_log_contains(want), "log: %s", px_test_log_text());
+        for (int i = 0; i < 3; ++i)
+            ck_assert_ptr_eq(out[i], sentinel);
+    }
+}
+END_TEST
+
+/* The most instances at once: on serial PX_PARTITION_MAX, more than the engine's 15 instance
+ * lanes, so lanes are shared; a kernel op pushed on every one of them runs. */
+START_TEST(test_the_most_instances_a_space_gives_each_run_launches_and_engine_ops)
+{
+    int n = max_parts();
+    px_space **inst = calloc((size_t)n, sizeof *inst);
+    ck_assert_int_eq(px_space_partition(space, n, NULL, inst), PX_OK);
+    px_engine *e = px_engine_default();
+    atomic_llong hits;
+    atomic_init(&hits, 0);
+    for (int i = 0; i < n; ++i) {
+        ck_assert_int_eq(px_space_concurrency(inst[i]), 1);
+        ck_assert_int_eq(px_engine_push_parallel_for_fn(e, inst[i], "count", px_range(0, 10),
+                                                        count_indices, &hits, NULL, 0, NULL, 0),
+                         PX_OK);
+    }
+    check_launch_on(inst[n - 1], 100);
+    destroy_all(inst, n); /* each waits for its op */
+    ck_assert_int_eq(atomic_load(&hits), 10LL * n);
+    free(inst);
+}
+END_TEST
+
+/* A space built in but not available here (cuda without a device): a clear PX_ENODEV. */
+START_TEST(test_partition_and_copy_on_an_unavailable_space_are_enodev)
+{
+    px_space *off = NULL;
+    for (int i = 0; i < pxi_registry_count(); ++i)
+        if (!pxi_registry_at(i)->available)
+            off = pxi_registry_at(i);
+    if (!off)
+        return; /* every space built in is available here */
+    px_space *inst[1] = {NULL};
+    px_test_log_clear();
+    ck_assert_int_eq(px_space_partition(off, 1, NULL, inst), PX_ENODEV);
+    ck_assert_ptr_null(inst[0]);
+    ck_assert_msg(px_test_log_contains("not available"), "log: %s", px_test_log_text());
+    char a[8] = "abc", b[8];
+    ck_assert_int_eq(px_deep_copy_async(off, space, b, space, a, 4), PX_ENODEV);
+    ck_assert_int_eq(px_deep_copy_async(space, off, b, space, a, 4), PX_ENODEV);
+    ck_assert_int_eq(px_deep_copy_async(space, space, b, off, a, 4), PX_ENODEV);
+}
+END_TEST
+
+/* ---- calls from inside kernels and engine ops ------------------------------------------------ */
+
+typedef struct inside {
+    px_space *victim; /* an instance the kernel tries to destroy */
+    int part_rc, destroy_rc, copy_rc;
+    char a[64], b[64];
+} inside;
+
+static void call_from_kernel(int64_t b, int64_t e, void *ctx)
+{
+    inside *in = ctx;
+    if (b > 0 || e <= 0)
+        return;
+    px_space *out[1];
+    in->part_rc = px_space_partition(space, 1, NULL, out);
+    in->destroy_rc = px_space_instance_destroy(in->victim);
+    /* A copy ordered on the instance the kernel runs on is done inline. */
+    in->copy_rc = px_deep_copy_async(in->victim, space, in->b, space, in->a, sizeof in->a);
+}
+
+START_TEST(test_partition_and_destroy_inside_a_kernel_are_edeadlk_and_a_copy_runs_inline)
+{
+    px_space *inst[1];
+    ck_assert_int_eq(px_space_partition(space, 1, NULL, inst), PX_OK);
+    inside in = {.victim = inst[0], .a = "copied from inside a kernel"};
+    px_test_log_clear();
+    ck_assert_int_eq(px_parallel_for_fn(inst[0], "inside", px_range(0, 4), call_from_kernel, &in),
+                     PX_OK);
+    ck_assert_int_eq(in.part_rc, PX_EDEADLK);
+    ck_assert_int_eq(in.destroy_rc, PX_EDEADLK);
+    ck_assert_int_eq(in.copy_rc, PX_OK);
+    ck_assert_str_eq(in.b, in.a);
+    ck_assert(px_test_log_contains("px_space_partition: called from inside a kernel"));
+    ck_assert(px_test_log_contains("px_space_instance_destroy: called from inside a kernel"));
+    ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK); /* still alive */
+}
+END_TEST
+
+static int destroy_in_op(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    inside *in = arg;
+    in->destroy_rc = px_space_instance_destroy(in->victim);
+    /* Making instances in an op is allowed (not inside a kernel); they are destroyed after. */
+    px_space *out[1] = {NULL};
+    in->part_rc = px_space_partition(space, 1, NULL, out);
+    in->victim = out[0];
+    return PX_OK;
+}
+
+START_TEST(test_destroy_inside_an_engine_op_is_edeadlk_and_partition_works_there)
+{
+    px_space *inst[1];
+    ck_assert_int_eq(px_space_partition(space, 1, NULL, inst), PX_OK);
+    inside in = {.victim = inst[0]};
+    px_engine *e = px_engine_default();
+    px_test_log_clear();
+    ck_assert_int_eq(px_engine_push_sync(e, destroy_in_op, &in, (px_context){PX_DEV_CPU, 0}, NULL,
+                                         0, NULL, 0, PX_FN_NORMAL, 0, "destroy_in_op"),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(in.destroy_rc, PX_EDEADLK);
+    ck_assert_msg(
+        px_test_log_contains("px_space_instance_destroy: called from inside an engine op"),
+        "log: %s", px_test_log_text());
+    ck_assert_int_eq(in.part_rc, PX_OK);
+    check_launch_on(in.victim, 1000);
+    ck_assert_int_eq(px_space_instance_destroy(in.victim), PX_OK);
+    ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK);
+}
+END_TEST
+
+/* ---- lifetimes ------------------------------------------------------------------------------- */
+
+/* Partition, launch on each, destroy in varying orders, many times over: every handle works,
+ * nothing is kept (ASan's leak check), Tools instance numbers never repeat. */
+START_TEST(test_repeated_partition_and_destroy_cycles_keep_nothing)
+{
+    int n = max_parts() < 3 ? max_parts() : 3;
+    int last_id = 0;
+    for (int cycle = 0; cycle < 40; ++cycle) {
+        px_space *inst[3];
+        int k = 1 + cycle % n;
+        ck_assert_int_eq(px_space_partition(space, k, NULL, inst), PX_OK);
+        for (int i = 0; i < k; ++i) {
+            ck_assert_int_gt(inst[i]->instance_id, last_id);
+            last_id = inst[i]->instance_id;
+            check_launch_on(inst[i], 500);
+        }
+        for (int i = 0; i < k; ++i) /* odd cycles destroy the last first */
+            ck_assert_int_eq(px_space_instance_destroy(inst[cycle & 1 ? k - 1 - i : i]), PX_OK);
+    }
+}
+END_TEST
+
+/* Kernel: index 0 waits (bounded) for ctx's flag, then marks done. */
+typedef struct gate {
+    atomic_int started, open, met, done;
+} gate;
+
+static void wait_at_gate(int64_t b, int64_t e, void *ctx)
+{
+    gate *g = ctx;
+    if (b > 0 || e <= 0)
+        return;
+    atomic_store_explicit(&g->started, 1, memory_order_release);
+    atomic_store_explicit(&g->met, wait_flag(&g->open), memory_order_release);
+    atomic_store_explicit(&g->done, 1, memory_order_release);
+}
+
+typedef struct gated_launch {
+    px_space *s;
+    gate *g;
+    int rc;
+} gated_launch;
+
+static void *launch_gated(void *arg)
+{
+    gated_launch *gl = arg;
+    gl->rc = px_parallel_for_fn(gl->s, "gated", px_range(0, 1), wait_at_gate, gl->g);
+    return NULL;
+}
+
+/* Instances of one partition are independent: destroying one returns while a kernel on the
+ * other is still running (and that kernel is not disturbed). */
+START_TEST(test_destroying_one_instance_does_not_wait_for_a_kernel_on_another)
+{
+    if (threads_space && nranks < 2)
+        return;
+    px_space *inst[2];
+    ck_assert_int_eq(px_space_partition(space, 2, NULL, inst), PX_OK);
+    gate g = {0};
+    gated_launch gl = {inst[1], &g, -1};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, launch_gated, &gl), 0);
+    ck_assert(wait_flag(&g.started));
+    ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK);
+    ck_assert_int_eq(atomic_load(&g.done), 0); /* returned while inst[1]'s kernel waits */
+    atomic_store_explicit(&g.open, 1, memory_order_release);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(gl.rc, PX_OK);
+    ck_assert(atomic_load(&g.met));
+    check_launch_on(inst[1], 1000);
+    ck_assert_int_eq(px_space_instance_destroy(inst[1]), PX_OK);
+}
+END_TEST
+
+/* An op of the chain: appends its number to the log the Var orders. */
+typedef struct chain {
+    int order[32];
+    atomic_int n;
+} chain;
+
+typedef struct link {
+    chain *c;
+    int k;
+} link;
+
+static void append(int64_t b, int64_t e, void *ctx)
+{
+    link *l = ctx;
+    if (b > 0 || e <= 0)
+        return;
+    int at = atomic_fetch_add_explicit(&l->c->n, 1, memory_order_relaxed);
+    if (at < 32)
+        l->c->order[at] = l->k;
+}
+
+static void *open_gate_later(void *arg)
+{
+    gate *g = arg;
+    (void)wait_flag(&g->started);
+    atomic_store_explicit(&g->open, 1, memory_order_release);
+    return NULL;
+}
+
+/* Destroy with a chain of ops queued behind a running one on the instance, from two engines:
+ * destroy returns only after every op ran, in its Var order (no work lost). */
+START_TEST(test_destroy_runs_every_op_queued_on_the_instance_in_var_order)
+{
+    px_space *inst[1];
+    ck_assert_int_eq(px_space_partition(space, 1, NULL, inst), PX_OK);
+    px_engine *e1 = px_engine_default(), *e2 = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
+    ck_assert_ptr_nonnull(e2);
+    px_var *v = px_var_new(e1);
+    gate g = {0};
+    chain c = {.n = 0};
+    link links[20];
+    ck_assert_int_eq(px_engine_push_parallel_for_fn(e1, inst[0], "gate", px_range(0, 1),
+                                                    wait_at_gate, &g, NULL, 0, &v, 1),
+                     PX_OK);
+    for (int k = 0; k < 20; ++k) {
+        links[k] = (link){&c, k};
+        ck_assert_int_eq(px_engine_push_parallel_for_fn(e1, inst[0], "append", px_range(0, 1),
+                                                        append, &links[k], NULL, 0, &v, 1),
+                         PX_OK);
+    }
+    atomic_llong hits;
+    atomic_init(&hits, 0);
+    ck_assert_int_eq(px_engine_push_parallel_for_fn(e2, inst[0], "count", px_range(0, 777),
+                                                    count_indices, &hits, NULL, 0, NULL, 0),
+                     PX_OK);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, open_gate_later, &g), 0);
+    ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK);
+    ck_assert(atomic_load(&g.met));
+    ck_assert_int_eq(atomic_load(&c.n), 20);
+    for (int k = 0; k < 20; ++k)
+        ck_assert_int_eq(c.order[k], k);
+    ck_assert_int_eq(atomic_load(&hits), 777);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(px_engine_wait_for_all(e1), PX_OK);
+    ck_assert_int_eq(px_var_delete(e1, v), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e2), PX_OK);
+}
+END_TEST
+
+static void team_noop(const px_team *t, void *ctx)
+{
+    (void)t;
+    (void)ctx;
+}
+
+/* Pushes the engine refuses on an instance leave no hold behind: destroy returns at once. */
+START_TEST(test_pushes_refused_on_an_instance_leave_nothing_for_destroy_to_wait_for)
+{
+    px_space *inst[1];
+    ck_assert_int_eq(px_space_partition(space, 1, NULL, inst), PX_OK);
+    px_engine *e = px_engine_default(), *other = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
+    ck_assert_ptr_nonnull(other);
+    px_var *foreign = px_var_new(other);
+    atomic_llong hits;
+    atomic_init(&hits, 0);
+    /* A NULL Var list with a count, a Var of another engine, a team wider than the instance. */
+    ck_assert_int_eq(px_engine_push_parallel_for_fn(e, inst[0], "x", px_range(0, 8), count_indices,
+                                                    &hits, NULL, 1, NULL, 0),
+                     PX_EFAULT);
+    ck_assert_int_eq(px_engine_push_parallel_for_fn(e, inst[0], "x", px_range(0, 8), count_indices,
+                                                    &hits, NULL, 0, &foreign, 1),
+                     PX_EINVAL);
+    int64_t sum = 0;
+    ck_assert_int_eq(px_engine_push_parallel_reduce_fn(e, inst[0], "x", px_range(0, 8), NULL, NULL,
+                                                       &px_sum_i64, &sum, NULL, 0, NULL, 0),
+                     PX_EFAULT);
+    int wide = px_space_concurrency(inst[0]) + 1;
+    ck_assert_int_eq(px_engine_push_parallel_for_team_fn(e, inst[0], "x",
+                                                         px_team_policy_make(1, wide, 0), team_noop,
+                                                         NULL, NULL, 0, NULL, 0),
+                     PX_EINVAL);
+    ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK);
+    ck_assert_int_eq(atomic_load(&hits), 0);
+    ck_assert_int_eq(px_var_delete(other, foreign), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(other), PX_OK);
+}
+END_TEST
+
+typedef struct racer {
+    px_space *victim;
+    atomic_int *go;
+    int rc;
+} racer;
+
+static void *destroy_racer(void *arg)
+{
+    racer *r = arg;
+    (void)wait_flag(r->go);
+    r->rc = px_space_instance_destroy(r->victim);
+    return NULL;
+}
+
+START_TEST(test_one_instance_destroyed_from_two_threads_at_once_is_destroyed_once)
+{
+    for (int round = 0; round < 10; ++round) {
+        px_space *inst[1];
+        ck_assert_int_eq(px_space_partition(space, 1, NULL, inst), PX_OK);
+        atomic_int go = 0;
+        racer r[2] = {{inst[0], &go, -1}, {inst[0], &go, -1}};
+        pthread_t t[2];
+        for (int i = 0; i < 2; ++i)
+            ck_assert_int_eq(pthread_create(&t[i], NULL, destroy_racer, &r[i]), 0);
+        atomic_store_explicit(&go, 1, memory_order_release);
+        for (int i = 0; i < 2; ++i)
+            pthread_join(t[i], NULL);
+        ck_assert_msg((r[0].rc == PX_OK && r[1].rc == PX_EINVAL) ||
+                          (r[0].rc == PX_EINVAL && r[1].rc == PX_OK),
+                      "round %d: %s and %s", round, px_strerror(r[0].rc), px_strerror(r[1].rc));
+    }
+}
+END_TEST
+
+/* Three threads partition, launch and destroy in a loop while a fourth fences everything:
+ * the live list and the lanes stay consistent (TSan), every launch is right. */
+typedef struct cycler {
+    int bad;
+    atomic_int *stop;
+} cycler;
+
+static void *cycle_main(void *arg)
+{
+    cycler *c = arg;
+    for (int k = 0; k < 8; ++k) {
+        px_space *inst[1];
+        if (px_space_partition(space, 1, NULL, inst) != PX_OK) {
+            c->bad++;
+            continue;
+        }
+        atomic_llong hits;
+        atomic_init(&hits, 0);
+        if (px_parallel_for_fn(inst[0], "cycle", px_range(0, 300), count_indices, &hits) != PX_OK ||
+            atomic_load(&hits) != 300)
+            c->bad++;
+        if (px_space_instance_destroy(inst[0]) != PX_OK)
+            c->bad++;
+    }
+    return NULL;
+}
+
+static void *fence_main(void *arg)
+{
+    cycler *c = arg;
+    while (!atomic_load_explicit(c->stop, memory_order_acquire))
+        if (px_fence(NULL) != PX_OK)
+            c->bad++;
+    return NULL;
+}
+
+START_TEST(test_partition_launch_destroy_from_three_threads_beside_a_fencing_one)
+{
+    atomic_int stop = 0;
+    cycler c[4];
+    pthread_t t[4];
+    for (int i = 0; i < 4; ++i) {
+        c[i] = (cycler){0, &stop};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, i < 3 ? cycle_main : fence_main, &c[i]), 0);
+    }
+    for (int i = 0; i < 3; ++i)
+        pthread_join(t[i], NULL);
+    atomic_store_explicit(&stop, 1, memory_order_release);
+    pthread_join(t[3], NULL);
+    for (int i = 0; i < 4; ++i)
+        ck_assert_int_eq(c[i].bad, 0);
+}
+END_TEST
+
+/* ---- px_deep_copy_async's refusals ----------------------------------------------------------- */
+
+START_TEST(test_deep_copy_async_refuses_overlapping_ranges)
+{
+    px_space *inst[1];
+    ck_assert_int_eq(px_space_partition(space, 1, NULL, inst), PX_OK);
+    const size_t n = (size_t)1 << 17; /* 1 MiB: a threads instance copies it in parallel */
+    double *a = px_malloc(inst[0], (n + 8) * sizeof *a);
+    ck_assert_ptr_nonnull(a);
+    for (size_t i = 0; i < n + 8; ++i)
+        a[i] = (double)i;
+    px_space *execs[2] = {inst[0], space};
+    for (int x = 0; x < 2; ++x) {
+        for (int dir = 0; dir < 2; ++dir) {
+            /* dst 8 elements past src, then 8 elements before it; small and large. */
+            for (int big = 0; big < 2; ++big) {
+                size_t bytes = (big ? n : 16) * sizeof *a;
+                px_test_log_clear();
+                ck_assert_int_eq(px_deep_copy_async(execs[x], inst[0], dir ? a : a + 8, inst[0],
+                                                    dir ? a + 8 : a, bytes),
+                                 PX_EINVAL);
+                ck_assert_msg(px_test_log_contains("overlap"), "log: %s", px_test_log_text());
+            }
+        }
+    }
+    for (size_t i = 0; i < n + 8; ++i) /* nothing was written */
+        ck_assert(a[i] == (double)i);
+    /* A copy onto itself moves nothing and is no error (Kokkos::deep_copy(a, a)); ranges that
+     * only touch do not overlap. */
+    ck_assert_int_eq(px_deep_copy_async(inst[0], inst[0], a, inst[0], a, n * sizeof *a), PX_OK);
+    ck_assert_int_eq(px_deep_copy_async(inst[0], inst[0], a, inst[0], a + 8, 8 * sizeof *a), PX_OK);
+    ck_assert_int_eq(px_fence(inst[0]), PX_OK);
+    ck_assert(a[0] == 8.0 && a[7] == 15.0 && a[8] == 8.0);
+    px_free(inst[0], a);
+    ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK);
+}
+END_TEST
+
+/* ---- after px_finalize ------------------------------------------------------------------------
+ */
+
+START_TEST(test_destroy_after_finalize_is_enotinit_and_a_stale_handle_after_reinit_is_einval)
+{
+    px_test_setup();
+    px_test_log_capture();
+    px_space *inst[1];
+    ck_assert_int_eq(px_space_partition(NULL, 1, NULL, inst), PX_OK);
+    px_test_teardown(); /* frees the instance */
+    ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_ENOTINIT);
+    ck_assert_int_eq(px_fence(inst[0]), PX_ENOTINIT);
+    px_test_setup();
+    px_test_log_capture();
+    px_test_log_clear();
+    ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_EINVAL); /* never dereferenced */
+    ck_assert(px_test_log_contains("not a live instance"));
+    px_test_teardown();
+}
+END_TEST
+
+static Suite *instance_limits_suite(void)
+{
+    Suite *s = suite_create("instance_limits");
+    TCase *tc = tcase_create("limits");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_partition_writes_exactly_n_handles_and_nothing_past_them);
+    tcase_add_test(tc, test_extreme_weights_give_every_instance_at_least_one_rank);
+    tcase_add_test(tc, test_a_bad_weight_anywhere_is_einval_naming_it_and_leaves_out_untouched);
+    tcase_add_test(tc, test_the_most_instances_a_space_gives_each_run_launches_and_engine_ops);
+    tcase_add_test(tc, test_partition_and_copy_on_an_unavailable_space_are_enodev);
+    tcase_add_test(tc,
+                   test_partition_and_destroy_inside_a_kernel_are_edeadlk_and_a_copy_runs_inline);
+    tcase_add_test(tc, test_destroy_inside_an_engine_op_is_edeadlk_and_partition_works_there);
+    tcase_add_test(tc, test_repeated_partition_and_destroy_cycles_keep_nothing);
+    tcase_add_test(tc, test_destroying_one_instance_does_not_wait_for_a_kernel_on_another);
+    tcase_add_test(tc, test_destroy_runs_every_op_queued_on_the_instance_in_var_order);
+    tcase_add_test(tc, test_pushes_refused_on_an_instance_leave_nothing_for_destroy_to_wait_for);
+    tcase_add_test(tc, test_one_instance_destroyed_from_two_threads_at_once_is_destroyed_once);
+    tcase_add_test(tc, test_partition_launch_destroy_from_three_threads_beside_a_fencing_one);
+    tcase_add_test(tc, test_deep_copy_async_refuses_overlapping_ranges);
+    suite_add_tcase(s, tc);
+    TCase *down = tcase_create("finalized");
+    tcase_set_timeout(down, 60);
+    tcase_add_test(
+        down, test_destroy_after_finalize_is_enotinit_and_a_stale_handle_after_reinit_is_einval);
+    suite_add_tcase(s, down);
+    return s;
+}
+
+int main(void)
+{
+    return px_test_run(instance_limits_suite());
+}
