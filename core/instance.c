@@ -283,8 +283,8 @@ int px_space_instance_destroy(px_space *instance)
         return PX_ENOTINIT;
     }
     if (pxi_space_any_in_kernel() || pxi_engine_in_op()) {
-        PXI_ERROR("px_space_instance_destroy: called from inside a %s",
-                  pxi_engine_in_op() ? "engine op" : "kernel");
+        PXI_ERROR("px_space_instance_destroy: called from inside %s",
+                  pxi_engine_in_op() ? "an engine op" : "a kernel");
         return PX_EDEADLK;
     }
     if (!list_remove(instance)) {
@@ -355,6 +355,19 @@ int px_deep_copy_async(px_space *exec, px_space *dst_s, void *dst, px_space *src
         PXI_ERROR("px_deep_copy_async(%zu bytes): the %s pointer is NULL", bytes,
                   dst ? "source" : "destination");
         return PX_EFAULT;
+    }
+    /* Overlapping ranges would be split among the instance's ranks (or handed to memcpy or
+     * cudaMemcpyAsync): refuse them. Host and device pointers share one address space (UVA),
+     * so ranges of different memories never compare as overlapping. A copy onto itself moves
+     * nothing (Kokkos::deep_copy(a, a)). */
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (d == s)
+        return PX_OK;
+    if ((d > s ? d - s : s - d) < bytes) {
+        PXI_ERROR("px_deep_copy_async(%zu bytes): the ranges overlap (dst %p, src %p); copy "
+                  "through a second buffer, or use px_deep_copy for host memory",
+                  bytes, dst, src);
+        return PX_EINVAL;
     }
     int dst_host = dst_s->ops->host_accessible, src_host = src_s->ops->host_accessible;
     int tools = pxi_tools_active();

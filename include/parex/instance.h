@@ -144,10 +144,11 @@ PX_API int px_space_instance_destroy(px_space *instance);
  * @param dst_s  [in] the space dst was allocated in (an instance means its space's memory).
  * @param dst    [out] bytes destination; may be NULL only when bytes is 0.
  * @param src_s  [in] the space src was allocated in.
- * @param src    [in] bytes source; must not overlap dst.
+ * @param src    [in] bytes source; must not overlap dst (src == dst copies nothing).
  * @param bytes  number of bytes; 0 copies nothing.
  * @return PX_OK;
  *         PX_EFAULT   exec, dst_s or src_s is NULL, or a pointer is NULL with bytes > 0;
+ *         PX_EINVAL   the ranges overlap (other than src == dst);
  *         PX_ENOTINIT the runtime is not initialized;
  *         PX_ENODEV   a space is not available;
  *         PX_ECUDA    a device error (the log names it).
