@@ -457,6 +457,65 @@ START_TEST(test_pushes_refused_on_an_instance_leave_nothing_for_destroy_to_wait_
 }
 END_TEST
 
+static int fail_op(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    return PX_EUSER;
+}
+
+/* Kernel ops on the instance that never run (their read Var failed) still let destroy
+ * return: the engine cleans them up, releasing what they held. */
+START_TEST(test_ops_skipped_by_a_failed_var_leave_nothing_for_destroy_to_wait_for)
+{
+    px_space *inst[1];
+    ck_assert_int_eq(px_space_partition(space, 1, NULL, inst), PX_OK);
+    px_engine *e = px_engine_default();
+    px_var *v = px_var_new(e), *w = px_var_new(e);
+    atomic_llong hits;
+    atomic_init(&hits, 0);
+    ck_assert_int_eq(px_engine_push_sync(e, fail_op, NULL, (px_context){PX_DEV_CPU, 0}, NULL, 0, &v,
+                                         1, PX_FN_NORMAL, 0, "fails"),
+                     PX_OK);
+    for (int k = 0; k < 5; ++k)
+        ck_assert_int_eq(px_engine_push_parallel_for_fn(e, inst[0], "skipped", px_range(0, 8),
+                                                        count_indices, &hits, &v, 1, &w, 1),
+                         PX_OK);
+    ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK);
+    ck_assert_int_eq(atomic_load(&hits), 0);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_EUSER);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, w), PX_OK);
+}
+END_TEST
+
+/* A graph that recorded a kernel op on the instance runs it there at each launch; destroy,
+ * called after px_graph_destroy as the contract asks, waits for the graph's last launch. */
+START_TEST(test_a_graph_recorded_on_an_instance_runs_there_and_destroy_follows_its_destroy)
+{
+    px_space *inst[1];
+    ck_assert_int_eq(px_space_partition(space, 1, NULL, inst), PX_OK);
+    px_engine *e = px_engine_default();
+    px_var *v = px_var_new(e);
+    atomic_llong hits;
+    atomic_init(&hits, 0);
+    ck_assert_int_eq(px_graph_begin(e), PX_OK);
+    ck_assert_int_eq(px_engine_push_parallel_for_fn(e, inst[0], "recorded", px_range(0, 100),
+                                                    count_indices, &hits, NULL, 0, &v, 1),
+                     PX_OK);
+    px_graph *g = NULL;
+    ck_assert_int_eq(px_graph_end(e, &g), PX_OK);
+    ck_assert_int_eq(atomic_load(&hits), 0);
+    for (int k = 0; k < 3; ++k)
+        ck_assert_int_eq(px_graph_launch(g), PX_OK);
+    ck_assert_int_eq(px_graph_destroy(g), PX_OK); /* may still be running: destroy waits */
+    ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK);
+    ck_assert_int_eq(atomic_load(&hits), 300);
+    ck_assert_int_eq(px_var_delete(e, v), PX_OK);
+}
+END_TEST
+
 typedef struct racer {
     px_space *victim;
     atomic_int *go;
@@ -622,6 +681,9 @@ static Suite *instance_limits_suite(void)
     tcase_add_test(tc, test_destroying_one_instance_does_not_wait_for_a_kernel_on_another);
     tcase_add_test(tc, test_destroy_runs_every_op_queued_on_the_instance_in_var_order);
     tcase_add_test(tc, test_pushes_refused_on_an_instance_leave_nothing_for_destroy_to_wait_for);
+    tcase_add_test(tc, test_ops_skipped_by_a_failed_var_leave_nothing_for_destroy_to_wait_for);
+    tcase_add_test(tc,
+                   test_a_graph_recorded_on_an_instance_runs_there_and_destroy_follows_its_destroy);
     tcase_add_test(tc, test_one_instance_destroyed_from_two_threads_at_once_is_destroyed_once);
     tcase_add_test(tc, test_partition_launch_destroy_from_three_threads_beside_a_fencing_one);
     tcase_add_test(tc, test_deep_copy_async_refuses_overlapping_ranges);
