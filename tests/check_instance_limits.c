@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "core/registry.h"
+#include "core/tools.h"
 #include "px_test.h"
 
 #define WAIT_S 20
@@ -198,6 +199,29 @@ START_TEST(test_partition_and_copy_on_an_unavailable_space_are_enodev)
     ck_assert_int_eq(px_deep_copy_async(off, space, b, space, a, 4), PX_ENODEV);
     ck_assert_int_eq(px_deep_copy_async(space, off, b, space, a, 4), PX_ENODEV);
     ck_assert_int_eq(px_deep_copy_async(space, space, b, off, a, 4), PX_ENODEV);
+}
+END_TEST
+
+/* Kokkos Tools carry an instance number in 17 bits, 0 meaning every instance and 1 the
+ * space's own (parex/profiling.h): however many instances a long run makes, one of them never
+ * takes those numbers. Serial instances are cheap, so 131,072 of them are made (once: in the
+ * serial run). */
+START_TEST(test_tools_instance_numbers_stay_clear_of_the_space_and_global_ids_past_2_17)
+{
+    if (threads_space)
+        return;
+    px_space *inst[PX_PARTITION_MAX];
+    for (int batch = 0; batch < (1 << 17) / PX_PARTITION_MAX; ++batch) {
+        ck_assert_int_eq(px_space_partition(space, PX_PARTITION_MAX, NULL, inst), PX_OK);
+        for (int i = 0; i < PX_PARTITION_MAX; ++i) {
+            uint32_t id = pxi_tools_device_id(inst[i]) & 0x1ffffu;
+            if (id < 2)
+                ck_abort_msg("instance %d of batch %d (instance_id %d): Tools instance %u", i,
+                             batch, inst[i]->instance_id, id);
+        }
+        for (int i = PX_PARTITION_MAX - 1; i >= 0; --i) /* the list's head first: O(1) */
+            ck_assert_int_eq(px_space_instance_destroy(inst[i]), PX_OK);
+    }
 }
 END_TEST
 
@@ -674,6 +698,8 @@ static Suite *instance_limits_suite(void)
     tcase_add_test(tc, test_a_bad_weight_anywhere_is_einval_naming_it_and_leaves_out_untouched);
     tcase_add_test(tc, test_the_most_instances_a_space_gives_each_run_launches_and_engine_ops);
     tcase_add_test(tc, test_partition_and_copy_on_an_unavailable_space_are_enodev);
+    tcase_add_test(tc,
+                   test_tools_instance_numbers_stay_clear_of_the_space_and_global_ids_past_2_17);
     tcase_add_test(tc,
                    test_partition_and_destroy_inside_a_kernel_are_edeadlk_and_a_copy_runs_inline);
     tcase_add_test(tc, test_destroy_inside_an_engine_op_is_edeadlk_and_partition_works_there);
