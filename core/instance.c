@@ -22,9 +22,13 @@
 #define LANES 16
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
-static pxi_instance *live;     /* list_lock */
-static int lane_users[LANES];  /* list_lock: live instances per lane */
-static atomic_int next_id = 1; /* Kokkos Tools instance numbers; relaxed: only uniqueness */
+static pxi_instance *live;    /* list_lock */
+static int lane_users[LANES]; /* list_lock: live instances per lane */
+/* Kokkos Tools instance numbers: Tools get instance_id + 1 in a 17-bit field where 0 means every
+ * instance and 1 the space's own (core/tools_device.c), so ids run 1 .. 2^17 - 2 and then start
+ * over (as Kokkos' own counters wrap). Relaxed: only distinctness among recent instances. */
+#define TOOLS_INSTANCE_IDS ((1u << 17) - 2u)
+static atomic_uint next_seq;
 
 /* ---- queries the rest of core makes ------------------------------------------------------- */
 
@@ -205,12 +209,13 @@ static pxi_instance *instance_new(px_space *s, int first, int nranks, int *rc)
         *rc = PX_ENOMEM;
         return NULL;
     }
-    in->space =
-        (px_space){.ops = s->ops,
-                   .available = 1,
-                   .instance_id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed),
-                   .parent = s,
-                   .inst = in};
+    in->space = (px_space){
+        .ops = s->ops,
+        .available = 1,
+        .instance_id = 1 + (int)(atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed) %
+                                 TOOLS_INSTANCE_IDS),
+        .parent = s,
+        .inst = in};
     atomic_init(&in->holds, 0);
     atomic_init(&in->releasing, 0);
     pxi_wait_event_init(&in->drained);

@@ -5,7 +5,8 @@
  * parts. It is a px_space handle like any other: every call that takes a space takes an
  * instance (px_parallel_for / reduce / scan and their MDRange and team forms, px_fence,
  * px_space_concurrency, px_malloc, views, scatter, the engine's kernel pushes), and the Kokkos
- * Tools device id of its events carries its own instance number (parex/profiling.h).
+ * Tools device id of its events carries its own instance number (parex/profiling.h; the
+ * numbers start over after 131,070 instances, Kokkos' 17-bit field less its two reserved ids).
  *
  * What an instance is on each space:
  *  - threads: a disjoint group of the pool's ranks, sized by the partition's weights. An
