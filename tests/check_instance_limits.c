@@ -666,6 +666,40 @@ START_TEST(test_deep_copy_async_refuses_overlapping_ranges)
 }
 END_TEST
 
+/* Views made on instances copy between instances and the space; bad shapes and NULLs get the
+ * statuses of views on the space. */
+START_TEST(test_view_deep_copy_between_instances_refuses_bad_shapes_with_a_status)
+{
+    int n = max_parts() < 2 ? max_parts() : 2;
+    px_space *inst[2];
+    ck_assert_int_eq(px_space_partition(space, n, NULL, inst), PX_OK);
+    px_view a, b, c;
+    ck_assert_int_eq(px_view_alloc(&a, inst[0], "a", sizeof(double), PX_LAYOUT_RIGHT, 1,
+                                   (const int64_t[]){1000}),
+                     PX_OK);
+    ck_assert_int_eq(px_view_alloc(&b, inst[n - 1], "b", sizeof(double), PX_LAYOUT_RIGHT, 1,
+                                   (const int64_t[]){1000}),
+                     PX_OK);
+    ck_assert_int_eq(
+        px_view_alloc(&c, space, "c", sizeof(double), PX_LAYOUT_RIGHT, 1, (const int64_t[]){999}),
+        PX_OK);
+    for (int i = 0; i < 1000; ++i)
+        ((double *)a.data)[i] = i + 0.25;
+    ck_assert_int_eq(px_view_deep_copy(&b, &a), PX_OK);
+    ck_assert(((double *)b.data)[999] == 999.25);
+    px_test_log_clear();
+    ck_assert_int_eq(px_view_deep_copy(&c, &b), PX_EINVAL);
+    ck_assert_msg(px_test_log_contains("extent"), "log: %s", px_test_log_text());
+    ck_assert_int_eq(px_view_deep_copy(NULL, &b), PX_EFAULT);
+    ck_assert_int_eq(px_view_deep_copy(&b, NULL), PX_EFAULT);
+    ck_assert_int_eq(px_view_deep_copy(&a, &a), PX_OK); /* identical views: nothing moves */
+    ck_assert_int_eq(px_view_free(&c), PX_OK);
+    ck_assert_int_eq(px_view_free(&b), PX_OK);
+    ck_assert_int_eq(px_view_free(&a), PX_OK);
+    destroy_all(inst, n);
+}
+END_TEST
+
 /* ---- after px_finalize ------------------------------------------------------------------------
  */
 
@@ -713,6 +747,7 @@ static Suite *instance_limits_suite(void)
     tcase_add_test(tc, test_one_instance_destroyed_from_two_threads_at_once_is_destroyed_once);
     tcase_add_test(tc, test_partition_launch_destroy_from_three_threads_beside_a_fencing_one);
     tcase_add_test(tc, test_deep_copy_async_refuses_overlapping_ranges);
+    tcase_add_test(tc, test_view_deep_copy_between_instances_refuses_bad_shapes_with_a_status);
     suite_add_tcase(s, tc);
     TCase *down = tcase_create("finalized");
     tcase_set_timeout(down, 60);
