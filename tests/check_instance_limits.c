@@ -3,7 +3,8 @@
  * (parex/instance.h): extreme weights, the most instances a space gives, unavailable spaces,
  * calls from inside kernels and engine ops, repeated partition/destroy cycles (ASan: nothing
  * kept), destroys with work in flight on the instance or beside it, refused pushes, handles
- * after px_finalize, and px_deep_copy_async's refusals. check_instance.c has the working cases.
+ * after px_finalize, and px_deep_copy_async's refusals. check_instance.c has the working cases,
+ * check_instance_races.c the concurrent calls.
  * PX_TEST_SPACE picks serial or threads, PX_NUM_THREADS the thread count (tests/instance.cmake).
  *
  * Waits are bounded (WAIT_S) so that a hang fails the test instead of stalling it.
@@ -18,57 +19,13 @@
 
 #include "core/registry.h"
 #include "core/tools.h"
+#include "instance_common.h"
 #include "px_test.h"
-
-#define WAIT_S 20
-
-static px_space *space;
-static int nranks;
-static int threads_space;
-
-static void setup(void)
-{
-    px_test_setup();
-    px_test_log_capture();
-    const char *name = getenv("PX_TEST_SPACE");
-    if (!name || !*name)
-        name = "threads";
-    space = px_space_by_name(name);
-    if (!space)
-        ck_abort_msg("execution space '%s' (PX_TEST_SPACE) is not available", name);
-    nranks = px_space_concurrency(space);
-    ck_assert_int_ge(nranks, 1);
-    threads_space = strcmp(name, "threads") == 0;
-}
-
-static void teardown(void)
-{
-    px_test_teardown();
-}
 
 /* The most instances one partition of the space gives (threads: one per rank). */
 static int max_parts(void)
 {
     return threads_space ? nranks : PX_PARTITION_MAX;
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* Wait until *f is nonzero, at most WAIT_S seconds; 1 when it was set. */
-static int wait_flag(atomic_int *f)
-{
-    double end = now_s() + WAIT_S;
-    while (!atomic_load_explicit(f, memory_order_acquire)) {
-        if (now_s() > end)
-            return 0;
-        sched_yield();
-    }
-    return 1;
 }
 
 static void destroy_all(px_space **inst, int n)
@@ -77,23 +34,7 @@ static void destroy_all(px_space **inst, int n)
         ck_assert_int_eq(px_space_instance_destroy(inst[i]), PX_OK);
 }
 
-/* Kernel: count the indices it ran. */
-static void count_indices(int64_t b, int64_t e, void *ctx)
-{
-    atomic_fetch_add_explicit((atomic_llong *)ctx, e - b, memory_order_relaxed);
-}
-
-/* A launch of @n indices on @s visits each once. */
-static void check_launch_on(px_space *s, int64_t n)
-{
-    atomic_llong hits;
-    atomic_init(&hits, 0);
-    ck_assert_int_eq(px_parallel_for_fn(s, "count", px_range(0, n), count_indices, &hits), PX_OK);
-    ck_assert_int_eq(atomic_load(&hits), n);
-}
-
-/* ---- the split at its limits ------------------------------------------------------------------
- */
+/* ---- the split at its limits ---------------------------------------------------------- */
 
 START_TEST(test_partition_writes_exactly_n_handles_and_nothing_past_them)
 {
@@ -320,58 +261,6 @@ START_TEST(test_repeated_partition_and_destroy_cycles_keep_nothing)
 }
 END_TEST
 
-/* Kernel: index 0 waits (bounded) for ctx's flag, then marks done. */
-typedef struct gate {
-    atomic_int started, open, met, done;
-} gate;
-
-static void wait_at_gate(int64_t b, int64_t e, void *ctx)
-{
-    gate *g = ctx;
-    if (b > 0 || e <= 0)
-        return;
-    atomic_store_explicit(&g->started, 1, memory_order_release);
-    atomic_store_explicit(&g->met, wait_flag(&g->open), memory_order_release);
-    atomic_store_explicit(&g->done, 1, memory_order_release);
-}
-
-typedef struct gated_launch {
-    px_space *s;
-    gate *g;
-    int rc;
-} gated_launch;
-
-static void *launch_gated(void *arg)
-{
-    gated_launch *gl = arg;
-    gl->rc = px_parallel_for_fn(gl->s, "gated", px_range(0, 1), wait_at_gate, gl->g);
-    return NULL;
-}
-
-/* Instances of one partition are independent: destroying one returns while a kernel on the
- * other is still running (and that kernel is not disturbed). */
-START_TEST(test_destroying_one_instance_does_not_wait_for_a_kernel_on_another)
-{
-    if (threads_space && nranks < 2)
-        return;
-    px_space *inst[2];
-    ck_assert_int_eq(px_space_partition(space, 2, NULL, inst), PX_OK);
-    gate g = {0};
-    gated_launch gl = {inst[1], &g, -1};
-    pthread_t t;
-    ck_assert_int_eq(pthread_create(&t, NULL, launch_gated, &gl), 0);
-    ck_assert(wait_flag(&g.started));
-    ck_assert_int_eq(px_space_instance_destroy(inst[0]), PX_OK);
-    ck_assert_int_eq(atomic_load(&g.done), 0); /* returned while inst[1]'s kernel waits */
-    atomic_store_explicit(&g.open, 1, memory_order_release);
-    pthread_join(t, NULL);
-    ck_assert_int_eq(gl.rc, PX_OK);
-    ck_assert(atomic_load(&g.met));
-    check_launch_on(inst[1], 1000);
-    ck_assert_int_eq(px_space_instance_destroy(inst[1]), PX_OK);
-}
-END_TEST
-
 /* An op of the chain: appends its number to the log the Var orders. */
 typedef struct chain {
     int order[32];
@@ -391,14 +280,6 @@ static void append(int64_t b, int64_t e, void *ctx)
     int at = atomic_fetch_add_explicit(&l->c->n, 1, memory_order_relaxed);
     if (at < 32)
         l->c->order[at] = l->k;
-}
-
-static void *open_gate_later(void *arg)
-{
-    gate *g = arg;
-    (void)wait_flag(&g->started);
-    atomic_store_explicit(&g->open, 1, memory_order_release);
-    return NULL;
 }
 
 /* Destroy with a chain of ops queued behind a running one on the instance, from two engines:
@@ -540,94 +421,6 @@ START_TEST(test_a_graph_recorded_on_an_instance_runs_there_and_destroy_follows_i
 }
 END_TEST
 
-typedef struct racer {
-    px_space *victim;
-    atomic_int *go;
-    int rc;
-} racer;
-
-static void *destroy_racer(void *arg)
-{
-    racer *r = arg;
-    (void)wait_flag(r->go);
-    r->rc = px_space_instance_destroy(r->victim);
-    return NULL;
-}
-
-START_TEST(test_one_instance_destroyed_from_two_threads_at_once_is_destroyed_once)
-{
-    for (int round = 0; round < 10; ++round) {
-        px_space *inst[1];
-        ck_assert_int_eq(px_space_partition(space, 1, NULL, inst), PX_OK);
-        atomic_int go = 0;
-        racer r[2] = {{inst[0], &go, -1}, {inst[0], &go, -1}};
-        pthread_t t[2];
-        for (int i = 0; i < 2; ++i)
-            ck_assert_int_eq(pthread_create(&t[i], NULL, destroy_racer, &r[i]), 0);
-        atomic_store_explicit(&go, 1, memory_order_release);
-        for (int i = 0; i < 2; ++i)
-            pthread_join(t[i], NULL);
-        ck_assert_msg((r[0].rc == PX_OK && r[1].rc == PX_EINVAL) ||
-                          (r[0].rc == PX_EINVAL && r[1].rc == PX_OK),
-                      "round %d: %s and %s", round, px_strerror(r[0].rc), px_strerror(r[1].rc));
-    }
-}
-END_TEST
-
-/* Three threads partition, launch and destroy in a loop while a fourth fences everything:
- * the live list and the lanes stay consistent (TSan), every launch is right. */
-typedef struct cycler {
-    int bad;
-    atomic_int *stop;
-} cycler;
-
-static void *cycle_main(void *arg)
-{
-    cycler *c = arg;
-    for (int k = 0; k < 8; ++k) {
-        px_space *inst[1];
-        if (px_space_partition(space, 1, NULL, inst) != PX_OK) {
-            c->bad++;
-            continue;
-        }
-        atomic_llong hits;
-        atomic_init(&hits, 0);
-        if (px_parallel_for_fn(inst[0], "cycle", px_range(0, 300), count_indices, &hits) != PX_OK ||
-            atomic_load(&hits) != 300)
-            c->bad++;
-        if (px_space_instance_destroy(inst[0]) != PX_OK)
-            c->bad++;
-    }
-    return NULL;
-}
-
-static void *fence_main(void *arg)
-{
-    cycler *c = arg;
-    while (!atomic_load_explicit(c->stop, memory_order_acquire))
-        if (px_fence(NULL) != PX_OK)
-            c->bad++;
-    return NULL;
-}
-
-START_TEST(test_partition_launch_destroy_from_three_threads_beside_a_fencing_one)
-{
-    atomic_int stop = 0;
-    cycler c[4];
-    pthread_t t[4];
-    for (int i = 0; i < 4; ++i) {
-        c[i] = (cycler){0, &stop};
-        ck_assert_int_eq(pthread_create(&t[i], NULL, i < 3 ? cycle_main : fence_main, &c[i]), 0);
-    }
-    for (int i = 0; i < 3; ++i)
-        pthread_join(t[i], NULL);
-    atomic_store_explicit(&stop, 1, memory_order_release);
-    pthread_join(t[3], NULL);
-    for (int i = 0; i < 4; ++i)
-        ck_assert_int_eq(c[i].bad, 0);
-}
-END_TEST
-
 /* ---- px_deep_copy_async's refusals ----------------------------------------------------------- */
 
 START_TEST(test_deep_copy_async_refuses_overlapping_ranges)
@@ -700,8 +493,7 @@ START_TEST(test_view_deep_copy_between_instances_refuses_bad_shapes_with_a_statu
 }
 END_TEST
 
-/* ---- after px_finalize ------------------------------------------------------------------------
- */
+/* ---- after px_finalize ---------------------------------------------------------------- */
 
 START_TEST(test_destroy_after_finalize_is_enotinit_and_a_stale_handle_after_reinit_is_einval)
 {
@@ -738,14 +530,11 @@ static Suite *instance_limits_suite(void)
                    test_partition_and_destroy_inside_a_kernel_are_edeadlk_and_a_copy_runs_inline);
     tcase_add_test(tc, test_destroy_inside_an_engine_op_is_edeadlk_and_partition_works_there);
     tcase_add_test(tc, test_repeated_partition_and_destroy_cycles_keep_nothing);
-    tcase_add_test(tc, test_destroying_one_instance_does_not_wait_for_a_kernel_on_another);
     tcase_add_test(tc, test_destroy_runs_every_op_queued_on_the_instance_in_var_order);
     tcase_add_test(tc, test_pushes_refused_on_an_instance_leave_nothing_for_destroy_to_wait_for);
     tcase_add_test(tc, test_ops_skipped_by_a_failed_var_leave_nothing_for_destroy_to_wait_for);
     tcase_add_test(tc,
                    test_a_graph_recorded_on_an_instance_runs_there_and_destroy_follows_its_destroy);
-    tcase_add_test(tc, test_one_instance_destroyed_from_two_threads_at_once_is_destroyed_once);
-    tcase_add_test(tc, test_partition_launch_destroy_from_three_threads_beside_a_fencing_one);
     tcase_add_test(tc, test_deep_copy_async_refuses_overlapping_ranges);
     tcase_add_test(tc, test_view_deep_copy_between_instances_refuses_bad_shapes_with_a_status);
     suite_add_tcase(s, tc);

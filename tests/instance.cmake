@@ -14,3 +14,10 @@ if(PX_HAVE_THREADS)
   px_add_check_test(check_instance_limits_threads SOURCES check_instance_limits.c THREADS 1 2 3 4
                     ENV PX_TEST_SPACE=threads LABELS concurrency TIMEOUT 300)
 endif()
+# Concurrent calls (tests/check_instance_races.c): the same spaces and counts.
+px_add_check_test(check_instance_races_serial SOURCES check_instance_races.c
+                  ENV PX_TEST_SPACE=serial LABELS core concurrency TIMEOUT 300)
+if(PX_HAVE_THREADS)
+  px_add_check_test(check_instance_races_threads SOURCES check_instance_races.c THREADS 1 2 3 4
+                    ENV PX_TEST_SPACE=threads LABELS concurrency TIMEOUT 300)
+endif()
