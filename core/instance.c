@@ -303,16 +303,41 @@ int px_space_instance_destroy(px_space *instance)
 
 int pxi_instance_fence_all(void)
 {
-    /* Under the lock: a concurrent destroy waits until the fences are done (Caller must not
-     * fence an instance while destroying it; this only keeps px_fence(NULL) safe). */
-    int first = PX_OK;
+    /* The live instances are pinned under the list lock (a hold each, which a destroy waits for,
+     * as for an engine op) and fenced after it is released: a fence waits for the kernels in
+     * flight, and partitions and destroys of other instances must not wait for those (the
+     * kernel may be waiting for them). Without memory for the pins, they are fenced under the
+     * lock, which keeps px_fence(NULL) safe against a concurrent destroy all the same. */
+    int first = PX_OK, n = 0;
     pthread_mutex_lock(&list_lock);
+    for (pxi_instance *in = live; in; in = in->next)
+        ++n;
+    pxi_instance **pinned = n ? pxi_malloc((size_t)n * sizeof *pinned) : NULL;
+    if (!pinned) {
+        if (n)
+            PXI_DEBUG("px_fence: no memory to pin %d instances: fencing them under the list lock",
+                      n);
+        for (pxi_instance *in = live; in; in = in->next) {
+            int rc = pxi_space_fence_of(&in->space);
+            if (rc != PX_OK && first == PX_OK)
+                first = rc;
+        }
+        pthread_mutex_unlock(&list_lock);
+        return first;
+    }
+    int k = 0;
     for (pxi_instance *in = live; in; in = in->next) {
-        int rc = pxi_space_fence_of(&in->space);
-        if (rc != PX_OK && first == PX_OK)
-            first = rc;
+        pxi_instance_hold(&in->space);
+        pinned[k++] = in;
     }
     pthread_mutex_unlock(&list_lock);
+    for (int i = 0; i < k; ++i) {
+        int rc = pxi_space_fence_of(&pinned[i]->space);
+        if (rc != PX_OK && first == PX_OK)
+            first = rc;
+        pxi_instance_release(&pinned[i]->space);
+    }
+    pxi_free(pinned);
     return first;
 }
 

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "core/registry.h"
 #include "core/tools.h"
 #include "instance_common.h"
@@ -421,6 +422,25 @@ START_TEST(test_a_graph_recorded_on_an_instance_runs_there_and_destroy_follows_i
 }
 END_TEST
 
+/* px_fence(NULL) fences the live instances also when it cannot have memory to pin them (it then
+ * fences them under the instance list's lock). */
+START_TEST(test_a_global_fence_without_memory_still_fences_every_instance)
+{
+    int n = max_parts() < 2 ? max_parts() : 2;
+    px_space *inst[2];
+    ck_assert_int_eq(px_space_partition(space, n, NULL, inst), PX_OK);
+    check_launch_on(inst[0], 1000);
+    px_test_log_clear();
+    pxi_alloc_fail_at(1);
+    int rc = px_fence(NULL);
+    pxi_alloc_fail_at(0);
+    ck_assert_int_eq(rc, PX_OK);
+    ck_assert_msg(px_test_log_contains("under the list lock"), "log: %s", px_test_log_text());
+    check_launch_on(inst[n - 1], 1000);
+    destroy_all(inst, n);
+}
+END_TEST
+
 /* ---- px_deep_copy_async's refusals ----------------------------------------------------------- */
 
 START_TEST(test_deep_copy_async_refuses_overlapping_ranges)
@@ -535,6 +555,7 @@ static Suite *instance_limits_suite(void)
     tcase_add_test(tc, test_ops_skipped_by_a_failed_var_leave_nothing_for_destroy_to_wait_for);
     tcase_add_test(tc,
                    test_a_graph_recorded_on_an_instance_runs_there_and_destroy_follows_its_destroy);
+    tcase_add_test(tc, test_a_global_fence_without_memory_still_fences_every_instance);
     tcase_add_test(tc, test_deep_copy_async_refuses_overlapping_ranges);
     tcase_add_test(tc, test_view_deep_copy_between_instances_refuses_bad_shapes_with_a_status);
     suite_add_tcase(s, tc);
