@@ -533,6 +533,31 @@ START_TEST(test_destroy_after_finalize_is_enotinit_and_a_stale_handle_after_rein
 }
 END_TEST
 
+/* A graph left alive with kernel ops recorded on an instance left alive: px_finalize releases the
+ * graph's ops with its engine, then destroys the instance (it does not wait for the graph), and
+ * the graph can still be destroyed after. */
+START_TEST(test_finalize_with_a_graph_recorded_on_a_live_instance_returns)
+{
+    setup();
+    px_space *inst[1];
+    ck_assert_int_eq(px_space_partition(space, 1, NULL, inst), PX_OK);
+    px_engine *e = px_engine_default();
+    px_var *v = px_var_new(e);
+    static atomic_llong hits; /* the graph's op may run until px_finalize drains it */
+    atomic_init(&hits, 0);
+    ck_assert_int_eq(px_graph_begin(e), PX_OK);
+    ck_assert_int_eq(px_engine_push_parallel_for_fn(e, inst[0], "recorded", px_range(0, 10),
+                                                    count_indices, &hits, NULL, 0, &v, 1),
+                     PX_OK);
+    px_graph *g = NULL;
+    ck_assert_int_eq(px_graph_end(e, &g), PX_OK);
+    ck_assert_int_eq(px_graph_launch(g), PX_OK);
+    teardown(); /* px_finalize: PX_OK */
+    ck_assert_int_eq(atomic_load(&hits), 10);
+    ck_assert_int_eq(px_graph_destroy(g), PX_OK);
+}
+END_TEST
+
 static Suite *instance_limits_suite(void)
 {
     Suite *s = suite_create("instance_limits");
@@ -563,6 +588,7 @@ static Suite *instance_limits_suite(void)
     tcase_set_timeout(down, 60);
     tcase_add_test(
         down, test_destroy_after_finalize_is_enotinit_and_a_stale_handle_after_reinit_is_einval);
+    tcase_add_test(down, test_finalize_with_a_graph_recorded_on_a_live_instance_returns);
     suite_add_tcase(s, down);
     return s;
 }
