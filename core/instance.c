@@ -22,9 +22,13 @@
 #define LANES 16
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
-static pxi_instance *live;     /* list_lock */
-static int lane_users[LANES];  /* list_lock: live instances per lane */
-static atomic_int next_id = 1; /* Kokkos Tools instance numbers; relaxed: only uniqueness */
+static pxi_instance *live;    /* list_lock */
+static int lane_users[LANES]; /* list_lock: live instances per lane */
+/* Kokkos Tools instance numbers: Tools get instance_id + 1 in a 17-bit field where 0 means every
+ * instance and 1 the space's own (core/tools_device.c), so ids run 1 .. 2^17 - 2 and then start
+ * over (as Kokkos' own counters wrap). Relaxed: only distinctness among recent instances. */
+#define TOOLS_INSTANCE_IDS ((1u << 17) - 2u)
+static atomic_uint next_seq;
 
 /* ---- queries the rest of core makes ------------------------------------------------------- */
 
@@ -205,12 +209,13 @@ static pxi_instance *instance_new(px_space *s, int first, int nranks, int *rc)
         *rc = PX_ENOMEM;
         return NULL;
     }
-    in->space =
-        (px_space){.ops = s->ops,
-                   .available = 1,
-                   .instance_id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed),
-                   .parent = s,
-                   .inst = in};
+    in->space = (px_space){
+        .ops = s->ops,
+        .available = 1,
+        .instance_id = 1 + (int)(atomic_fetch_add_explicit(&next_seq, 1, memory_order_relaxed) %
+                                 TOOLS_INSTANCE_IDS),
+        .parent = s,
+        .inst = in};
     atomic_init(&in->holds, 0);
     atomic_init(&in->releasing, 0);
     pxi_wait_event_init(&in->drained);
@@ -283,8 +288,8 @@ int px_space_instance_destroy(px_space *instance)
         return PX_ENOTINIT;
     }
     if (pxi_space_any_in_kernel() || pxi_engine_in_op()) {
-        PXI_ERROR("px_space_instance_destroy: called from inside a %s",
-                  pxi_engine_in_op() ? "engine op" : "kernel");
+        PXI_ERROR("px_space_instance_destroy: called from inside %s",
+                  pxi_engine_in_op() ? "an engine op" : "a kernel");
         return PX_EDEADLK;
     }
     if (!list_remove(instance)) {
@@ -298,16 +303,41 @@ int px_space_instance_destroy(px_space *instance)
 
 int pxi_instance_fence_all(void)
 {
-    /* Under the lock: a concurrent destroy waits until the fences are done (Caller must not
-     * fence an instance while destroying it; this only keeps px_fence(NULL) safe). */
-    int first = PX_OK;
+    /* The live instances are pinned under the list lock (a hold each, which a destroy waits for,
+     * as for an engine op) and fenced after it is released: a fence waits for the kernels in
+     * flight, and partitions and destroys of other instances must not wait for those (the
+     * kernel may be waiting for them). Without memory for the pins, they are fenced under the
+     * lock, which keeps px_fence(NULL) safe against a concurrent destroy all the same. */
+    int first = PX_OK, n = 0;
     pthread_mutex_lock(&list_lock);
+    for (pxi_instance *in = live; in; in = in->next)
+        ++n;
+    pxi_instance **pinned = n ? pxi_malloc((size_t)n * sizeof *pinned) : NULL;
+    if (!pinned) {
+        if (n)
+            PXI_DEBUG("px_fence: no memory to pin %d instances: fencing them under the list lock",
+                      n);
+        for (pxi_instance *in = live; in; in = in->next) {
+            int rc = pxi_space_fence_of(&in->space);
+            if (rc != PX_OK && first == PX_OK)
+                first = rc;
+        }
+        pthread_mutex_unlock(&list_lock);
+        return first;
+    }
+    int k = 0;
     for (pxi_instance *in = live; in; in = in->next) {
-        int rc = pxi_space_fence_of(&in->space);
-        if (rc != PX_OK && first == PX_OK)
-            first = rc;
+        pxi_instance_hold(&in->space);
+        pinned[k++] = in;
     }
     pthread_mutex_unlock(&list_lock);
+    for (int i = 0; i < k; ++i) {
+        int rc = pxi_space_fence_of(&pinned[i]->space);
+        if (rc != PX_OK && first == PX_OK)
+            first = rc;
+        pxi_instance_release(&pinned[i]->space);
+    }
+    pxi_free(pinned);
     return first;
 }
 
@@ -355,6 +385,19 @@ int px_deep_copy_async(px_space *exec, px_space *dst_s, void *dst, px_space *src
         PXI_ERROR("px_deep_copy_async(%zu bytes): the %s pointer is NULL", bytes,
                   dst ? "source" : "destination");
         return PX_EFAULT;
+    }
+    /* Overlapping ranges would be split among the instance's ranks (or handed to memcpy or
+     * cudaMemcpyAsync): refuse them. Host and device pointers share one address space (UVA),
+     * so ranges of different memories never compare as overlapping. A copy onto itself moves
+     * nothing (Kokkos::deep_copy(a, a)). */
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (d == s)
+        return PX_OK;
+    if ((d > s ? d - s : s - d) < bytes) {
+        PXI_ERROR("px_deep_copy_async(%zu bytes): the ranges overlap (dst %p, src %p); copy "
+                  "through a second buffer, or use px_deep_copy for host memory",
+                  bytes, dst, src);
+        return PX_EINVAL;
     }
     int dst_host = dst_s->ops->host_accessible, src_host = src_s->ops->host_accessible;
     int tools = pxi_tools_active();

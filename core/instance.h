@@ -17,8 +17,8 @@ typedef struct pxi_instance {
     px_space space;
     struct pxi_instance *next;
     int lane; /* the engine CPU lane (device id) its kernel ops run on, 1 .. 15 */
-    /* Engine kernel ops pushed on it and not yet cleaned up (pxi_instance_hold/release);
-     * destroy waits for 0 on drained. */
+    /* Engine kernel ops pushed on it and not yet cleaned up, and px_fence(NULL)'s fences of it
+     * (pxi_instance_hold/release); destroy waits for 0 on drained. */
     atomic_int holds;
     pxi_wait_event drained;
     /* Releases still between their decrement of holds and the end of their notify of drained:
@@ -51,7 +51,8 @@ int pxi_space_engine_lane(const px_space *s, int dflt);
 void pxi_instance_hold(px_space *s);
 void pxi_instance_release(px_space *s);
 
-/* px_fence(NULL)'s share: fence every live instance (first failure returned). */
+/* px_fence(NULL)'s share: fence every live instance (first failure returned), without holding
+ * the list while it waits. */
 int pxi_instance_fence_all(void);
 
 /* px_finalize, after the engines drained and before the spaces finalize: destroy every

@@ -18,61 +18,16 @@
 #include "base/alloc.h"
 #include "core/registry.h"
 #include "core/tools.h"
+#include "instance_common.h"
 #include "px_test.h"
 #if PX_HAVE_THREADS
 #include "spaces/threads/pool.h"
 #endif
 
-#define WAIT_S 20
-
-static px_space *space;
-static const char *space_name;
-static int nranks;
-static int threads_space;
-
-static void setup(void)
-{
-    px_test_setup();
-    px_test_log_capture();
-    space_name = getenv("PX_TEST_SPACE");
-    if (!space_name || !*space_name)
-        space_name = "threads";
-    space = px_space_by_name(space_name);
-    if (!space)
-        ck_abort_msg("execution space '%s' (PX_TEST_SPACE) is not available", space_name);
-    nranks = px_space_concurrency(space);
-    ck_assert_int_ge(nranks, 1);
-    threads_space = strcmp(space_name, "threads") == 0;
-}
-
-static void teardown(void)
-{
-    px_test_teardown();
-}
-
 /* Two instances that can run at the same time: on threads the space needs two ranks. */
 static int can_run_two(void)
 {
     return !threads_space || nranks >= 2;
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* Wait until *f is nonzero, at most WAIT_S seconds; 1 when it was set. */
-static int wait_flag(atomic_int *f)
-{
-    double end = now_s() + WAIT_S;
-    while (!atomic_load_explicit(f, memory_order_acquire)) {
-        if (now_s() > end)
-            return 0;
-        sched_yield();
-    }
-    return 1;
 }
 
 /* ---- the split ------------------------------------------------------------------------------- */

@@ -5,7 +5,8 @@
  * parts. It is a px_space handle like any other: every call that takes a space takes an
  * instance (px_parallel_for / reduce / scan and their MDRange and team forms, px_fence,
  * px_space_concurrency, px_malloc, views, scatter, the engine's kernel pushes), and the Kokkos
- * Tools device id of its events carries its own instance number (parex/profiling.h).
+ * Tools device id of its events carries its own instance number (parex/profiling.h; the
+ * numbers start over after 131,070 instances, Kokkos' 17-bit field less its two reserved ids).
  *
  * What an instance is on each space:
  *  - threads: a disjoint group of the pool's ranks, sized by the partition's weights. An
@@ -144,10 +145,11 @@ PX_API int px_space_instance_destroy(px_space *instance);
  * @param dst_s  [in] the space dst was allocated in (an instance means its space's memory).
  * @param dst    [out] bytes destination; may be NULL only when bytes is 0.
  * @param src_s  [in] the space src was allocated in.
- * @param src    [in] bytes source; must not overlap dst.
+ * @param src    [in] bytes source; must not overlap dst (src == dst copies nothing).
  * @param bytes  number of bytes; 0 copies nothing.
  * @return PX_OK;
  *         PX_EFAULT   exec, dst_s or src_s is NULL, or a pointer is NULL with bytes > 0;
+ *         PX_EINVAL   the ranges overlap (other than src == dst);
  *         PX_ENOTINIT the runtime is not initialized;
  *         PX_ENODEV   a space is not available;
  *         PX_ECUDA    a device error (the log names it).
