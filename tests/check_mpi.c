@@ -7,7 +7,9 @@
  * nonzero when any check on any rank failed, after printing the failing check with its rank.
  *
  * Modes: no argument runs the suite; `--level` checks that pushes fail with PX_EMPI before
- * MPI is initialized and when it was initialized below MPI_THREAD_MULTIPLE.
+ * MPI is initialized, when it was initialized below MPI_THREAD_MULTIPLE and after
+ * MPI_Finalize; `--finalize` runs px_finalize with messages outstanding, then cycles of
+ * px_initialize / px_finalize.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_EQUAL (the progress thread's mask) */
 #include <dlfcn.h>
@@ -178,6 +180,36 @@ static void test_messages_traced_with_bytes_peer_tag(px_engine *e)
     CHECK(st->count[KPT_START_SECTION] == st->count[KPT_STOP_SECTION]);
     CHECK(st->errors == 0);
     dlclose(h);
+}
+
+/* A message's name counts its bytes in 64 bits: one element of a 4 GiB type (to MPI_PROC_NULL,
+ * which reads no buffer) is "4294967296B", not MPI_Type_size's MPI_UNDEFINED times the count. */
+static void test_message_name_counts_bytes_past_int(px_engine *e)
+{
+    MPI_Datatype big;
+    MPI_Type_contiguous(1 << 29, MPI_DOUBLE, &big);
+    MPI_Type_commit(&big);
+    double x = 0;
+    CHECK_RC(px_trace_start(), PX_OK);
+    CHECK_RC(px_engine_push_mpi_isend(e, &x, 1, big, MPI_PROC_NULL, 3, MPI_COMM_WORLD, NULL),
+             PX_OK);
+    CHECK_RC(px_engine_push_mpi_irecv(e, &x, 2, big, MPI_PROC_NULL, 3, MPI_COMM_WORLD, NULL),
+             PX_OK);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    CHECK_RC(px_trace_stop(), PX_OK);
+    char path[256];
+    snprintf(path, sizeof path, "check_mpi_bytes_%d_%d.json", (int)getpid(), rank);
+    CHECK_RC(px_trace_dump(path), PX_OK);
+    char *text = read_file(path);
+    CHECK(text != NULL);
+    if (text) {
+        CHECK(strstr(text, "\"mpi_isend 4294967296B to ") != NULL);
+        CHECK(strstr(text, "\"mpi_irecv 8589934592B from ") != NULL);
+    }
+    free(text);
+    remove(path);
+    CHECK_RC(px_trace_clear(), PX_OK);
+    MPI_Type_free(&big);
 }
 
 /* ---- a received Var read by a kernel op -------------------------------------------------- */
@@ -394,6 +426,135 @@ static void test_bad_arguments_rejected(px_engine *e)
     px_var_delete(e, v);
 }
 
+/* Every push refuses each bad argument with its documented status and a logged reason:
+ * NULL engine, negative count, NULL buffer, null type / communicator / operation, a peer or
+ * tag out of range (wildcards where MPI allows none), a Var of another engine or a deleted
+ * one. */
+#define REJECTS(call, want)                                                                        \
+    do {                                                                                           \
+        int n0_ = n_logs;                                                                          \
+        CHECK_RC(call, want);                                                                      \
+        CHECK(n_logs > n0_);                                                                       \
+    } while (0)
+
+static void test_every_push_rejects_each_bad_argument(px_engine *e)
+{
+    int b[4] = {0};
+    MPI_Comm w = MPI_COMM_WORLD;
+    px_engine *other = px_engine_create(PX_ENGINE_NAIVE, 0);
+    px_var *foreign = px_var_new(other), *dead = px_var_new(e);
+    CHECK_RC(px_var_delete(e, dead), PX_OK);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    int *ub = NULL, flag = 0;
+    MPI_Comm_get_attr(w, MPI_TAG_UB, &ub, &flag);
+    quiet(1);
+    REJECTS(px_engine_push_mpi_isend(NULL, b, 4, MPI_INT, right(), 0, w, NULL), PX_EFAULT);
+    REJECTS(px_engine_push_mpi_isend(e, b, 4, MPI_INT, right(), 0, MPI_COMM_NULL, NULL), PX_EINVAL);
+    REJECTS(px_engine_push_mpi_isend(e, b, 4, MPI_INT, -5, 0, w, NULL), PX_EINVAL);
+    REJECTS(px_engine_push_mpi_isend(e, b, 4, MPI_INT, right(), MPI_ANY_TAG, w, NULL), PX_EINVAL);
+    if (flag && *ub < 2147483647)
+        REJECTS(px_engine_push_mpi_isend(e, b, 4, MPI_INT, right(), *ub + 1, w, NULL), PX_EINVAL);
+    REJECTS(px_engine_push_mpi_isend(e, b, 4, MPI_INT, right(), 0, w, foreign), PX_EINVAL);
+    REJECTS(px_engine_push_mpi_isend(e, b, 4, MPI_INT, right(), 0, w, dead), PX_EINVAL);
+    REJECTS(px_engine_push_mpi_irecv(NULL, b, 4, MPI_INT, left(), 0, w, NULL), PX_EFAULT);
+    REJECTS(px_engine_push_mpi_irecv(e, b, -1, MPI_INT, left(), 0, w, NULL), PX_EINVAL);
+    REJECTS(px_engine_push_mpi_irecv(e, NULL, 4, MPI_INT, left(), 0, w, NULL), PX_EFAULT);
+    REJECTS(px_engine_push_mpi_irecv(e, b, 4, MPI_DATATYPE_NULL, left(), 0, w, NULL), PX_EINVAL);
+    REJECTS(px_engine_push_mpi_irecv(e, b, 4, MPI_INT, nranks, 0, w, NULL), PX_EINVAL);
+    REJECTS(px_engine_push_mpi_irecv(e, b, 4, MPI_INT, left(), -2, w, NULL), PX_EINVAL);
+    REJECTS(px_engine_push_mpi_irecv(e, b, 4, MPI_INT, left(), 0, w, foreign), PX_EINVAL);
+    REJECTS(px_engine_push_mpi_allreduce(NULL, b, b + 1, 1, MPI_INT, MPI_SUM, w, NULL, NULL),
+            PX_EFAULT);
+    REJECTS(px_engine_push_mpi_allreduce(e, b, b + 1, -1, MPI_INT, MPI_SUM, w, NULL, NULL),
+            PX_EINVAL);
+    REJECTS(px_engine_push_mpi_allreduce(e, b, NULL, 1, MPI_INT, MPI_SUM, w, NULL, NULL),
+            PX_EFAULT);
+    REJECTS(px_engine_push_mpi_allreduce(e, b, b + 1, 1, MPI_DATATYPE_NULL, MPI_SUM, w, NULL, NULL),
+            PX_EINVAL);
+    REJECTS(
+        px_engine_push_mpi_allreduce(e, b, b + 1, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL, NULL, NULL),
+        PX_EINVAL);
+    REJECTS(px_engine_push_mpi_allreduce(e, b, b + 1, 1, MPI_INT, MPI_SUM, w, foreign, NULL),
+            PX_EINVAL);
+    REJECTS(px_engine_push_mpi_allreduce(e, b, b + 1, 1, MPI_INT, MPI_SUM, w, NULL, foreign),
+            PX_EINVAL);
+    REJECTS(px_mpi_set_drain_timeout_ms(INT64_MIN), PX_EINVAL);
+    quiet(0);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK); /* nothing refused was queued */
+    CHECK_RC(px_var_delete(other, foreign), PX_OK);
+    CHECK_RC(px_engine_destroy(other), PX_OK);
+}
+
+/* The edges MPI allows are accepted and complete: zero elements from NULL buffers, a message to
+ * and from this rank itself with tag MPI_TAG_UB, a receive with both wildcards, an allreduce
+ * whose read and written Vars are one, the drain timeout's bounds. */
+static void test_edge_arguments_accepted(px_engine *e)
+{
+    int *ub = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    const int top = flag && ub ? *ub : 32767;
+    int s[2] = {rank + 1, rank + 2}, r[2] = {-1, -1}, any = -1;
+    long x = 1;
+    px_var *v = px_var_new(e);
+    CHECK_RC(px_engine_push_mpi_isend(e, NULL, 0, MPI_INT, rank, 9, MPI_COMM_WORLD, NULL), PX_OK);
+    CHECK_RC(px_engine_push_mpi_irecv(e, NULL, 0, MPI_INT, rank, 9, MPI_COMM_WORLD, v), PX_OK);
+    CHECK_RC(px_engine_push_mpi_isend(e, s, 2, MPI_INT, rank, top, MPI_COMM_WORLD, NULL), PX_OK);
+    CHECK_RC(px_engine_push_mpi_irecv(e, r, 2, MPI_INT, rank, top, MPI_COMM_WORLD, v), PX_OK);
+    CHECK_RC(px_engine_push_mpi_isend(e, s, 1, MPI_INT, rank, 8, MPI_COMM_WORLD, NULL), PX_OK);
+    CHECK_RC(px_engine_push_mpi_irecv(e, &any, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                                      MPI_COMM_WORLD, v),
+             PX_OK);
+    CHECK_RC(px_engine_push_mpi_allreduce(e, NULL, NULL, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD, v, v),
+             PX_OK);
+    CHECK_RC(px_engine_push_mpi_allreduce(e, MPI_IN_PLACE, &x, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD,
+                                          v, v),
+             PX_OK);
+    CHECK_RC(px_engine_wait_for_var(e, v), PX_OK);
+    CHECK(r[0] == rank + 1 && r[1] == rank + 2);
+    CHECK(any == rank + 1);
+    CHECK(x == nranks);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    CHECK_RC(px_var_delete(e, v), PX_OK);
+    CHECK_RC(px_mpi_set_drain_timeout_ms(0), PX_OK);
+    CHECK_RC(px_mpi_set_drain_timeout_ms(3600000), PX_OK);
+    CHECK_RC(px_mpi_set_drain_timeout_ms(10000), PX_OK);
+}
+
+/* A call MPI refuses at post (a reduction its operation does not define for the type, an
+ * uncommitted type) fails its op with PX_EMPI and MPI's error text: the written Var carries
+ * it, the op that reads that Var is skipped and passes it on. Every rank refuses the same
+ * collective, so no rank waits for a partner. */
+static void test_refused_call_fails_op_and_var(px_engine *e)
+{
+    double d = 1.0, out = 0.0;
+    int ran = 0, b[4] = {0};
+    px_var *vsum = px_var_new(e), *vafter = px_var_new(e);
+    px_context cpu = {PX_DEV_CPU, 0};
+    quiet(1);
+    CHECK_RC(px_engine_push_mpi_allreduce(e, &d, &out, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD,
+                                          NULL, vsum),
+             PX_OK);
+    CHECK_RC(px_engine_push_sync(e, mark_fn, &ran, cpu, &vsum, 1, &vafter, 1, PX_FN_NORMAL, 0,
+                                 "after_refused"),
+             PX_OK);
+    CHECK_RC(px_engine_wait_for_var(e, vafter), PX_EMPI);
+    CHECK_RC(px_engine_wait_for_var(e, vsum), PX_EMPI);
+    CHECK(strstr(last_log, "mpi_allreduce 8B") != NULL);
+    CHECK(strstr(last_log, "MPI_ERR_OP") != NULL);
+    CHECK(ran == 0);
+    CHECK_RC(px_engine_wait_for_all(e), PX_EMPI);
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_INT, &pair); /* not committed */
+    last_log[0] = 0;
+    CHECK_RC(px_engine_push_mpi_isend(e, b, 1, pair, rank, 5, MPI_COMM_WORLD, NULL), PX_OK);
+    CHECK_RC(px_engine_wait_for_all(e), PX_EMPI);
+    CHECK(strstr(last_log, "mpi_isend 8B to") != NULL);
+    quiet(0);
+    MPI_Type_free(&pair);
+    CHECK_RC(px_var_delete(e, vsum), PX_OK);
+    CHECK_RC(px_var_delete(e, vafter), PX_OK);
+}
+
 /* A push refused for a bad peer, tag or operation checks before it touches MPI state: the
  * communicator keeps the error handler its owner gave it (the engine sets MPI_ERRORS_RETURN
  * only on communicators it posts messages on). */
@@ -446,8 +607,10 @@ static void test_destroy_waits_for_late_message(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* A receive that never matches is cancelled after the drain timeout: destroy never hangs. */
-static void test_destroy_cancels_unmatched_after_timeout(void)
+/* A receive that never matches is cancelled after the drain timeout: destroy never hangs, and
+ * while it waits no thread of the rank spins (the progress thread sleeps between polls while
+ * an engine is closing, as at any other time: no core at 100 % for up to 10 s). */
+static void test_destroy_cancels_unmatched_after_timeout_without_spinning(void)
 {
     px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
     CHECK(e != NULL);
@@ -455,13 +618,17 @@ static void test_destroy_cancels_unmatched_after_timeout(void)
     CHECK_RC(px_mpi_set_drain_timeout_ms(300), PX_OK);
     CHECK_RC(px_engine_push_mpi_irecv(e, &r, 1, MPI_INT, left(), 4242, MPI_COMM_WORLD, NULL),
              PX_OK);
-    double t0 = now_s();
+    sleep_ms(20); /* the receive is posted and the progress thread's spin budget spent */
+    double t0 = now_s(), c0 = cpu_s();
     quiet(1); /* the cancel warning is expected */
     CHECK_RC(px_engine_destroy(e), PX_OK);
     CHECK(n_cancel_logs > 0);
     quiet(0);
-    double dt = now_s() - t0;
+    double dt = now_s() - t0, used = cpu_s() - c0;
     CHECK(dt >= 0.25 && dt < 5.0);
+    if (used >= 0.25 * dt)
+        fprintf(stderr, "check_mpi: rank %d: %.3f s CPU over a %.3f s drain\n", rank, used, dt);
+    CHECK(used < 0.25 * dt);
     CHECK(r == -1);
     CHECK_RC(px_mpi_set_drain_timeout_ms(10000), PX_OK);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -501,13 +668,66 @@ static int run_level_mode(int argc, char **argv)
         CHECK(strstr(last_log, "MPI_THREAD_MULTIPLE") != NULL);
     }
     CHECK_RC(px_engine_wait_for_all(e), PX_OK);
-    px_finalize();
+    /* After MPI_Finalize: every push and px_mpi_init fail with PX_EMPI and say so; there is
+     * nothing of parex's to finalize. */
     MPI_Finalize();
+    last_log[0] = 0;
+    CHECK_RC(px_engine_push_mpi_irecv(e, &b, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL), PX_EMPI);
+    CHECK(strstr(last_log, "already finalized") != NULL);
+    CHECK_RC(px_engine_push_mpi_allreduce(e, &b, &provided, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                          NULL, NULL),
+             PX_EMPI);
+    CHECK_RC(px_mpi_init(NULL, NULL), PX_EMPI);
+    CHECK_RC(px_mpi_finalize(), PX_OK);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    CHECK_RC(px_finalize(), PX_OK);
+    /* After px_finalize there is no default engine: a push on it is PX_EFAULT. */
+    CHECK_RC(
+        px_engine_push_mpi_isend(px_engine_default(), &b, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL),
+        PX_EFAULT);
+    quiet(0);
     if (failures)
         fprintf(stderr, "check_mpi --level: %d check(s) failed\n", failures);
     else
         printf("check_mpi --level: ok\n");
     return failures ? 1 : 0;
+}
+
+/* Each px_finalize closes the default engine: cycles of px_initialize / px_finalize leave no
+ * closing engine behind, so after more cycles than engines may close at once (64) a destroy
+ * still gets its drain timeout (no "closing at once ... without a timeout" warning, and an
+ * unmatched receive is cancelled instead of waited for without end). */
+static void test_reinitialize_cycles_keep_drain_timeout(void)
+{
+    quiet(1);
+    for (int i = 0; i < 80; ++i) {
+        CHECK_RC(px_initialize(NULL, NULL), PX_OK);
+        CHECK_RC(px_finalize(), PX_OK);
+    }
+    quiet(0);
+    int clean = n_logs == 0; /* no "engines closing at once ... without a timeout" */
+    CHECK(clean);
+    CHECK_RC(px_initialize(NULL, NULL), PX_OK);
+    px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
+    CHECK(e != NULL);
+    quiet(1);
+    CHECK_RC(px_engine_destroy(e), PX_OK);
+    quiet(0);
+    CHECK(n_logs == 0);
+    clean = clean && n_logs == 0;
+    if (clean) { /* else this destroy might wait for its receive without end */
+        int never = -1;
+        CHECK_RC(px_mpi_set_drain_timeout_ms(100), PX_OK);
+        e = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
+        CHECK_RC(px_engine_push_mpi_irecv(e, &never, 1, MPI_INT, left(), 7, MPI_COMM_WORLD, NULL),
+                 PX_OK);
+        quiet(1);
+        CHECK_RC(px_engine_destroy(e), PX_OK);
+        quiet(0);
+        CHECK(n_cancel_logs > 0);
+        CHECK(never == -1);
+    }
+    CHECK_RC(px_finalize(), PX_OK);
 }
 
 /* px_finalize with a receive that never matches on the default engine: it returns after the
@@ -536,6 +756,7 @@ static int run_finalize_mode(int argc, char **argv)
     CHECK(r == left());
     CHECK(never == -1);
     CHECK(n_cancel_logs > 0);
+    test_reinitialize_cycles_keep_drain_timeout();
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     px_mpi_finalize();
@@ -593,11 +814,15 @@ int main(int argc, char **argv)
     static const mpi_case tests[] = {
         {"ring_ordered_by_vars", test_ring_ordered_by_vars},
         {"messages_traced_with_bytes_peer_tag", test_messages_traced_with_bytes_peer_tag},
+        {"message_name_counts_bytes_past_int", test_message_name_counts_bytes_past_int},
         {"kernel_op_reads_received_var", test_kernel_op_reads_received_var},
         {"many_outstanding", test_many_outstanding},
         {"allreduce_depends_on_rank_count", test_allreduce_depends_on_rank_count},
         {"truncated_receive_fails_op_and_var", test_truncated_receive_fails_op_and_var},
         {"bad_arguments_rejected", test_bad_arguments_rejected},
+        {"every_push_rejects_each_bad_argument", test_every_push_rejects_each_bad_argument},
+        {"edge_arguments_accepted", test_edge_arguments_accepted},
+        {"refused_call_fails_op_and_var", test_refused_call_fails_op_and_var},
         {"refused_push_keeps_errhandler", test_refused_push_keeps_errhandler},
         {"idle_cpu_near_zero", test_idle_cpu_near_zero},
         {"progress_thread_has_the_process_mask", test_progress_thread_has_the_process_mask},
@@ -606,9 +831,9 @@ int main(int argc, char **argv)
     test_destroy_waits_for_late_message();
     if (rank == 0)
         printf("%-40s done\n", "destroy_waits_for_late_message");
-    test_destroy_cancels_unmatched_after_timeout();
+    test_destroy_cancels_unmatched_after_timeout_without_spinning();
     if (rank == 0)
-        printf("%-40s done\n", "destroy_cancels_unmatched_after_timeout");
+        printf("%-40s done\n", "destroy_cancels_unmatched_without_spinning");
     CHECK_RC(px_finalize(), PX_OK);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

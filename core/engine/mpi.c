@@ -235,13 +235,14 @@ static int check_common(px_engine *e, const void *buf, int count, MPI_Datatype t
 }
 
 /* After every check passed: errors on @comm come back as codes from here on, so they fail ops
- * (parex/mpi.h), and *type_bytes is @type's size. PX_OK or PX_EINVAL (logged). A call refused
- * for a bad argument leaves the communicator's error handler as the caller set it. */
-static int comm_prepare(MPI_Comm comm, MPI_Datatype type, int *type_bytes, const char *caller)
+ * (parex/mpi.h), and *type_bytes is @type's size (MPI_Type_size_x: a type of 2 GiB or more
+ * has no int size). PX_OK or PX_EINVAL (logged). A call refused for a bad argument leaves the
+ * communicator's error handler as the caller set it. */
+static int comm_prepare(MPI_Comm comm, MPI_Datatype type, MPI_Count *type_bytes, const char *caller)
 {
     int err = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     if (err == MPI_SUCCESS)
-        err = MPI_Type_size(type, type_bytes);
+        err = MPI_Type_size_x(type, type_bytes);
     if (err != MPI_SUCCESS) {
         pxi_mpi_log_error(caller, err);
         return PX_EINVAL;
@@ -322,7 +323,7 @@ int px_engine_push_mpi_isend(px_engine *e, const void *buf, int count, MPI_Datat
                              int tag, MPI_Comm comm, px_var *reads)
 {
     static const char caller[] = "px_engine_push_mpi_isend";
-    int tb = 0;
+    MPI_Count tb = 0;
     int rc = check_common(e, buf, count, type, comm, caller);
     if (rc == PX_OK)
         rc = check_peer_tag(comm, dest, tag, 0, caller);
@@ -344,7 +345,7 @@ int px_engine_push_mpi_irecv(px_engine *e, void *buf, int count, MPI_Datatype ty
                              int tag, MPI_Comm comm, px_var *writes)
 {
     static const char caller[] = "px_engine_push_mpi_irecv";
-    int tb = 0;
+    MPI_Count tb = 0;
     int rc = check_common(e, buf, count, type, comm, caller);
     if (rc == PX_OK)
         rc = check_peer_tag(comm, source, tag, 1, caller);
@@ -367,7 +368,7 @@ int px_engine_push_mpi_allreduce(px_engine *e, const void *send, void *recv, int
                                  px_var *writes)
 {
     static const char caller[] = "px_engine_push_mpi_allreduce";
-    int tb = 0;
+    MPI_Count tb = 0;
     int rc = check_common(e, recv, count, type, comm, caller);
     if (rc != PX_OK)
         return rc;
