@@ -748,6 +748,10 @@ static int run_finalize_mode(int argc, char **argv)
              PX_OK);
     CHECK_RC(px_engine_push_mpi_isend(e, &s, 1, MPI_INT, right(), 5, MPI_COMM_WORLD, NULL), PX_OK);
     quiet(1);
+    /* px_mpi_finalize before px_finalize, with a message outstanding: refused (MPI_Finalize
+     * under the progress thread's tests would abort the job). */
+    CHECK_RC(px_mpi_finalize(), PX_EBUSY);
+    CHECK(strstr(last_log, "px_finalize") != NULL);
     double t0 = now_s();
     CHECK_RC(px_finalize(), PX_ECANCELED);
     double dt = now_s() - t0;

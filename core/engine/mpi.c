@@ -112,6 +112,13 @@ int px_mpi_finalize(void)
 {
     if (!g.we_initialized)
         return PX_OK;
+    /* The progress thread tests outstanding requests: MPI_Finalize under it aborts the job
+     * (Open MPI: "MPI_Testsome() was called after MPI_FINALIZE"). */
+    if (pxi_mpi_outstanding()) {
+        PXI_ERROR("px_mpi_finalize: parex MPI messages are still outstanding; call px_finalize "
+                  "(or wait for the engines) before px_mpi_finalize");
+        return PX_EBUSY;
+    }
     g.we_initialized = 0;
     int err = MPI_Finalize();
     if (err != MPI_SUCCESS) {

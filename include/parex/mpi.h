@@ -104,7 +104,11 @@ PX_API int px_mpi_init(int *argc, char ***argv);
 /**
  * Finalize MPI (MPI_Finalize) if px_mpi_init initialized it; otherwise do nothing (the
  * application that initialized MPI finalizes it). Call after px_finalize.
- * @return PX_OK; PX_EMPI when MPI_Finalize fails (logged).
+ * @return PX_OK;
+ *         PX_EBUSY    parex MPI messages are still outstanding (px_finalize not called yet;
+ *                     logged): MPI is left initialized, call again after px_finalize;
+ *         PX_EMPI     MPI_Finalize fails (logged).
+ * Not thread-safe against MPI ops being pushed; call from the main thread.
  */
 PX_API int px_mpi_finalize(void);
 
