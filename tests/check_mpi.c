@@ -183,7 +183,8 @@ static void test_messages_traced_with_bytes_peer_tag(px_engine *e)
 }
 
 /* A message's name counts its bytes in 64 bits: one element of a 4 GiB type (to MPI_PROC_NULL,
- * which reads no buffer) is "4294967296B", not MPI_Type_size's MPI_UNDEFINED times the count. */
+ * which reads no buffer) is "4294967296B", not MPI_Type_size's MPI_UNDEFINED times the count;
+ * a count past 2^63 bytes says the largest, instead of a signed overflow. */
 static void test_message_name_counts_bytes_past_int(px_engine *e)
 {
     MPI_Datatype big;
@@ -195,6 +196,13 @@ static void test_message_name_counts_bytes_past_int(px_engine *e)
              PX_OK);
     CHECK_RC(px_engine_push_mpi_irecv(e, &x, 2, big, MPI_PROC_NULL, 3, MPI_COMM_WORLD, NULL),
              PX_OK);
+    /* 2^31 - 1 elements of 8 GiB: past 64 bits signed, the count saturates. */
+    MPI_Datatype huge;
+    MPI_Type_contiguous(2, big, &huge);
+    MPI_Type_commit(&huge);
+    CHECK_RC(
+        px_engine_push_mpi_isend(e, &x, 2147483647, huge, MPI_PROC_NULL, 4, MPI_COMM_WORLD, NULL),
+        PX_OK);
     CHECK_RC(px_engine_wait_for_all(e), PX_OK);
     CHECK_RC(px_trace_stop(), PX_OK);
     char path[256];
@@ -205,10 +213,12 @@ static void test_message_name_counts_bytes_past_int(px_engine *e)
     if (text) {
         CHECK(strstr(text, "\"mpi_isend 4294967296B to ") != NULL);
         CHECK(strstr(text, "\"mpi_irecv 8589934592B from ") != NULL);
+        CHECK(strstr(text, "\"mpi_isend 9223372036854775807B to ") != NULL);
     }
     free(text);
     remove(path);
     CHECK_RC(px_trace_clear(), PX_OK);
+    MPI_Type_free(&huge);
     MPI_Type_free(&big);
 }
 

@@ -14,6 +14,7 @@
  * message and the hand-off they share); the progress layer calls back only through the
  * message's function pointer. MPI_THREAD_MULTIPLE is required (parex/mpi.h says why).
  */
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -307,6 +308,17 @@ static int push_msg(px_engine *e, msg *m, px_var *reads, px_var *writes, const c
     return rc;
 }
 
+/* @count elements of @type_bytes each, for the message's name: saturates at LLONG_MAX (a count
+ * of 2^31 - 1 elements of a type of 4 GiB or more is past 64 bits signed). */
+static long long msg_bytes(int count, MPI_Count type_bytes)
+{
+    if (count <= 0 || type_bytes <= 0)
+        return 0;
+    if ((long long)type_bytes > LLONG_MAX / count)
+        return LLONG_MAX;
+    return (long long)count * (long long)type_bytes;
+}
+
 static msg *new_msg(pxi_msg_kind kind, px_engine *e, int count, MPI_Datatype type, MPI_Comm comm,
                     const char *caller)
 {
@@ -344,7 +356,7 @@ int px_engine_push_mpi_isend(px_engine *e, const void *buf, int count, MPI_Datat
     m->sbuf = buf;
     m->peer = dest;
     m->tag = tag;
-    m->bytes = (long long)count * (long long)tb;
+    m->bytes = msg_bytes(count, tb);
     return push_msg(e, m, reads, NULL, caller);
 }
 
@@ -366,7 +378,7 @@ int px_engine_push_mpi_irecv(px_engine *e, void *buf, int count, MPI_Datatype ty
     m->rbuf = buf;
     m->peer = source;
     m->tag = tag;
-    m->bytes = (long long)count * (long long)tb;
+    m->bytes = msg_bytes(count, tb);
     return push_msg(e, m, NULL, writes, caller);
 }
 
@@ -396,6 +408,6 @@ int px_engine_push_mpi_allreduce(px_engine *e, const void *send, void *recv, int
     m->rbuf = recv;
     m->op = op;
     m->peer = MPI_PROC_NULL;
-    m->bytes = (long long)count * (long long)tb;
+    m->bytes = msg_bytes(count, tb);
     return push_msg(e, m, reads, writes, caller);
 }
