@@ -539,8 +539,14 @@ static int run_level_mode(int argc, char **argv)
         return 1;
     px_engine *e = px_engine_default();
     quiet(1);
-    /* Before MPI_Init. */
+    /* Before MPI_Init: every push fails and says why; px_mpi_finalize has nothing to do. */
     CHECK_RC(px_engine_push_mpi_isend(e, &b, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL), PX_EMPI);
+    CHECK(strstr(last_log, "not initialized") != NULL);
+    CHECK_RC(px_engine_push_mpi_irecv(e, &b, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL), PX_EMPI);
+    CHECK_RC(px_engine_push_mpi_allreduce(e, &b, &provided, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                          NULL, NULL),
+             PX_EMPI);
+    CHECK_RC(px_mpi_finalize(), PX_OK);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (provided < MPI_THREAD_MULTIPLE) {

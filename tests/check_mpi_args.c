@@ -77,6 +77,7 @@ static void test_every_push_rejects_each_bad_argument(px_engine *e)
             PX_EINVAL);
     REJECTS(px_mpi_set_drain_timeout_ms(INT64_MIN), PX_EINVAL);
     quiet(0);
+    CHECK_RC(px_mpi_init(NULL, NULL), PX_OK);   /* again: MPI is up at MPI_THREAD_MULTIPLE */
     CHECK_RC(px_engine_wait_for_all(e), PX_OK); /* nothing refused was queued */
     CHECK_RC(px_var_delete(other, foreign), PX_OK);
     CHECK_RC(px_engine_destroy(other), PX_OK);
