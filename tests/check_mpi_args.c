@@ -1,8 +1,9 @@
 /* tests/check_mpi_args.c - the arguments of the MPI ops (parex/mpi.h) and their limits, run
  * under mpirun with 1 and 3 ranks (tests/mpi.cmake): every bad argument refused with its
  * documented status and a logged reason, the edges MPI allows accepted, a call MPI refuses at
- * post failing its op and its Var, and as many outstanding messages as the engine's
- * backpressure limit (PX_ENGINE_MAX_PENDING). A plain MPI program, as tests/check_mpi.c (which
+ * post failing its op and its Var, as many outstanding messages as the engine's
+ * backpressure limit (PX_ENGINE_MAX_PENDING), and a destroy past its drain timeout with
+ * messages MPI cannot cancel. A plain MPI program, as tests/check_mpi.c (which
  * says why), sharing tests/mpi_check.h.
  */
 #include <mpi.h>
@@ -10,11 +11,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "parex.h"
 
 #define MPI_CHECK_PROG "check_mpi_args"
 #include "mpi_check.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static int mark_fn(const px_run_context *rc, void *arg)
 {
@@ -194,6 +203,54 @@ static void test_outstanding_at_backpressure_limit(px_engine *e)
     free(s);
 }
 
+/* The log lines of a destroy past its drain timeout, counted by what they say. */
+static int n_released, n_abandoned;
+
+static void count_drain_logs(px_log_level level, const char *msg, void *user)
+{
+    (void)level;
+    (void)user;
+    n_released += strstr(msg, "released at engine destroy") != NULL;
+    n_abandoned += strstr(msg, "abandoned at engine destroy") != NULL;
+}
+
+/* A destroy past its drain timeout with a send that never matches (1 MiB: a rendezvous that
+ * stays outstanding until the peer receives it) and an allreduce only this rank joined: MPI
+ * cannot cancel either, so after the timeout and its 100 ms of grace the send's request is
+ * released and the allreduce abandoned, each with a warning, and the destroy returns. On a
+ * communicator of their own, so that the abandoned collective and the unmatched message meet
+ * no later traffic. */
+static void test_destroy_releases_send_and_abandons_allreduce(px_engine *unused)
+{
+    (void)unused;
+    enum { BIG = 1 << 20 };
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    char *buf = calloc(BIG, 1);
+    long x = 1, y = 0;
+    px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
+    CHECK_RC(px_mpi_set_drain_timeout_ms(200), PX_OK);
+    CHECK_RC(px_engine_push_mpi_isend(e, buf, BIG, MPI_CHAR, right(), 999, comm, NULL), PX_OK);
+    if (rank == 0 && nranks > 1)
+        CHECK_RC(px_engine_push_mpi_allreduce(e, &x, &y, 1, MPI_LONG, MPI_SUM, comm, NULL, NULL),
+                 PX_OK);
+    n_released = n_abandoned = 0;
+    px_log_set_handler(count_drain_logs, NULL);
+    double t0 = now_s();
+    CHECK_RC(px_engine_destroy(e), PX_OK);
+    double dt = now_s() - t0;
+    px_log_set_handler(NULL, NULL);
+    CHECK(dt < 5.0);
+    if (nranks > 1) { /* a send to itself may complete at once, buffered by MPI */
+        CHECK(n_released == 1);
+        CHECK(dt >= 0.25);
+    }
+    CHECK(n_abandoned == (rank == 0 && nranks > 1));
+    CHECK_RC(px_mpi_set_drain_timeout_ms(10000), PX_OK);
+    MPI_Comm_free(&comm);
+    free(buf); /* MPI no longer reads it: the peer never receives the message */
+}
+
 int main(int argc, char **argv)
 {
     px_engine *e = mpi_check_start(&argc, &argv);
@@ -202,6 +259,8 @@ int main(int argc, char **argv)
         {"edge_arguments_accepted", test_edge_arguments_accepted},
         {"refused_call_fails_op_and_var", test_refused_call_fails_op_and_var},
         {"outstanding_at_backpressure_limit", test_outstanding_at_backpressure_limit},
+        {"destroy_releases_send_and_abandons_allreduce",
+         test_destroy_releases_send_and_abandons_allreduce},
     };
     mpi_check_run(e, tests, sizeof tests / sizeof *tests, 40);
     CHECK_RC(px_finalize(), PX_OK);
