@@ -309,7 +309,7 @@ static int push_msg(px_engine *e, msg *m, px_var *reads, px_var *writes, const c
 }
 
 /* @count elements of @type_bytes each, for the message's name: saturates at LLONG_MAX (a count
- * of 2^31 - 1 elements of a type of 4 GiB or more is past 64 bits signed). */
+ * of 2^31 - 1 elements of a type over 4 GiB is past 64 bits signed). */
 static long long msg_bytes(int count, MPI_Count type_bytes)
 {
     if (count <= 0 || type_bytes <= 0)

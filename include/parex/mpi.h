@@ -139,8 +139,8 @@ PX_API int px_mpi_set_drain_timeout_ms(int64_t ms);
  *         PX_EFAULT   e NULL, or buf NULL with count > 0;
  *         PX_EINVAL   count < 0, type MPI_DATATYPE_NULL, comm MPI_COMM_NULL, dest or tag out
  *                     of range (MPI_ANY_SOURCE / MPI_ANY_TAG on a send), a Var deleted or of
- *                     another engine, a destroyed engine, a push to another engine while this
- *                     thread records a graph;
+ *                     another engine, a push to another engine while this thread records a
+ *                     graph;
  *         PX_EMPI     MPI not initialized, already finalized, or below MPI_THREAD_MULTIPLE;
  *         PX_ENOTINIT in a child forked while the runtime was up (parex/core.h);
  *         PX_ENOMEM.
