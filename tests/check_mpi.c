@@ -7,7 +7,9 @@
  * nonzero when any check on any rank failed, after printing the failing check with its rank.
  *
  * Modes: no argument runs the suite; `--level` checks that pushes fail with PX_EMPI before
- * MPI is initialized and when it was initialized below MPI_THREAD_MULTIPLE.
+ * MPI is initialized, when it was initialized below MPI_THREAD_MULTIPLE and after
+ * MPI_Finalize; `--finalize` runs px_finalize with messages outstanding, then cycles of
+ * px_initialize / px_finalize.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_EQUAL (the progress thread's mask) */
 #include <dlfcn.h>
@@ -178,6 +180,46 @@ static void test_messages_traced_with_bytes_peer_tag(px_engine *e)
     CHECK(st->count[KPT_START_SECTION] == st->count[KPT_STOP_SECTION]);
     CHECK(st->errors == 0);
     dlclose(h);
+}
+
+/* A message's name counts its bytes in 64 bits: one element of a 4 GiB type (to MPI_PROC_NULL,
+ * which reads no buffer) is "4294967296B", not MPI_Type_size's MPI_UNDEFINED times the count;
+ * a count past 2^63 bytes says the largest, instead of a signed overflow. */
+static void test_message_name_counts_bytes_past_int(px_engine *e)
+{
+    MPI_Datatype big;
+    MPI_Type_contiguous(1 << 29, MPI_DOUBLE, &big);
+    MPI_Type_commit(&big);
+    double x = 0;
+    CHECK_RC(px_trace_start(), PX_OK);
+    CHECK_RC(px_engine_push_mpi_isend(e, &x, 1, big, MPI_PROC_NULL, 3, MPI_COMM_WORLD, NULL),
+             PX_OK);
+    CHECK_RC(px_engine_push_mpi_irecv(e, &x, 2, big, MPI_PROC_NULL, 3, MPI_COMM_WORLD, NULL),
+             PX_OK);
+    /* 2^31 - 1 elements of 8 GiB: past 64 bits signed, the count saturates. */
+    MPI_Datatype huge;
+    MPI_Type_contiguous(2, big, &huge);
+    MPI_Type_commit(&huge);
+    CHECK_RC(
+        px_engine_push_mpi_isend(e, &x, 2147483647, huge, MPI_PROC_NULL, 4, MPI_COMM_WORLD, NULL),
+        PX_OK);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    CHECK_RC(px_trace_stop(), PX_OK);
+    char path[256];
+    snprintf(path, sizeof path, "check_mpi_bytes_%d_%d.json", (int)getpid(), rank);
+    CHECK_RC(px_trace_dump(path), PX_OK);
+    char *text = read_file(path);
+    CHECK(text != NULL);
+    if (text) {
+        CHECK(strstr(text, "\"mpi_isend 4294967296B to ") != NULL);
+        CHECK(strstr(text, "\"mpi_irecv 8589934592B from ") != NULL);
+        CHECK(strstr(text, "\"mpi_isend 9223372036854775807B to ") != NULL);
+    }
+    free(text);
+    remove(path);
+    CHECK_RC(px_trace_clear(), PX_OK);
+    MPI_Type_free(&huge);
+    MPI_Type_free(&big);
 }
 
 /* ---- a received Var read by a kernel op -------------------------------------------------- */
@@ -446,8 +488,10 @@ static void test_destroy_waits_for_late_message(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* A receive that never matches is cancelled after the drain timeout: destroy never hangs. */
-static void test_destroy_cancels_unmatched_after_timeout(void)
+/* A receive that never matches is cancelled after the drain timeout: destroy never hangs, and
+ * while it waits no thread of the rank spins (the progress thread sleeps between polls while
+ * an engine is closing, as at any other time: no core at 100 % for up to 10 s). */
+static void test_destroy_cancels_unmatched_after_timeout_without_spinning(void)
 {
     px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
     CHECK(e != NULL);
@@ -455,13 +499,17 @@ static void test_destroy_cancels_unmatched_after_timeout(void)
     CHECK_RC(px_mpi_set_drain_timeout_ms(300), PX_OK);
     CHECK_RC(px_engine_push_mpi_irecv(e, &r, 1, MPI_INT, left(), 4242, MPI_COMM_WORLD, NULL),
              PX_OK);
-    double t0 = now_s();
+    sleep_ms(20); /* the receive is posted and the progress thread's spin budget spent */
+    double t0 = now_s(), c0 = cpu_s();
     quiet(1); /* the cancel warning is expected */
     CHECK_RC(px_engine_destroy(e), PX_OK);
     CHECK(n_cancel_logs > 0);
     quiet(0);
-    double dt = now_s() - t0;
+    double dt = now_s() - t0, used = cpu_s() - c0;
     CHECK(dt >= 0.25 && dt < 5.0);
+    if (used >= 0.25 * dt)
+        fprintf(stderr, "check_mpi: rank %d: %.3f s CPU over a %.3f s drain\n", rank, used, dt);
+    CHECK(used < 0.25 * dt);
     CHECK(r == -1);
     CHECK_RC(px_mpi_set_drain_timeout_ms(10000), PX_OK);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -491,8 +539,14 @@ static int run_level_mode(int argc, char **argv)
         return 1;
     px_engine *e = px_engine_default();
     quiet(1);
-    /* Before MPI_Init. */
+    /* Before MPI_Init: every push fails and says why; px_mpi_finalize has nothing to do. */
     CHECK_RC(px_engine_push_mpi_isend(e, &b, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL), PX_EMPI);
+    CHECK(strstr(last_log, "not initialized") != NULL);
+    CHECK_RC(px_engine_push_mpi_irecv(e, &b, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL), PX_EMPI);
+    CHECK_RC(px_engine_push_mpi_allreduce(e, &b, &provided, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                          NULL, NULL),
+             PX_EMPI);
+    CHECK_RC(px_mpi_finalize(), PX_OK);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (provided < MPI_THREAD_MULTIPLE) {
@@ -501,13 +555,66 @@ static int run_level_mode(int argc, char **argv)
         CHECK(strstr(last_log, "MPI_THREAD_MULTIPLE") != NULL);
     }
     CHECK_RC(px_engine_wait_for_all(e), PX_OK);
-    px_finalize();
+    /* After MPI_Finalize: every push and px_mpi_init fail with PX_EMPI and say so; there is
+     * nothing of parex's to finalize. */
     MPI_Finalize();
+    last_log[0] = 0;
+    CHECK_RC(px_engine_push_mpi_irecv(e, &b, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL), PX_EMPI);
+    CHECK(strstr(last_log, "already finalized") != NULL);
+    CHECK_RC(px_engine_push_mpi_allreduce(e, &b, &provided, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                          NULL, NULL),
+             PX_EMPI);
+    CHECK_RC(px_mpi_init(NULL, NULL), PX_EMPI);
+    CHECK_RC(px_mpi_finalize(), PX_OK);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    CHECK_RC(px_finalize(), PX_OK);
+    /* After px_finalize there is no default engine: a push on it is PX_EFAULT. */
+    CHECK_RC(
+        px_engine_push_mpi_isend(px_engine_default(), &b, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL),
+        PX_EFAULT);
+    quiet(0);
     if (failures)
         fprintf(stderr, "check_mpi --level: %d check(s) failed\n", failures);
     else
         printf("check_mpi --level: ok\n");
     return failures ? 1 : 0;
+}
+
+/* Each px_finalize closes the default engine: cycles of px_initialize / px_finalize leave no
+ * closing engine behind, so after more cycles than engines may close at once (64) a destroy
+ * still gets its drain timeout (no "closing at once ... without a timeout" warning, and an
+ * unmatched receive is cancelled instead of waited for without end). */
+static void test_reinitialize_cycles_keep_drain_timeout(void)
+{
+    quiet(1);
+    for (int i = 0; i < 80; ++i) {
+        CHECK_RC(px_initialize(NULL, NULL), PX_OK);
+        CHECK_RC(px_finalize(), PX_OK);
+    }
+    quiet(0);
+    int clean = n_logs == 0; /* no "engines closing at once ... without a timeout" */
+    CHECK(clean);
+    CHECK_RC(px_initialize(NULL, NULL), PX_OK);
+    px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
+    CHECK(e != NULL);
+    quiet(1);
+    CHECK_RC(px_engine_destroy(e), PX_OK);
+    quiet(0);
+    CHECK(n_logs == 0);
+    clean = clean && n_logs == 0;
+    if (clean) { /* else this destroy might wait for its receive without end */
+        int never = -1;
+        CHECK_RC(px_mpi_set_drain_timeout_ms(100), PX_OK);
+        e = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
+        CHECK_RC(px_engine_push_mpi_irecv(e, &never, 1, MPI_INT, left(), 7, MPI_COMM_WORLD, NULL),
+                 PX_OK);
+        quiet(1);
+        CHECK_RC(px_engine_destroy(e), PX_OK);
+        quiet(0);
+        CHECK(n_cancel_logs > 0);
+        CHECK(never == -1);
+    }
+    CHECK_RC(px_finalize(), PX_OK);
 }
 
 /* px_finalize with a receive that never matches on the default engine: it returns after the
@@ -528,6 +635,10 @@ static int run_finalize_mode(int argc, char **argv)
              PX_OK);
     CHECK_RC(px_engine_push_mpi_isend(e, &s, 1, MPI_INT, right(), 5, MPI_COMM_WORLD, NULL), PX_OK);
     quiet(1);
+    /* px_mpi_finalize before px_finalize, with a message outstanding: refused (MPI_Finalize
+     * under the progress thread's tests would abort the job). */
+    CHECK_RC(px_mpi_finalize(), PX_EBUSY);
+    CHECK(strstr(last_log, "px_finalize") != NULL);
     double t0 = now_s();
     CHECK_RC(px_finalize(), PX_ECANCELED);
     double dt = now_s() - t0;
@@ -536,6 +647,7 @@ static int run_finalize_mode(int argc, char **argv)
     CHECK(r == left());
     CHECK(never == -1);
     CHECK(n_cancel_logs > 0);
+    test_reinitialize_cycles_keep_drain_timeout();
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     px_mpi_finalize();
@@ -593,6 +705,7 @@ int main(int argc, char **argv)
     static const mpi_case tests[] = {
         {"ring_ordered_by_vars", test_ring_ordered_by_vars},
         {"messages_traced_with_bytes_peer_tag", test_messages_traced_with_bytes_peer_tag},
+        {"message_name_counts_bytes_past_int", test_message_name_counts_bytes_past_int},
         {"kernel_op_reads_received_var", test_kernel_op_reads_received_var},
         {"many_outstanding", test_many_outstanding},
         {"allreduce_depends_on_rank_count", test_allreduce_depends_on_rank_count},
@@ -606,9 +719,9 @@ int main(int argc, char **argv)
     test_destroy_waits_for_late_message();
     if (rank == 0)
         printf("%-40s done\n", "destroy_waits_for_late_message");
-    test_destroy_cancels_unmatched_after_timeout();
+    test_destroy_cancels_unmatched_after_timeout_without_spinning();
     if (rank == 0)
-        printf("%-40s done\n", "destroy_cancels_unmatched_after_timeout");
+        printf("%-40s done\n", "destroy_cancels_unmatched_without_spinning");
     CHECK_RC(px_finalize(), PX_OK);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -35,7 +35,18 @@ if(PX_TEST_MODULES STREQUAL "" OR "tools" IN_LIST PX_TEST_MODULES)
     ENVIRONMENT "PX_NUM_THREADS=1;PX_TOOLS_LIBS=$<TARGET_FILE:kptest_tool>;OMPI_MCA_rmaps_base_oversubscribe=1")
   add_dependencies(check_mpi kptest_tool)
 endif()
-# px_finalize with messages outstanding: waits for the one that matches, cancels the other.
+# The ops' arguments (each bad one refused, the edges MPI allows, calls MPI refuses at post) and
+# as many outstanding messages as a lowered backpressure limit.
+add_executable(check_mpi_args check_mpi_args.c)
+target_link_libraries(check_mpi_args PRIVATE parex MPI::MPI_C)
+target_compile_options(check_mpi_args PRIVATE ${PX_C_WARNINGS})
+foreach(np 1 3)
+  add_test(NAME check_mpi_args_np${np} COMMAND ${_px_mpirun} ${np} $<TARGET_FILE:check_mpi_args>)
+  set_tests_properties(check_mpi_args_np${np} PROPERTIES LABELS mpi TIMEOUT 60
+                       ENVIRONMENT "PX_NUM_THREADS=1;PX_ENGINE_MAX_PENDING=4096;OMPI_MCA_rmaps_base_oversubscribe=1")
+endforeach()
+# px_finalize with messages outstanding: waits for the one that matches, cancels the other;
+# then cycles of px_initialize / px_finalize.
 foreach(np 1 3)
   add_test(NAME check_mpi_finalize_np${np}
            COMMAND ${_px_mpirun} ${np} $<TARGET_FILE:check_mpi> --finalize)

@@ -1,9 +1,9 @@
 /* tests/mpi_check.h - what the MPI test programs share (tests/check_mpi.c,
- * tests/check_graph_mpi.c): plain MPI programs run under mpirun, not Check suites (Check forks
- * each test, and a forked MPI rank cannot talk to the others). Every rank runs every case;
- * CHECK/CHECK_RC count failed checks on this rank, main sums them over the ranks. Include once,
- * from the program's own .c file, after defining MPI_CHECK_PROG (the program's name in
- * messages). */
+ * tests/check_mpi_args.c, tests/check_graph_mpi.c, tests/check_mpi_oversub.c): plain MPI programs
+ * run under mpirun, not Check suites (Check forks each test, and a forked MPI rank cannot talk to
+ * the others). Every rank runs every case; CHECK/CHECK_RC count failed checks on this rank, main
+ * sums them over the ranks. Include once, from the program's own .c file, after defining
+ * MPI_CHECK_PROG (the program's name in messages). */
 #ifndef PX_TESTS_MPI_CHECK_H
 #define PX_TESTS_MPI_CHECK_H
 

@@ -14,6 +14,7 @@
  * message and the hand-off they share); the progress layer calls back only through the
  * message's function pointer. MPI_THREAD_MULTIPLE is required (parex/mpi.h says why).
  */
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -112,6 +113,13 @@ int px_mpi_finalize(void)
 {
     if (!g.we_initialized)
         return PX_OK;
+    /* The progress thread tests outstanding requests: MPI_Finalize under it aborts the job
+     * (Open MPI: "MPI_Testsome() was called after MPI_FINALIZE"). */
+    if (pxi_mpi_outstanding()) {
+        PXI_ERROR("px_mpi_finalize: parex MPI messages are still outstanding; call px_finalize "
+                  "(or wait for the engines) before px_mpi_finalize");
+        return PX_EBUSY;
+    }
     g.we_initialized = 0;
     int err = MPI_Finalize();
     if (err != MPI_SUCCESS) {
@@ -235,13 +243,14 @@ static int check_common(px_engine *e, const void *buf, int count, MPI_Datatype t
 }
 
 /* After every check passed: errors on @comm come back as codes from here on, so they fail ops
- * (parex/mpi.h), and *type_bytes is @type's size. PX_OK or PX_EINVAL (logged). A call refused
- * for a bad argument leaves the communicator's error handler as the caller set it. */
-static int comm_prepare(MPI_Comm comm, MPI_Datatype type, int *type_bytes, const char *caller)
+ * (parex/mpi.h), and *type_bytes is @type's size (MPI_Type_size_x: a type of 2 GiB or more
+ * has no int size). PX_OK or PX_EINVAL (logged). A call refused for a bad argument leaves the
+ * communicator's error handler as the caller set it. */
+static int comm_prepare(MPI_Comm comm, MPI_Datatype type, MPI_Count *type_bytes, const char *caller)
 {
     int err = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     if (err == MPI_SUCCESS)
-        err = MPI_Type_size(type, type_bytes);
+        err = MPI_Type_size_x(type, type_bytes);
     if (err != MPI_SUCCESS) {
         pxi_mpi_log_error(caller, err);
         return PX_EINVAL;
@@ -299,6 +308,17 @@ static int push_msg(px_engine *e, msg *m, px_var *reads, px_var *writes, const c
     return rc;
 }
 
+/* @count elements of @type_bytes each, for the message's name: saturates at LLONG_MAX (a count
+ * of 2^31 - 1 elements of a type over 4 GiB is past 64 bits signed). */
+static long long msg_bytes(int count, MPI_Count type_bytes)
+{
+    if (count <= 0 || type_bytes <= 0)
+        return 0;
+    if ((long long)type_bytes > LLONG_MAX / count)
+        return LLONG_MAX;
+    return (long long)count * (long long)type_bytes;
+}
+
 static msg *new_msg(pxi_msg_kind kind, px_engine *e, int count, MPI_Datatype type, MPI_Comm comm,
                     const char *caller)
 {
@@ -322,7 +342,7 @@ int px_engine_push_mpi_isend(px_engine *e, const void *buf, int count, MPI_Datat
                              int tag, MPI_Comm comm, px_var *reads)
 {
     static const char caller[] = "px_engine_push_mpi_isend";
-    int tb = 0;
+    MPI_Count tb = 0;
     int rc = check_common(e, buf, count, type, comm, caller);
     if (rc == PX_OK)
         rc = check_peer_tag(comm, dest, tag, 0, caller);
@@ -336,7 +356,7 @@ int px_engine_push_mpi_isend(px_engine *e, const void *buf, int count, MPI_Datat
     m->sbuf = buf;
     m->peer = dest;
     m->tag = tag;
-    m->bytes = (long long)count * (long long)tb;
+    m->bytes = msg_bytes(count, tb);
     return push_msg(e, m, reads, NULL, caller);
 }
 
@@ -344,7 +364,7 @@ int px_engine_push_mpi_irecv(px_engine *e, void *buf, int count, MPI_Datatype ty
                              int tag, MPI_Comm comm, px_var *writes)
 {
     static const char caller[] = "px_engine_push_mpi_irecv";
-    int tb = 0;
+    MPI_Count tb = 0;
     int rc = check_common(e, buf, count, type, comm, caller);
     if (rc == PX_OK)
         rc = check_peer_tag(comm, source, tag, 1, caller);
@@ -358,7 +378,7 @@ int px_engine_push_mpi_irecv(px_engine *e, void *buf, int count, MPI_Datatype ty
     m->rbuf = buf;
     m->peer = source;
     m->tag = tag;
-    m->bytes = (long long)count * (long long)tb;
+    m->bytes = msg_bytes(count, tb);
     return push_msg(e, m, NULL, writes, caller);
 }
 
@@ -367,7 +387,7 @@ int px_engine_push_mpi_allreduce(px_engine *e, const void *send, void *recv, int
                                  px_var *writes)
 {
     static const char caller[] = "px_engine_push_mpi_allreduce";
-    int tb = 0;
+    MPI_Count tb = 0;
     int rc = check_common(e, recv, count, type, comm, caller);
     if (rc != PX_OK)
         return rc;
@@ -388,6 +408,6 @@ int px_engine_push_mpi_allreduce(px_engine *e, const void *send, void *recv, int
     m->rbuf = recv;
     m->op = op;
     m->peer = MPI_PROC_NULL;
-    m->bytes = (long long)count * (long long)tb;
+    m->bytes = msg_bytes(count, tb);
     return push_msg(e, m, reads, writes, caller);
 }

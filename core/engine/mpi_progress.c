@@ -21,8 +21,8 @@
  * Waiting: with requests outstanding the thread polls for the wait budget after its last
  * completion or new post, then sleeps 50 us, doubling to 250 us, between polls (a completion or
  * a new post resets both; a post made while it sleeps wakes it at once);
- * with none it sleeps on the wake event (a futex) until a hand-off, a closing engine or the
- * stop flag.
+ * with none it sleeps on the wake event (a futex) until a hand-off or the stop flag. A closing
+ * engine changes neither: its deadline is met by the polls between sleeps.
  *
  * Shutdown: engine teardown (runtime.c) marks the engine closing with a deadline before it
  * drains; past it, the thread cancels that engine's messages (parex/mpi.h, Shutdown).
@@ -53,8 +53,8 @@ static struct {
     int running;            /* under lock: the progress thread exists */
     pthread_t thread;       /* under lock */
     msg *in_head, *in_tail; /* under lock: handed off, not yet taken by the thread */
-    /* Hand-offs not taken yet, closing engines, stop: the thread's wake conditions. Written
-     * under lock; read by the sleeping thread's ready check with acquire. */
+    /* Hand-offs not taken yet, closing engines, stop: what the thread's ready checks read
+     * (wake_ready, idle_ready, unheld_ready). Written under lock; read with acquire. */
     atomic_int n_in;
     atomic_int n_closing;
     atomic_int stop;
@@ -94,6 +94,15 @@ void pxi_mpi_engine_closing(px_engine *e)
         pxi_os_now_ns() + (int64_t)atomic_load_explicit(&g.drain_ns, memory_order_relaxed);
     pthread_mutex_lock(&g.lock);
     int n = atomic_load_explicit(&g.n_closing, memory_order_relaxed);
+    /* Closing twice (px_finalize drains the default engine, then tears it down, which marks it
+     * again) keeps the first deadline and one entry, which pxi_mpi_engine_closed removes: a
+     * second entry would outlive the engine, and a later engine at its address would have its
+     * messages cancelled at once. */
+    for (int i = 0; i < n; ++i)
+        if (g.closing[i].e == e) {
+            pthread_mutex_unlock(&g.lock);
+            return;
+        }
     if (n >= MAX_CLOSING) {
         /* 64 engines close at once: the 65th waits without a deadline (it still completes
          * when its messages do). */
@@ -324,11 +333,15 @@ static int enforce_deadlines(active_set *a, int64_t now)
     return done;
 }
 
+/* What ends the thread's sleep at once: a hand-off or stop. Not a closing engine: a deadline
+ * is in milliseconds and the sleeps between polls last at most PXI_POLL_SLEEP_MAX_NS, so the
+ * thread meets it sleeping as usual; as a wake condition, an engine closing for the whole
+ * drain timeout (10 s by default) would turn every sleep into a poll, a core at 100 %. The
+ * closing's notify still ends the sleep it interrupts. */
 static int wake_ready(const void *arg)
 {
     (void)arg;
     return atomic_load_explicit(&g.n_in, memory_order_acquire) != 0 ||
-           atomic_load_explicit(&g.n_closing, memory_order_acquire) != 0 ||
            atomic_load_explicit(&g.stop, memory_order_acquire) != 0;
 }
 
@@ -496,12 +509,8 @@ static void *progress_main(void *arg)
             /* Nothing outstanding: sleep on the futex (a closing engine with nothing of ours
              * outstanding has nothing to wait for, so only hand-offs and stop wake us). */
             if (atomic_load_explicit(&g.n_in, memory_order_acquire) == 0 &&
-                !atomic_load_explicit(&g.stop, memory_order_acquire)) {
-                if (atomic_load_explicit(&g.n_closing, memory_order_acquire))
-                    sleep_ns(PXI_POLL_SLEEP_MAX_NS);
-                else
-                    pxi_wait_event_until(&g.wake, idle_ready, NULL, 0, NULL, 0);
-            }
+                !atomic_load_explicit(&g.stop, memory_order_acquire))
+                pxi_wait_event_until(&g.wake, idle_ready, NULL, 0, NULL, 0);
             last_ns = pxi_os_now_ns();
             step_ns = PXI_POLL_SLEEP_MIN_NS;
             continue;

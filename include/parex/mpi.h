@@ -104,7 +104,11 @@ PX_API int px_mpi_init(int *argc, char ***argv);
 /**
  * Finalize MPI (MPI_Finalize) if px_mpi_init initialized it; otherwise do nothing (the
  * application that initialized MPI finalizes it). Call after px_finalize.
- * @return PX_OK; PX_EMPI when MPI_Finalize fails (logged).
+ * @return PX_OK;
+ *         PX_EBUSY    parex MPI messages are still outstanding (px_finalize not called yet;
+ *                     logged): MPI is left initialized, call again after px_finalize;
+ *         PX_EMPI     MPI_Finalize fails (logged).
+ * Not thread-safe against MPI ops being pushed; call from the main thread.
  */
 PX_API int px_mpi_finalize(void);
 
@@ -128,18 +132,27 @@ PX_API int px_mpi_set_drain_timeout_ms(int64_t ms);
  * @param count   elements, >= 0; @param type a committed MPI datatype;
  * @param dest    rank in @p comm, or MPI_PROC_NULL; @param tag 0 .. MPI_TAG_UB;
  * @param reads   the Var that guards @p buf, or NULL for no ordering.
- * @return PX_OK (the op is queued; its own failure shows on px_engine_wait_for_all);
+ * @return PX_OK (the op is queued; its own failure shows on px_engine_wait_for_all, and on
+ *                     the Var it writes, if any: a call MPI refuses at post, such as an
+ *                     uncommitted type or an operation the type has no meaning for, fails it
+ *                     with PX_EMPI and MPI's error text);
  *         PX_EFAULT   e NULL, or buf NULL with count > 0;
  *         PX_EINVAL   count < 0, type MPI_DATATYPE_NULL, comm MPI_COMM_NULL, dest or tag out
- *                     of range, a stale Var or engine, a push to another engine while this
- *                     thread records a graph;
+ *                     of range (MPI_ANY_SOURCE / MPI_ANY_TAG on a send), a Var deleted or of
+ *                     another engine, a push to another engine while this thread records a
+ *                     graph;
  *         PX_EMPI     MPI not initialized, already finalized, or below MPI_THREAD_MULTIPLE;
+ *         PX_ENOTINIT in a child forked while the runtime was up (parex/core.h);
  *         PX_ENOMEM.
  * Recording (parex/graph.h): between px_graph_begin and px_graph_end the message is recorded
  * with its arguments (checked now) and posted afresh by every launch of the graph, with a
  * request of that launch's own (CUDA graphs' re-armed nodes); it completes, or fails its op
  * and its Vars, as the pushed op would. @p buf must stay valid while the graph may launch.
- * Thread-safe; blocks under backpressure like px_engine_push_sync.
+ * Thread-safe; blocks under backpressure like px_engine_push_sync. A message is in flight
+ * until it completes, so it counts toward PX_ENGINE_MAX_PENDING while it waits for its peer:
+ * a thread that pushes that many receives (65,536 by default) before the sends that match
+ * them waits in its next push for good, as its peers do in theirs. Push the sends first,
+ * from another thread or engine, or raise the limit.
  */
 PX_API int px_engine_push_mpi_isend(px_engine *e, const void *buf, int count, MPI_Datatype type,
                                     int dest, int tag, MPI_Comm comm, px_var *reads);
