@@ -203,6 +203,94 @@ static void test_outstanding_at_backpressure_limit(px_engine *e)
     free(s);
 }
 
+/* As many receives as the backpressure limit, then the matching sends on the same engine: the
+ * receives are posted MPI messages, which do not count against PX_ENGINE_MAX_PENDING, so the
+ * sends are pushed instead of blocking every rank for good (the sends of the peers would never
+ * come). Each rank sends to its right and receives from its left. */
+static void test_sends_after_a_full_limit_of_receives_on_one_engine(px_engine *e)
+{
+    const char *env = getenv("PX_ENGINE_MAX_PENDING");
+    const int n = env && atoi(env) > 0 ? atoi(env) : 65536;
+    int *r = malloc((size_t)n * sizeof *r), *s = malloc((size_t)n * sizeof *s);
+    CHECK(r && s);
+    if (!r || !s) {
+        free(r);
+        free(s);
+        return;
+    }
+    for (int i = 0; i < n; ++i) {
+        r[i] = -1;
+        CHECK_RC(px_engine_push_mpi_irecv(e, &r[i], 1, MPI_INT, left(), i, MPI_COMM_WORLD, NULL),
+                 PX_OK);
+    }
+    for (int i = 0; i < n; ++i) {
+        s[i] = rank * n + i;
+        CHECK_RC(px_engine_push_mpi_isend(e, &s[i], 1, MPI_INT, right(), i, MPI_COMM_WORLD, NULL),
+                 PX_OK);
+    }
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    int bad = 0;
+    for (int i = 0; i < n; ++i)
+        bad += r[i] != left() * n + i;
+    CHECK(bad == 0);
+    free(r);
+    free(s);
+}
+
+static int sleep_100ms(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    struct timespec ts = {0, 100000000L};
+    nanosleep(&ts, NULL);
+    return PX_OK;
+}
+
+/* As above, but the receives cannot be posted when they are pushed: each writes a Var that a
+ * slow op writes first, so the sends block at the cap while every receive still counts. Once
+ * the slow op finishes, the receives are posted one by one and each post wakes the blocked
+ * pusher, whose send then finds room. */
+static void test_a_push_blocked_at_the_limit_resumes_when_queued_receives_post(px_engine *e)
+{
+    const char *env = getenv("PX_ENGINE_MAX_PENDING");
+    const int n = env && atoi(env) > 0 ? atoi(env) : 65536;
+    int *r = malloc((size_t)n * sizeof *r), *s = malloc((size_t)n * sizeof *s);
+    px_var **v = malloc((size_t)n * sizeof *v);
+    CHECK(r && s && v);
+    if (!r || !s || !v) {
+        free(r);
+        free(s);
+        free(v);
+        return;
+    }
+    for (int i = 0; i < n; ++i)
+        v[i] = px_var_new(e);
+    CHECK_RC(px_engine_push_sync(e, sleep_100ms, NULL, (px_context){PX_DEV_CPU, 0}, NULL, 0, v,
+                                 (size_t)n - 1, PX_FN_NORMAL, 0, "slow_writer"),
+             PX_OK);
+    for (int i = 0; i < n - 1; ++i) {
+        r[i] = -1;
+        CHECK_RC(px_engine_push_mpi_irecv(e, &r[i], 1, MPI_INT, left(), i, MPI_COMM_WORLD, v[i]),
+                 PX_OK);
+    }
+    for (int i = 0; i < n - 1; ++i) {
+        s[i] = rank * n + i;
+        CHECK_RC(px_engine_push_mpi_isend(e, &s[i], 1, MPI_INT, right(), i, MPI_COMM_WORLD, NULL),
+                 PX_OK);
+    }
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    int bad = 0;
+    for (int i = 0; i < n - 1; ++i)
+        bad += r[i] != left() * n + i;
+    CHECK(bad == 0);
+    for (int i = 0; i < n; ++i)
+        CHECK_RC(px_var_delete(e, v[i]), PX_OK);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    free(r);
+    free(s);
+    free(v);
+}
+
 /* The log lines of a destroy past its drain timeout, counted by what they say. */
 static int n_released, n_abandoned;
 
@@ -259,10 +347,14 @@ int main(int argc, char **argv)
         {"edge_arguments_accepted", test_edge_arguments_accepted},
         {"refused_call_fails_op_and_var", test_refused_call_fails_op_and_var},
         {"outstanding_at_backpressure_limit", test_outstanding_at_backpressure_limit},
+        {"sends_after_a_full_limit_of_receives_on_one_engine",
+         test_sends_after_a_full_limit_of_receives_on_one_engine},
+        {"a_push_blocked_at_the_limit_resumes_when_queued_receives_post",
+         test_a_push_blocked_at_the_limit_resumes_when_queued_receives_post},
         {"destroy_releases_send_and_abandons_allreduce",
          test_destroy_releases_send_and_abandons_allreduce},
     };
-    mpi_check_run(e, tests, sizeof tests / sizeof *tests, 40);
+    mpi_check_run(e, tests, sizeof tests / sizeof *tests, 64);
     CHECK_RC(px_finalize(), PX_OK);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

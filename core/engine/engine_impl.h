@@ -348,8 +348,8 @@ struct px_engine {
     uint32_t magic;
     px_engine_kind kind;
     int cpu_workers;
-    int n_cpus; /* processors the process may run on, at create (pxi_os_num_cpus; 1 when
-                 * oversubscribed, core/oversub.h) */
+    int n_cpus;    /* processors the process may run on, at create (pxi_os_num_cpus; 1 when
+                    * oversubscribed, core/oversub.h) */
     int pool_full; /* several processors, all of them the Threads pool's (T >= C, core/oversub.h):
                     * a waiter holds the lanes and the MPI progress (calls.c) */
     int prio_workers;
@@ -393,7 +393,10 @@ struct px_engine {
     atomic_ullong push_seq;
     /* Threads waiting for in_flight to fall (wait_for_all, blocked pushers, destroy). */
     alignas(PXI_CACHE_LINE) pxi_wait_event idle;
-    atomic_int n_finishing;      /* threads inside inflight_sub (see pxi_engine_drain) */
+    atomic_int n_finishing; /* threads inside inflight_sub (see pxi_engine_drain) */
+    /* MPI messages posted and not complete (mpi.c): they keep their in-flight slots for the
+     * waits, but backpressure does not count them (inflight.c). Changed once per message. */
+    atomic_llong n_posted;
     atomic_int first_failure;    /* since the last wait_for_all */
     atomic_uint fail_epoch;      /* bumped by wait_for_all: clears every Var's failure */
     struct px_engine *list_next; /* runtime.c's engine list, under its lock */

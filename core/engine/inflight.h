@@ -1,7 +1,8 @@
 /* core/engine/inflight.h - in-flight accounting and backpressure (inflight.c): every op that
  * holds an in-flight slot (engine_impl.h, pxi_opr.counted) adds one to the engine's count at
  * push and takes it off when it finishes; a pusher blocks at PX_ENGINE_MAX_PENDING until the
- * count falls to the low mark; waits on the engine wait for the count to reach zero. The
+ * count, less the MPI messages posted, falls to the low mark; waits on the engine wait for the
+ * count to reach zero. The
  * reservation and the count-down sit on every push and finish, so their fast paths are inline
  * here, as cost.h's are. */
 #ifndef PXI_ENGINE_INFLIGHT_H
@@ -35,8 +36,21 @@ static inline void pxi_inflight_sub(pxi_engine *e, long long k)
 }
 /* Take this thread's batched count off @e (the engine of the worker it counted for). */
 void pxi_inflight_flush(pxi_engine *e);
-/* pxi_inflight_reserve past the cap: give the slot back, wait for the low mark, try again. */
-void pxi_inflight_reserve_slow(pxi_engine *e);
+/* pxi_inflight_reserve past the cap, @v the count its increment saw: keep the slot when the
+ * ops that count against the cap (those in flight less the posted MPI messages) are below it;
+ * else give the slot back, wait for the low mark, try again. */
+void pxi_inflight_reserve_slow(pxi_engine *e, long long v);
+
+/* An MPI message of @e was posted (mpi.c): from now until pxi_inflight_msg_done, its op waits
+ * for the network, not for the engine, and does not count against PX_ENGINE_MAX_PENDING. Wakes
+ * pushers blocked at the cap, for whom this may be the room they wait for. */
+void pxi_inflight_msg_posted(pxi_engine *e);
+
+/* The message pxi_inflight_msg_posted counted completed (before its op finishes). */
+static inline void pxi_inflight_msg_done(pxi_engine *e)
+{
+    atomic_fetch_sub_explicit(&e->n_posted, 1, memory_order_seq_cst);
+}
 
 /* Take an in-flight slot for a push; past max_pending, block until the count falls to
  * low_pending unless @may_block is 0 (ops pushed from inside ops: the pusher's own op holds a
@@ -46,7 +60,7 @@ static inline void pxi_inflight_reserve(pxi_engine *e, int may_block)
     long long v = atomic_fetch_add_explicit(&e->in_flight, 1, memory_order_seq_cst);
     if (PXI_LIKELY(v < e->max_pending || !may_block))
         return;
-    pxi_inflight_reserve_slow(e);
+    pxi_inflight_reserve_slow(e, v);
 }
 
 /* @n counted ops of @e finished on this thread at once (one op, or a bulk block's entries,

@@ -23,6 +23,7 @@
 #include "base/log.h"
 #include "core/engine/checks.h"
 #include "core/engine/engine_impl.h"
+#include "core/engine/inflight.h"
 #include "core/engine/mpi_hooks.h"
 #include "core/engine/mpi_impl.h"
 #include "core/tools.h"
@@ -140,6 +141,8 @@ static void complete_msg(msg *m, int status)
         (void)px_profile_destroy_section(m->section);
     }
     px_on_complete *done = m->done;
+    if (m->posted) /* before the op finishes: the engine may go away after it */
+        pxi_inflight_msg_done(m->e);
     if (m->per_post) /* a graph launch's copy (post_msg): nothing else refers to it */
         pxi_free(m);
     px_on_complete_call(done, status);
@@ -181,6 +184,7 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
     }
     m->done = done;
     m->complete = complete_msg;
+    m->posted = 0;
     m->t0_ns = pxi_trace_active() ? pxi_trace_now_ns() : 0;
     m->has_section = 0;
     if (pxi_tools_active() &&
@@ -205,6 +209,9 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
         complete_msg(m, PX_EMPI);
         return;
     }
+    /* Posted: the op now waits for the peer and leaves the backpressure count (inflight.h). */
+    m->posted = 1;
+    pxi_inflight_msg_posted(m->e);
     int st = pxi_mpi_hand_off(m);
     if (st != PX_OK)
         complete_msg(m, st); /* the request stays with MPI; the op fails */

@@ -40,6 +40,9 @@ typedef struct pxi_mpi_msg {
      * graph) copies it into a message of its own (per_post), which complete_msg frees, so a
      * request belongs to one launch and queued launches never share one. */
     int is_template, per_post;
+    /* Posted and counted in its engine's n_posted (pxi_inflight_msg_posted) until complete_msg
+     * takes it off, before the op finishes. */
+    int posted;
     struct pxi_mpi_msg *next; /* incoming list link, under the progress layer's list lock */
     long long bytes;          /* count times the type's size, for the name */
     /* The detailed name ("mpi_isend 800B to 1 tag 7"), formatted on first use only

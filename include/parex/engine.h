@@ -100,7 +100,7 @@
  *
  * Backpressure: at most PX_ENGINE_MAX_PENDING ops (default 65,536) are in flight per engine;
  * a push beyond that blocks until three quarters of the limit remain (pushes from inside ops
- * never block). An op its pusher runs at push is finished when the push returns and never
+ * never block). Posted MPI messages (parex/mpi.h) are not counted: they wait for their peers. An op its pusher runs at push is finished when the push returns and never
  * counts as in flight.
  *
  * Steady state: op blocks and kernel-op payloads come from per-engine pools, so pushing a

@@ -148,11 +148,14 @@ PX_API int px_mpi_set_drain_timeout_ms(int64_t ms);
  * with its arguments (checked now) and posted afresh by every launch of the graph, with a
  * request of that launch's own (CUDA graphs' re-armed nodes); it completes, or fails its op
  * and its Vars, as the pushed op would. @p buf must stay valid while the graph may launch.
- * Thread-safe; blocks under backpressure like px_engine_push_sync. A message is in flight
- * until it completes, so it counts toward PX_ENGINE_MAX_PENDING while it waits for its peer:
- * a thread that pushes that many receives (65,536 by default) before the sends that match
- * them waits in its next push for good, as its peers do in theirs. Push the sends first,
- * from another thread or engine, or raise the limit.
+ * Thread-safe; blocks under backpressure like px_engine_push_sync. A message counts toward
+ * PX_ENGINE_MAX_PENDING while it waits to be posted, not once it is posted: a posted message
+ * waits for its peer, not for the engine, so a rank may post as many receives as it likes
+ * before the sends that match them, as in plain MPI (it still counts for the waits: the
+ * engine is not idle until it completes). Ops that wait for a message (a kernel reading a
+ * received Var) do count: a thread that pushes PX_ENGINE_MAX_PENDING of them before the
+ * message's matching send, on every rank, waits in its next push for good; after 10 s a
+ * warning says so. Push the matching messages first, or raise the limit.
  */
 PX_API int px_engine_push_mpi_isend(px_engine *e, const void *buf, int count, MPI_Datatype type,
                                     int dest, int tag, MPI_Comm comm, px_var *reads);
