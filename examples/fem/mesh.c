@@ -130,7 +130,7 @@ int fem_pattern_build(const fem_mesh *m, fem_pattern *p)
     for (int64_t r = 0; r < nn; r++) {
         p->row_ptr[r] = nnz;
         for (unsigned b = 0; b < 9; b++)
-            nnz += (mask[r] >> b) & 1u;
+            nnz += ((unsigned)mask[r] >> b) & 1u;
     }
     p->row_ptr[nn] = nnz;
     p->col = (int32_t *)malloc((size_t)nnz * sizeof(int32_t));
@@ -142,7 +142,7 @@ int fem_pattern_build(const fem_mesh *m, fem_pattern *p)
     for (int64_t r = 0; r < nn; r++) {
         int64_t k = p->row_ptr[r];
         for (int b = 0; b < 9; b++)
-            if ((mask[r] >> b) & 1u)
+            if (((unsigned)mask[r] >> b) & 1u)
                 p->col[k++] = (int32_t)(r + (b % 3 - 1) + np * (b / 3 - 1));
     }
     free(mask);
