@@ -316,6 +316,32 @@ START_TEST(test_nonsquare_is_einval)
 }
 END_TEST
 
+/* MM_REQUIRE_SYMMETRIC refuses a general file that is not symmetric, naming the first entry
+ * without its mirror (a missing mirror, a different value, a lower entry alone), and accepts a
+ * general file of a symmetric matrix and a stored zero without a mirror. */
+START_TEST(test_nonsymmetric_general_is_einval_with_the_flag)
+{
+    const unsigned f = MM_REQUIRE_SQUARE | MM_REQUIRE_SYMMETRIC;
+    expect_error(HDR_GEN "2 2 3\n1 1 2\n2 2 2\n1 2 1\n", f, MM_EINVAL, 0,
+                 "not symmetric: A(1, 2) = 1 but A(2, 1) = 0");
+    expect_error(HDR_GEN "2 2 4\n1 1 2\n2 2 2\n1 2 1\n2 1 1.5\n", f, MM_EINVAL, 0,
+                 "not symmetric: A(1, 2) = 1 but A(2, 1) = 1.5");
+    expect_error(HDR_GEN "3 3 3\n1 1 2\n2 2 2\n3 1 -1\n", f, MM_EINVAL, 0,
+                 "not symmetric: A(3, 1) = -1 but A(1, 3) = 0");
+    expect_error(HDR_GEN "2 3 1\n1 1 1\n", MM_REQUIRE_SYMMETRIC, MM_EINVAL, 0,
+                 "not symmetric: 2 x 3 is not square");
+    mm_csr m;
+    read_ok(HDR_GEN "2 2 4\n1 1 2\n2 2 2\n1 2 -1\n2 1 -1\n", f, &m);
+    ck_assert_int_eq(m.nnz, 4);
+    mm_csr_free(&m);
+    read_ok(HDR_GEN "2 2 3\n1 1 2\n2 2 2\n1 2 0\n", f, &m);
+    mm_csr_free(&m);
+    read_ok(HDR_SYM "2 2 3\n1 1 2\n2 2 2\n2 1 -1\n", f, &m);
+    ck_assert_int_eq(m.nnz, 4);
+    mm_csr_free(&m);
+}
+END_TEST
+
 START_TEST(test_index_out_of_range_is_einval_naming_the_line)
 {
     expect_error(HDR_GEN "2 2 2\n1 1 1\n3 1 1\n", 0, MM_EINVAL, 4, "row index 3 out of range");
@@ -499,6 +525,7 @@ static Suite *mmio_suite(void)
     tcase_add_test(tc, test_unsupported_kinds_are_einval);
     tcase_add_test(tc, test_bad_size_line_is_einval_naming_its_line);
     tcase_add_test(tc, test_nonsquare_is_einval);
+    tcase_add_test(tc, test_nonsymmetric_general_is_einval_with_the_flag);
     tcase_add_test(tc, test_index_out_of_range_is_einval_naming_the_line);
     tcase_add_test(tc, test_too_few_entries_is_einval);
     tcase_add_test(tc, test_too_many_entries_is_einval);

@@ -332,7 +332,7 @@ static int run_single(const cli *c, px_space *s, FILE *info)
     if (c->matrix) {
         mm_csr m;
         char err[512];
-        rc = mm_read_csr(c->matrix, MM_REQUIRE_SQUARE, &m, err, sizeof err);
+        rc = mm_read_csr(c->matrix, MM_REQUIRE_SQUARE | MM_REQUIRE_SYMMETRIC, &m, err, sizeof err);
         if (rc != MM_OK) {
             fprintf(stderr, "parex-cg: %s\n", err);
             return EXIT_FAILURE;
@@ -407,7 +407,7 @@ static int build_part(const cli *c, int rank, cgp_part *part, char *name, size_t
     int rc;
     if (c->matrix) {
         mm_csr m;
-        rc = mm_read_csr(c->matrix, MM_REQUIRE_SQUARE, &m, err, sizeof err);
+        rc = mm_read_csr(c->matrix, MM_REQUIRE_SQUARE | MM_REQUIRE_SYMMETRIC, &m, err, sizeof err);
         int speak, nranks;
         MPI_Comm_size(MPI_COMM_WORLD, &nranks);
         const int nfail = failed_ranks(rc != MM_OK, rank, nranks, &speak);

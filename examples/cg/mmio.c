@@ -350,6 +350,46 @@ static int grow(reader *rd, int64_t *cap, int64_t nz, int32_t **ti, int32_t **tj
     return MM_OK;
 }
 
+/* Where column @c lies in row @r of @a (columns ascending), or -1. */
+static int64_t find_in_row(const mm_csr *a, int64_t r, int32_t c)
+{
+    int64_t lo = a->row_ptr[r], hi = a->row_ptr[r + 1];
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (a->col[mid] < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < a->row_ptr[r + 1] && a->col[lo] == c ? lo : -1;
+}
+
+/* MM_REQUIRE_SYMMETRIC: every entry (i, j) has a mirror (j, i) of the same value, a stored
+ * zero standing for a missing one. Each entry looks up its mirror in the mirror's row. The
+ * message names the file, not a line (entries are merged and sorted by now). */
+static int check_symmetric(reader *rd, const mm_csr *a)
+{
+    rd->line = 0;
+    if (a->n_rows != a->n_cols)
+        return fail(rd, MM_EINVAL, "not symmetric: %lld x %lld is not square", (long long)a->n_rows,
+                    (long long)a->n_cols);
+    for (int64_t i = 0; i < a->n_rows; ++i)
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+            int32_t j = a->col[k];
+            if (j == i)
+                continue;
+            int64_t t = find_in_row(a, j, (int32_t)i);
+            double mirror = t < 0 ? 0.0 : a->val[t];
+            if (mirror != a->val[k])
+                return fail(rd, MM_EINVAL,
+                            "not symmetric: A(%lld, %lld) = %.17g but A(%lld, %lld) = %.17g "
+                            "(a symmetric positive definite matrix is needed)",
+                            (long long)i + 1, (long long)j + 1, a->val[k], (long long)j + 1,
+                            (long long)i + 1, mirror);
+        }
+    return MM_OK;
+}
+
 static void zero_csr(mm_csr *m)
 {
     memset(m, 0, sizeof *m);
@@ -369,7 +409,7 @@ int mm_read_csr(const char *path, unsigned flags, mm_csr *out, char *err, size_t
 {
     if (err && err_bytes > 0)
         err[0] = '\0';
-    if (!out || !path || (flags & ~MM_REQUIRE_SQUARE) != 0) {
+    if (!out || !path || (flags & ~(MM_REQUIRE_SQUARE | MM_REQUIRE_SYMMETRIC)) != 0) {
         if (err && err_bytes > 0)
             snprintf(err, err_bytes,
                      "mm_read_csr: invalid argument (path %s, out %p, "
@@ -500,6 +540,8 @@ int mm_read_csr(const char *path, unsigned flags, mm_csr *out, char *err, size_t
     out->symmetric = symmetric;
     out->pattern = field == FIELD_PATTERN;
     status = build_csr(rd, m, n, nz, ti, tj, tx, symmetric, out);
+    if (status == MM_OK && (flags & MM_REQUIRE_SYMMETRIC) && !symmetric)
+        status = check_symmetric(rd, out);
 done:
     free(ti);
     free(tj);

@@ -28,7 +28,8 @@
  * Errors: every malformed input gives a message "FILE:LINE: what is wrong" in the caller's
  * buffer and a status, never a crash: a bad banner, unsupported kinds, a bad size line, an
  * index out of range, a missing or unparsable value, NaN or Inf, trailing text on a line, too
- * few or too many entries, a non-square matrix when MM_REQUIRE_SQUARE is given, a line longer
+ * few or too many entries, a non-square matrix when MM_REQUIRE_SQUARE is given, a matrix that
+ * is not symmetric when MM_REQUIRE_SYMMETRIC is given ("FILE: ..."), a line longer
  * than MM_MAX_LINE bytes, a NUL byte (its column is named). Only stdio is used (getc_unlocked
  * + strtoll/strtod per line).
  */
@@ -43,6 +44,13 @@
 
 /** Flag for mm_read_csr: reject matrices with rows != columns (CG needs a square matrix). */
 #define MM_REQUIRE_SQUARE 1u
+
+/** Flag for mm_read_csr: reject a matrix that is not symmetric, A(i,j) != A(j,i) for some
+ * stored entry, values compared exactly (CG and Cholesky need a symmetric matrix; a "general"
+ * file of one lists both triangles with the same values). Checked after the file is read
+ * (symmetric files are symmetric by construction): O(nnz log(row length)). The message names
+ * the first entry without its mirror. */
+#define MM_REQUIRE_SYMMETRIC 2u
 
 /** Status codes (the values match parex's PX_OK / PX_EINVAL / PX_ENOMEM / PX_EIO). */
 #define MM_OK     0   /**< Success. */
@@ -68,15 +76,14 @@ typedef struct mm_csr {
  * Read a Matrix Market coordinate file into @p out.
  *
  * @param path       file to read.
- * @param flags      0 or MM_REQUIRE_SQUARE.
+ * @param flags      0, or MM_REQUIRE_SQUARE and/or MM_REQUIRE_SYMMETRIC.
  * @param out        receives the matrix (zeroed first; free with mm_csr_free). On failure it
  *                   holds nothing that needs freeing.
  * @param err        buffer for a one-line message "FILE:LINE: ..." on failure (may be NULL).
  * @param err_bytes  size of @p err.
- * @return MM_OK; MM_EINVAL for malformed or unsupported content (or NULL path/out, unknown
- *         flags); MM_EIO when the file cannot be opened or a read fails; MM_ENOMEM when memory
- *         runs out.
- * Thread-safe (no global state).
+ * @return MM_OK; MM_EINVAL for malformed or unsupported content, or a matrix the flags
+ *         refuse (or NULL path/out, unknown flags); MM_EIO when the file cannot be opened or a read
+ * fails; MM_ENOMEM when memory runs out. Thread-safe (no global state).
  */
 int mm_read_csr(const char *path, unsigned flags, mm_csr *out, char *err, size_t err_bytes);
 

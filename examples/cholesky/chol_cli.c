@@ -206,7 +206,7 @@ int chol_load_matrix_market(const char *path, int64_t tile, chol_matrix *m, FILE
 {
     mm_csr a;
     char msg[MM_MAX_LINE + 256];
-    int rc = mm_read_csr(path, MM_REQUIRE_SQUARE, &a, msg, sizeof msg);
+    int rc = mm_read_csr(path, MM_REQUIRE_SQUARE | MM_REQUIRE_SYMMETRIC, &a, msg, sizeof msg);
     if (rc != MM_OK) {
         fprintf(err, "parex-cholesky: %s\n", msg);
         return rc;
