@@ -376,7 +376,7 @@ int main(int argc, char **argv)
         if (json)
             printf("{\"n\": %lld, \"steps\": %ld, \"ranks\": %d, \"space\": \"%s\", "
                    "\"threads\": %d, \"halo\": \"%s\", \"seconds\": %.6f, "
-                   "\"comm_seconds\": %.6f, \"max_abs_err\": %.6e, \"last_change\": %.6e}\n",
+                   "\"comm_seconds\": %.6f, \"max_abs_err\": %.17e, \"last_change\": %.17e}\n",
                    (long long)n, steps, nranks, px_space_name(s), px_space_concurrency(s),
                    halo_mode, seconds, comm, gerr, change);
         else
