@@ -438,22 +438,14 @@ static const known_matrix known[] = {
     {"bcsstk13.mtx", 2003, 42943, 83883}, {"bcsstk16.mtx", 4884, 147631, 290378},
 };
 
-/* Binary search for column c in row r; the value or NAN. */
+/* Entry (r, c) of @m into @v: 1 when it is stored, else 0. */
 static int find(const mm_csr *m, int64_t r, int32_t c, double *v)
 {
-    int64_t lo = m->row_ptr[r], hi = m->row_ptr[r + 1];
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (m->col[mid] < c)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < m->row_ptr[r + 1] && m->col[lo] == c) {
-        *v = m->val[lo];
-        return 1;
-    }
-    return 0;
+    int64_t k = mm_csr_find(m, r, c);
+    if (k < 0)
+        return 0;
+    *v = m->val[k];
+    return 1;
 }
 
 START_TEST(test_suitesparse_matrices_read_as_full_symmetric_csr)

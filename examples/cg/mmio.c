@@ -350,8 +350,7 @@ static int grow(reader *rd, int64_t *cap, int64_t nz, int32_t **ti, int32_t **tj
     return MM_OK;
 }
 
-/* Where column @c lies in row @r of @a (columns ascending), or -1. */
-static int64_t find_in_row(const mm_csr *a, int64_t r, int32_t c)
+int64_t mm_csr_find(const mm_csr *a, int64_t r, int32_t c)
 {
     int64_t lo = a->row_ptr[r], hi = a->row_ptr[r + 1];
     while (lo < hi) {
@@ -378,7 +377,7 @@ static int check_symmetric(reader *rd, const mm_csr *a)
             int32_t j = a->col[k];
             if (j == i)
                 continue;
-            int64_t t = find_in_row(a, j, (int32_t)i);
+            int64_t t = mm_csr_find(a, j, (int32_t)i);
             double mirror = t < 0 ? 0.0 : a->val[t];
             if (mirror != a->val[k])
                 return fail(rd, MM_EINVAL,

@@ -87,6 +87,14 @@ typedef struct mm_csr {
  */
 int mm_read_csr(const char *path, unsigned flags, mm_csr *out, char *err, size_t err_bytes);
 
+/**
+ * Where entry (@p row, @p col) of @p m is stored: its index into m->col and m->val, or -1 when
+ * the entry is not stored (binary search: columns are ascending within a row).
+ * @param row  0-based, in [0, n_rows); @param col  0-based column.
+ * Thread-safe (reads @p m only).
+ */
+int64_t mm_csr_find(const mm_csr *m, int64_t row, int32_t col);
+
 /** Free the arrays of @p m and zero it. NULL and an already freed matrix are fine. */
 void mm_csr_free(mm_csr *m);
 
