@@ -541,12 +541,14 @@ static size_t read_op_spans(const char *path, op_span *spans, size_t cap)
     return n;
 }
 
-/* Overlap on one thread a rank: the worker that packs the halo posts the sends before it
- * starts the interior rows (dcg.c: the interior SpMV also reads the send buffer's Var, so it is
- * granted after the sends), so the messages travel while the interior rows are computed.
- * Before, the interior SpMV was queued at the launch and ran first: the messages left only
- * after it. Checked on each rank's PX_PROFILE trace (2 ranks, PX_NUM_THREADS=1): after every
- * dcg_pack, the first of mpi_isend and dcg_spmv_interior to start is mpi_isend. */
+/* Overlap on one thread a rank: the thread that packs the halo posts the sends before it
+ * starts the interior rows (the engine runs an MPI op, PX_FN_ASYNC, at once on the thread whose
+ * finished op made it ready, ahead of the ready ops queued in the lane: engine.h), so the
+ * messages travel while the interior rows are computed. Before session 12 the interior SpMV,
+ * queued beside the pack, ran first and the messages left only after it; session 12 ordered
+ * it behind the sends in dcg.c, session 14 in the engine for every user. Checked on each rank's
+ * PX_PROFILE trace (2 ranks, PX_NUM_THREADS=1): after every dcg_pack, the first of mpi_isend and
+ * dcg_spmv_interior to start is mpi_isend. */
 START_TEST(test_dcg_one_thread_posts_the_sends_before_the_interior_rows)
 {
     if (nranks() != 2 || px_test_env_int("PX_NUM_THREADS", 1) != 1) {

@@ -563,6 +563,80 @@ START_TEST(test_throttled_ops_run_on_the_pusher_in_var_order)
 }
 END_TEST
 
+/* Where a PX_FN_ASYNC op runs when a finishing CPU op makes it ready: at once, on the thread
+ * that finished it, before the ready ops queued in the lane (engine.h). One worker, held by a
+ * gate; queued behind the gate: A (writes x) and C (independent). Not ready: S (a sync op
+ * reading x, which takes the worker's continuation slot when A finishes) and B (an async op
+ * reading x). Before, B went to the lane behind C, so a one-thread MPI rank posted its halo
+ * sends after the interior rows queued beside them (bench/RESULTS.md, "Session 14"). */
+enum { ORD_A, ORD_C, ORD_S, ORD_B, ORD_N };
+static atomic_int ord_next;
+static int ord_seq[ORD_N], ord_worker[ORD_N];
+
+static int ord_fn(const px_run_context *rc, void *arg)
+{
+    const int k = (int)(intptr_t)arg;
+    ord_worker[k] = rc->worker;
+    ord_seq[k] = atomic_fetch_add(&ord_next, 1);
+    return PX_OK;
+}
+
+static void ord_async_fn(const px_run_context *rc, px_on_complete *done, void *arg)
+{
+    px_on_complete_call(done, ord_fn(rc, arg));
+}
+
+START_TEST(test_async_op_made_ready_by_a_cpu_op_runs_before_queued_ops)
+{
+    if (kind_under_test() == PX_ENGINE_NAIVE)
+        return;                            /* everything runs at push, in push order */
+    setenv("PX_ENGINE_INLINE_NS", "0", 1); /* A and C stay queued, not run at push */
+    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
+    unsetenv("PX_ENGINE_INLINE_NS");
+    px_engine *e = px_engine_create(kind_under_test(), 1);
+    ck_assert_ptr_nonnull(e);
+    px_var *g = px_var_new(e), *x = px_var_new(e), *y = px_var_new(e), *z = px_var_new(e);
+    atomic_store(&ord_next, 0);
+    for (int k = 0; k < ORD_N; ++k)
+        ord_seq[k] = -1;
+    gate_close(e, g);
+    ck_assert_int_eq(px_engine_push_sync(e, ord_fn, (void *)(intptr_t)ORD_A, CPU, NULL, 0, &x, 1,
+                                         PX_FN_NORMAL, 0, "A"),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_push_sync(e, ord_fn, (void *)(intptr_t)ORD_C, CPU, NULL, 0, &y, 1,
+                                         PX_FN_NORMAL, 0, "C"),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_push_sync(e, ord_fn, (void *)(intptr_t)ORD_S, CPU, &x, 1, &z, 1,
+                                         PX_FN_NORMAL, 0, "S"),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_push_async(e, ord_async_fn, (void *)(intptr_t)ORD_B, CPU, &x, 1,
+                                          NULL, 0, PX_FN_ASYNC, 0, "B"),
+                     PX_OK);
+    ck_assert_int_eq(ord_seq[ORD_B], -1); /* not ready at push: A has not run */
+    /* The worker runs everything: no waiter helps until all four have run. */
+    gate_open_now();
+    for (int waited = 0; atomic_load(&ord_next) < ORD_N && waited < 10000; ++waited)
+        sleep_ms(1);
+    ck_assert_int_eq(atomic_load(&ord_next), ORD_N);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(ord_seq[ORD_A], 0);
+    ck_assert_msg(ord_seq[ORD_B] == 1,
+                  "the async op ran %d-th (A %d, S %d, C %d): not at once after A finished",
+                  ord_seq[ORD_B], ord_seq[ORD_A], ord_seq[ORD_S], ord_seq[ORD_C]);
+    ck_assert_int_lt(ord_seq[ORD_S], ord_seq[ORD_C]); /* the continuation slot still runs next */
+    /* A, S and C on the one worker; B on the same thread, as an inline run (worker -1). */
+    ck_assert_int_ge(ord_worker[ORD_A], 0);
+    ck_assert_int_eq(ord_worker[ORD_S], ord_worker[ORD_A]);
+    ck_assert_int_eq(ord_worker[ORD_C], ord_worker[ORD_A]);
+    ck_assert_int_eq(ord_worker[ORD_B], -1);
+    px_var *all[4] = {g, x, y, z};
+    for (int i = 0; i < 4; ++i)
+        ck_assert_int_eq(px_var_delete(e, all[i]), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+}
+END_TEST
+
 static Suite *engine_lanes_suite(void)
 {
     Suite *s = suite_create("engine_lanes");
@@ -585,6 +659,7 @@ static Suite *engine_lanes_suite(void)
     tcase_add_test(life, test_alternating_functions_are_each_sampled);
     tcase_add_test(life, test_inline_ns_rejects_malformed_values);
     tcase_add_test(life, test_throttled_ops_run_on_the_pusher_in_var_order);
+    tcase_add_test(life, test_async_op_made_ready_by_a_cpu_op_runs_before_queued_ops);
     suite_add_tcase(s, life);
     return s;
 }

@@ -503,6 +503,10 @@ extern const pxi_lane_ops pxi_engine_lane_ops;
 int pxi_engine_in_op(void);
 /* Nonzero on an engine worker thread. */
 int pxi_engine_on_worker(void);
+/* Mark the calling thread as one that runs CPU ops (@on 1: a waiter while it helps, calls.c)
+ * or not (0); returns the previous mark, to restore. A PX_FN_ASYNC op that a finish on a
+ * marked thread makes ready runs there at once (push.c, pxi_engine_dispatch). */
+int pxi_engine_cpu_runner(int on);
 /* A layer above push that counts work per thread in batches (graph launches) sets this on a
  * worker thread; the worker calls it when it runs out of work, before it sleeps. It returns
  * nonzero when it counted something down (which may have made ops ready). */

@@ -188,16 +188,14 @@ static int push_spmv(dcg *d, int which)
     sa.p = which ? d->x : d->p;
     sa.ap = d->ap;
     px_var *w[2] = {d->v_ap, d->v_loc};
-    /* On host spaces the interior rows also read the send buffer's Var, so they become ready
-     * with the sends, after them in its queue: a worker that finishes the pack posts the
-     * sends (and, after the post clock, the receives) before it starts the interior rows,
-     * instead of finding the interior rows queued first (ready since the launch) and posting
-     * the messages after them, which left nothing in flight to overlap on one thread a rank. */
-    px_var *ri[2] = {d->v_vec[which], d->v_send};
-    const size_t n_ri = d->on_host && P->n_neighbors > 0 ? 2 : 1;
+    /* The interior rows need only the vector: they are queued beside the post clock and the
+     * pack, after them. The thread that finishes the post clock or the pack posts the receives
+     * or sends those make ready before it takes the interior rows (an MPI op is PX_FN_ASYNC,
+     * and the engine runs such an op at once on the thread that makes it ready: engine.h), so
+     * the messages travel while the interior rows are computed, also on one thread a rank. */
     DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_spmv_interior",
                                               px_range(0, P->n_interior), kern, &sa, sizeof sa, red,
-                                              dot_slot(d, &d->loc[0]), ri, n_ri, w, 2));
+                                              dot_slot(d, &d->loc[0]), &d->v_vec[which], 1, w, 2));
     px_var *const *hv;
     const size_t nh = halo_ready(d, &hv);
     if (P->n_neighbors > 0) {

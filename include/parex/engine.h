@@ -25,8 +25,14 @@
  *                         copy worker (one IO thread), each owning a stream of the cuda space
  *                         (ThreadedEnginePerDevice). The default kind.
  *
- * Where an op runs: PX_FN_ASYNC ops that are ready at push run on the pusher; the others go
- * to the lane their context and property pick. A worker that makes a CPU op ready keeps it and
+ * Where an op runs: PX_FN_ASYNC ops that are ready at push run on the pusher, and a CPU one
+ * that a finishing op makes ready on an engine's CPU or IO worker, or on a waiter while it
+ * runs ops (below), runs at once on that thread, ahead of the ready ops queued in the lanes:
+ * such an op starts something that goes on without the thread (an MPI message, a graph
+ * launch), so it should start as soon as its inputs allow (StarPU-MPI posts a message as soon
+ * as its data is ready). Elsewhere (the MPI progress thread, device lanes and their stream
+ * callbacks, user threads) it is queued in its lane. The others go to the lane their context
+ * and property pick. A worker that makes a CPU op ready keeps it and
  * runs it next itself, so a chain of dependent ops stays on one core. When a CPU queue holds
  * more than 2 ready ops per worker, a pusher runs the ready op it pushes itself (libgomp's
  * undeferred tasks past a queue bound), unless PX_ENGINE_MAX_PENDING is at most 64 per worker.
@@ -100,8 +106,8 @@
  *
  * Backpressure: at most PX_ENGINE_MAX_PENDING ops (default 65,536) are in flight per engine;
  * a push beyond that blocks until three quarters of the limit remain (pushes from inside ops
- * never block). Posted MPI messages (parex/mpi.h) are not counted: they wait for their peers. An op its pusher runs at push is finished when the push returns and never
- * counts as in flight.
+ * never block). Posted MPI messages (parex/mpi.h) are not counted: they wait for their peers. An op
+ * its pusher runs at push is finished when the push returns and never counts as in flight.
  *
  * Steady state: op blocks and kernel-op payloads come from per-engine pools, so pushing a
  * steady stream of ops with at most 256 Vars each does no malloc.
@@ -135,7 +141,10 @@ typedef enum {
     PX_FN_COPY_FROM_DEVICE, /**< A copy out of the device: copy lane (IO worker). */
     PX_FN_CPU_PRIORITIZED,  /**< CPU op on the priority queue: higher priority first,
                                  equal priorities in push order (per_device). */
-    PX_FN_ASYNC             /**< Cheap op: runs on the pusher when ready at push. */
+    PX_FN_ASYNC             /**< Cheap op that starts something and returns: runs on the
+                                 pusher when ready at push, on the CPU worker or helping
+                                 waiter whose finishing op made it ready (see "Where an op
+                                 runs"), else on a worker. */
 } px_fn_property;
 /** Device type of a context. */
 typedef enum { PX_DEV_CPU, PX_DEV_CUDA } px_device_type;
