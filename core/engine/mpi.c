@@ -3,8 +3,8 @@
  * allreduce with their argument checks, the post of a message and its completion.
  *
  * An MPI op is an asynchronous engine op (PXI_OP_ASYNC, PX_FN_ASYNC: it runs on its pusher
- * when it is ready at push, on the thread whose CPU op made it ready, else on a CPU worker;
- * engine.h, "Where an op runs"). Its function, post_msg, posts the
+ * when it is ready at push, on the CPU worker or helping waiter whose finishing op made it
+ * ready, else on a CPU worker; engine.h, "Where an op runs"). Its function, post_msg, posts the
  * nonblocking call on that thread and hands the message to the progress layer below
  * (pxi_mpi_hand_off, core/engine/mpi_progress.c), which tests the request and, once it is
  * done, calls the message's m->complete (complete_msg here): trace span, tools section, then

@@ -467,7 +467,9 @@ static PXI_ENGINE_INLINE int throttle_now(const pxi_lane *lane)
 
 /* Whether ready PX_FN_ASYNC op @o runs on this thread now instead of in a lane: when its
  * pusher made it ready (at push), or when a thread that runs CPU ops (tl_cpu_runner) made it
- * ready by finishing an op. An ASYNC op is cheap by contract (engine.h): it starts something
+ * ready by finishing an op, outside any op's function (an op that completes another
+ * from inside its function leaves the ASYNC ops that makes ready to the lane, as it leaves the
+ * continuation slot alone). An ASYNC op is cheap by contract (engine.h): it starts something
  * that goes on without the thread (an MPI message, a graph launch) and returns. Queued behind
  * the lane's ready ops instead, it would start only after them: a one-thread MPI rank's halo
  * sends, ready when the pack finished, went out after the interior rows they should overlap
@@ -476,7 +478,8 @@ static PXI_ENGINE_INLINE int throttle_now(const pxi_lane *lane)
  * too: they keep the lane. */
 static PXI_ENGINE_INLINE int async_runs_here(const pxi_opr *o, int from_push)
 {
-    return o->prop == PX_FN_ASYNC && (from_push || (tl_cpu_runner && o->ctx.type == PX_DEV_CPU));
+    return o->prop == PX_FN_ASYNC &&
+           (from_push || (tl_cpu_runner && tl_in_op == 0 && o->ctx.type == PX_DEV_CPU));
 }
 
 void pxi_engine_dispatch(pxi_opr *o, int from_push)
