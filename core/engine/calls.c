@@ -154,7 +154,8 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
         held = pxi_lane_help_hold(e);
         pxi_mpi_hold(1);
     }
-    const int was_runner = pxi_engine_cpu_runner(1);
+    const int was_runner = pxi_engine_tl_cpu_runner;
+    pxi_engine_tl_cpu_runner = 1;
     int64_t last_ns = pxi_os_now_ns(), step_ns = PXI_POLL_SLEEP_MIN_NS;
     unsigned idle = 0;
     while (!done(arg)) {
@@ -206,7 +207,7 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
             pxi_wait_backoff(idle);
         ++idle;
     }
-    pxi_engine_cpu_runner(was_runner);
+    pxi_engine_tl_cpu_runner = was_runner;
     if (hold) {
         pxi_mpi_hold(-1);
         pxi_lane_help_release(e, held);

@@ -265,6 +265,7 @@ typedef struct pxi_lane_ops {
     int (*idle)(void);
 } pxi_lane_ops;
 
+/* The host lanes first: push.c's worker_enter tests kind <= PXI_LANE_IO. */
 typedef enum {
     PXI_LANE_CPU = 0, /* FIFO, several workers */
     PXI_LANE_PRIO,    /* priority heap, its own workers */
@@ -503,10 +504,11 @@ extern const pxi_lane_ops pxi_engine_lane_ops;
 int pxi_engine_in_op(void);
 /* Nonzero on an engine worker thread. */
 int pxi_engine_on_worker(void);
-/* Mark the calling thread as one that runs CPU ops (@on 1: a waiter while it helps, calls.c)
- * or not (0); returns the previous mark, to restore. A PX_FN_ASYNC op that a finish on a
- * marked thread makes ready runs there at once (push.c, pxi_engine_dispatch). */
-int pxi_engine_cpu_runner(int on);
+/* Nonzero on a thread that runs CPU ops: a worker of a CPU, priority or IO lane (set when it
+ * starts) or a waiter while it helps (calls.c sets and restores it). A PX_FN_ASYNC op that a
+ * finish on such a thread makes ready runs there at once (push.c, pxi_engine_dispatch). Set
+ * once per thread, so the ops pay nothing for it. */
+extern PXI_ENGINE_TLS int pxi_engine_tl_cpu_runner;
 /* A layer above push that counts work per thread in batches (graph launches) sets this on a
  * worker thread; the worker calls it when it runs out of work, before it sleeps. It returns
  * nonzero when it counted something down (which may have made ops ready). */

@@ -6,11 +6,10 @@
  *             per Var (a grant decrements the op's wait counter) -> unlock -> drop the
  *             pusher's +1 (an op of one Var has none: unlocked, it is no longer the pusher's).
  *   dispatch: whoever takes the counter to zero hands the op to a lane (or runs it inline:
- *             naive engine, internal ops, PX_FN_ASYNC ops ready at push or made ready on
- *             a thread that runs CPU ops, the work-first throttle). An op measured
- *             cheaper than a hand-off that is ready at push runs on the pusher without an
- *             in-flight slot (work-first inlining, cost.c), from a block on the pusher's
- *             stack when it has few Vars (stack_opr).
+ *             naive engine, internal ops, PX_FN_ASYNC ops ready at push or on a CPU op's
+ *             thread, the work-first throttle). An op measured cheaper than a hand-off that
+ *             is ready at push runs on the pusher without an in-flight slot (work-first
+ *             inlining, cost.c), from a block on the pusher's stack when it has few Vars.
  *   finish:   mark write Vars failed on error (failure.c) -> release each Var (var_queue.c),
  *             which returns the ops it made ready -> return the block to its pool -> dispatch
  *             the ready ops, outside every Var lock, one after the other. A CPU worker's
@@ -73,26 +72,14 @@ static PXI_ENGINE_TLS pxi_opr *tl_deferred;
  * worker, runs inside its pusher's call (Kokkos Tools regions, see run_op; an op the pusher
  * runs at push says so itself). */
 static PXI_ENGINE_TLS int tl_pushing;
-/* Nonzero on a thread that runs CPU ops for an engine: a worker of a CPU, priority or IO lane
- * (worker_enter), or a waiter while it helps (pxi_engine_cpu_runner). A PX_FN_ASYNC op that an
- * op's finish on such a thread makes ready runs there at once (pxi_engine_dispatch). A flag of
- * the thread, not of each finish: set once, it costs the ops nothing. */
-static PXI_ENGINE_TLS int tl_cpu_runner;
+PXI_ENGINE_TLS int pxi_engine_tl_cpu_runner; /* engine_impl.h */
 PXI_ENGINE_TLS int (*pxi_engine_tl_idle_hook)(void);
 PXI_ENGINE_TLS pxi_recorder *pxi_engine_tl_recorder;
 
 static void worker_enter(pxi_worker *w)
 {
     tl_worker = w;
-    tl_cpu_runner = w->lane->kind == PXI_LANE_CPU || w->lane->kind == PXI_LANE_PRIO ||
-                    w->lane->kind == PXI_LANE_IO;
-}
-
-int pxi_engine_cpu_runner(int on)
-{
-    int was = tl_cpu_runner;
-    tl_cpu_runner = on;
-    return was;
+    pxi_engine_tl_cpu_runner = w->lane->kind <= PXI_LANE_IO; /* CPU, priority or IO lane */
 }
 
 int pxi_engine_on_worker(void)
@@ -465,28 +452,18 @@ static PXI_ENGINE_INLINE int throttle_now(const pxi_lane *lane)
     return atomic_load_explicit(&lane->n_queued, memory_order_relaxed) > lane->throttle_at;
 }
 
-/* Whether ready PX_FN_ASYNC op @o runs on this thread now instead of in a lane: when its
- * pusher made it ready (at push), or when a thread that runs CPU ops (tl_cpu_runner) made it
- * ready by finishing an op, outside any op's function (an op that completes another
- * from inside its function leaves the ASYNC ops that makes ready to the lane, as it leaves the
- * continuation slot alone). An ASYNC op is cheap by contract (engine.h): it starts something
- * that goes on without the thread (an MPI message, a graph launch) and returns. Queued behind
- * the lane's ready ops instead, it would start only after them: a one-thread MPI rank's halo
- * sends, ready when the pack finished, went out after the interior rows they should overlap
- * (bench/RESULTS.md, "Session 12" and "Session 14"). Not on the MPI progress thread, a device
- * lane's worker or a device stream's callback, whose completions may make ASYNC ops ready
- * too: they keep the lane. */
-static PXI_ENGINE_INLINE int async_runs_here(const pxi_opr *o, int from_push)
-{
-    return o->prop == PX_FN_ASYNC &&
-           (from_push || (tl_cpu_runner && tl_in_op == 0 && o->ctx.type == PX_DEV_CPU));
-}
-
 void pxi_engine_dispatch(pxi_opr *o, int from_push)
 {
     pxi_engine *e = o->e;
+    /* A PX_FN_ASYNC op (cheap by contract, engine.h: an MPI post, a graph launch) made ready at
+     * push, or by a finish outside any op on a thread that runs CPU ops, runs here: in the lane
+     * it would wait behind the queued ops (a one-thread rank's halo sends went out after the
+     * interior rows: bench/RESULTS.md, "Session 12", "Session 14"). */
+    const int async_here =
+        o->prop == PX_FN_ASYNC &&
+        (from_push || (pxi_engine_tl_cpu_runner && tl_in_op == 0 && o->ctx.type == PX_DEV_CPU));
     if (o->kind == PXI_OP_WAIT || o->kind == PXI_OP_DELETE || e->kind == PX_ENGINE_NAIVE ||
-        async_runs_here(o, from_push)) {
+        async_here) {
         run_inline(o);
         return;
     }
