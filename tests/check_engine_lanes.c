@@ -589,12 +589,8 @@ static void ord_async_fn(const px_run_context *rc, px_on_complete *done, void *a
 START_TEST(test_async_op_made_ready_by_a_cpu_op_runs_before_queued_ops)
 {
     if (kind_under_test() == PX_ENGINE_NAIVE)
-        return;                            /* everything runs at push, in push order */
-    setenv("PX_ENGINE_INLINE_NS", "0", 1); /* A and C stay queued, not run at push */
-    ck_assert_int_eq(px_initialize(NULL, NULL), PX_OK);
-    unsetenv("PX_ENGINE_INLINE_NS");
-    px_engine *e = px_engine_create(kind_under_test(), 1);
-    ck_assert_ptr_nonnull(e);
+        return;                     /* everything runs at push, in push order */
+    px_engine *e = inl_engine("0"); /* one worker; A and C stay queued, not run at push */
     px_var *g = px_var_new(e), *x = px_var_new(e), *y = px_var_new(e), *z = px_var_new(e);
     atomic_store(&ord_next, 0);
     for (int k = 0; k < ORD_N; ++k)
