@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "core/instance.h"
 #include "core/launch.h"
+#include "core/piece_hook.h"
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "core/team.h"
@@ -17,6 +18,8 @@
 #include "parex/mdrange.h"
 #include "policy/mdrange.h"
 #include "policy/range.h"
+
+_Thread_local void (*pxi_tl_piece_hook)(void);
 
 #if defined(__GNUC__)
 #define LAUNCH_NOINLINE __attribute__((noinline))

@@ -9,7 +9,8 @@
  * Modes: no argument runs the suite; `--level` checks that pushes fail with PX_EMPI before
  * MPI is initialized, when it was initialized below MPI_THREAD_MULTIPLE and after
  * MPI_Finalize; `--finalize` runs px_finalize with messages outstanding, then cycles of
- * px_initialize / px_finalize.
+ * px_initialize / px_finalize; `--pieces` (2 ranks, each bound to one core) checks that a
+ * rank running a long kernel op progresses its messages between the kernel's pieces.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_EQUAL (the progress thread's mask) */
 #include <dlfcn.h>
@@ -656,6 +657,88 @@ static int run_finalize_mode(int argc, char **argv)
     return total ? 1 : 0;
 }
 
+/* ---- progress between the pieces of a long kernel (mode --pieces) -----------------------------
+ */
+
+#define PIECE_BYTES (4 << 20) /* past every eager limit: the receiver must act to pull it */
+#define PIECES      200
+#define PIECE_US    1500 /* a 300 ms kernel */
+
+/* Busy for PIECE_US a piece, without a system call (a sleep would let other threads run). */
+static void busy_pieces(int64_t b, int64_t e, void *ctx)
+{
+    (void)ctx;
+    const double until = now_s() + 1e-6 * PIECE_US * (double)(e - b);
+    while (now_s() < until) {
+    }
+}
+
+/* Rank 0 posts a receive of PIECE_BYTES, then runs a 300 ms kernel op of PIECES one-index
+ * chunks on @space; rank 1 sends the message with a blocking MPI_Send once the kernel runs. On
+ * a rank with one processor nothing else of rank 0 can drive MPI during the kernel, and the
+ * message moves only when rank 0 calls MPI: without tests between the pieces, rank 1's send
+ * would last the whole kernel. The check asks for less than half of it. */
+static void pieces_on(px_engine *e, const char *space, int tag)
+{
+    char *buf = malloc(PIECE_BYTES);
+    CHECK(buf != NULL);
+    double t_kernel = 0.0, t_send = 0.0;
+    if (buf) {
+        memset(buf, rank == 0 ? 0 : 7, PIECE_BYTES);
+        if (rank == 0) {
+            px_var *v = px_var_new(e), *w = px_var_new(e);
+            CHECK_RC(
+                px_engine_push_mpi_irecv(e, buf, PIECE_BYTES, MPI_BYTE, 1, tag, MPI_COMM_WORLD, v),
+                PX_OK);
+            MPI_Barrier(MPI_COMM_WORLD); /* the receive is posted (an MPI op posts at push) */
+            double t0 = now_s();
+            CHECK_RC(
+                px_engine_push_parallel_for_fn(e, px_space_by_name(space), "busy_pieces",
+                                               px_range_chunked(0, PIECES, 1, PX_SCHEDULE_STATIC),
+                                               busy_pieces, NULL, NULL, 0, &w, 1),
+                PX_OK);
+            CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+            t_kernel = now_s() - t0;
+            CHECK(buf[0] == 7 && buf[PIECE_BYTES - 1] == 7);
+            px_var_delete(e, v);
+            px_var_delete(e, w);
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+            sleep_ms(20); /* rank 0's kernel runs */
+            double t0 = now_s();
+            MPI_Send(buf, PIECE_BYTES, MPI_BYTE, 0, tag, MPI_COMM_WORLD);
+            t_send = now_s() - t0;
+        }
+    }
+    double t[2] = {t_kernel, t_send}, all[2];
+    MPI_Allreduce(t, all, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("check_mpi --pieces: %s: kernel %.3f s, the peer's send %.3f s\n", space, all[0],
+               all[1]);
+    CHECK(all[0] > 0.25);
+    CHECK(all[1] < 0.5 * all[0]);
+    free(buf);
+}
+
+static int run_pieces_mode(int argc, char **argv)
+{
+    px_engine *e = mpi_check_start(&argc, &argv);
+    cpu_set_t mask;
+    CHECK(sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) == 1);
+    CHECK(nranks == 2);
+    if (nranks == 2) {
+        pieces_on(e, "threads", 21);
+        pieces_on(e, "serial", 22);
+    }
+    CHECK_RC(px_finalize(), PX_OK);
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_RC(px_mpi_finalize(), PX_OK);
+    if (rank == 0)
+        printf("check_mpi --pieces: %d rank(s), %d failed check(s)\n", nranks, total);
+    return total ? 1 : 0;
+}
+
 /* ---- the progress thread's placement ----------------------------------------------------------
  */
 
@@ -701,6 +784,8 @@ int main(int argc, char **argv)
         return run_level_mode(argc, argv);
     if (argc > 1 && strcmp(argv[1], "--finalize") == 0)
         return run_finalize_mode(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "--pieces") == 0)
+        return run_pieces_mode(argc, argv);
     px_engine *e = mpi_check_start(&argc, &argv);
     static const mpi_case tests[] = {
         {"ring_ordered_by_vars", test_ring_ordered_by_vars},

@@ -54,6 +54,11 @@ foreach(np 1 3)
                        ENVIRONMENT "PX_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1")
 endforeach()
 # Thread level: pushes fail with PX_EMPI before MPI_Init and below MPI_THREAD_MULTIPLE.
+# Each rank bound to a core of its own (the CI machine has 2): one processor, nothing oversubscribed.
+add_test(NAME check_mpi_pieces_np2 COMMAND ${MPIEXEC_EXECUTABLE} --allow-run-as-root
+         ${MPIEXEC_NUMPROC_FLAG} 2 --map-by core --bind-to core $<TARGET_FILE:check_mpi> --pieces)
+set_tests_properties(check_mpi_pieces_np2 PROPERTIES LABELS mpi TIMEOUT 60
+                     ENVIRONMENT "PX_NUM_THREADS=1")
 add_test(NAME check_mpi_thread_level COMMAND ${_px_mpirun} 1 $<TARGET_FILE:check_mpi> --level)
 set_tests_properties(check_mpi_thread_level PROPERTIES LABELS mpi TIMEOUT 60)
 # Oversubscription across a node's ranks (core/oversub.h): unbound ranks with a default team

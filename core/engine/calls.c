@@ -17,14 +17,14 @@
  * again before its next look: 13 yields per parex-cg iteration became 4, bench/RESULTS.md
  * "Session 8: oversubscribed one-thread ranks") and, after the engine's spin budget
  * with nothing to run or complete, sleeps 50 us, doubling to 250 us, between looks, as the progress
- * thread does (it polls up to 1 ms first while requests are outstanding). On several processors it
- * helps only when the engine has fewer CPU workers than processors, and stops helping after the
- * budget (a worker is woken for anything still queued) and sleeps on the wait as before; there the
- * progress thread alone tests requests (waiters that tested them too, in turn with it, hung 4
- * oversubscribed parex-cg ranks in about 1 run of 5: Open MPI 4, nonblocking allreduces; not
- * investigated further). A default-sized per_device engine on several processors that the
- * Threads pool fills (e->pool_full, runtime.c) waits as on one processor: a kernel op there
- * already runs on every processor, so a woken worker or a polling progress thread would only
+ * thread does (it polls up to 20 ms first while requests are outstanding: HELP_MPI_SPIN_NS). On
+ * several processors it helps only when the engine has fewer CPU workers than processors, and stops
+ * helping after the budget (a worker is woken for anything still queued) and sleeps on the wait as
+ * before; there the progress thread alone tests requests (waiters that tested them too, in turn
+ * with it, hung 4 oversubscribed parex-cg ranks in about 1 run of 5: Open MPI 4, nonblocking
+ * allreduces; not investigated further). A default-sized per_device engine on several processors
+ * that the Threads pool fills (e->pool_full, runtime.c) waits as on one processor: a kernel op
+ * there already runs on every processor, so a woken worker or a polling progress thread would only
  * take one from a rank of the pool. Workers already running keep taking ops; the waiter wakes
  * none. */
 #include <time.h>
@@ -37,6 +37,7 @@
 #include "core/engine/mpi_hooks.h"
 #include "core/engine/push_front.h"
 #include "core/oversub.h"
+#include "core/piece_hook.h"
 #include "core/registry.h"
 #include "core/trace.h"
 
@@ -121,9 +122,15 @@ static int check_may_wait(const char *caller)
 
 /* A waiter holding progress polls this long (at least; PX_WAIT_POLICY=passive: not at all)
  * while MPI requests are outstanding, as a blocking MPI call would, before it sleeps between
- * looks: a halo message or an allreduce round arrives within an iteration (0.1-1 ms for
- * parex-cg), and a sleep of 50-250 us per wait doubled the iteration of both ranks. */
-#define HELP_MPI_SPIN_NS 1000000LL
+ * looks. The holder is the rank's only running thread, so its polls take no processor from
+ * anyone, and on a transport that needs the host to move bytes (Open MPI's TCP) every step of
+ * a message waits for the holder's next poll: a sleep of 50-250 us per wait doubled the
+ * iteration of both ranks on shared memory, and with a 1 ms budget, 2 one-core ranks over a
+ * shaped TCP link (48^3 a rank, 300 Mbit/s) slept through 3-6 ms in 48 of 120 allreduces and
+ * took 2.6-4.2 ms an iteration against 2.6-2.8 with this budget (bench/RESULTS.md, session 15).
+ * Past it (a peer late by more than an iteration of any likely code) the sleeps between looks
+ * keep the core from 100 % for a wait of any length. */
+#define HELP_MPI_SPIN_NS 20000000LL
 
 /* What an op a helping waiter runs sees: worker -2 (engine.h), no stream. Read-only. */
 static pxi_worker help_worker = {.lane = NULL, .index = -2, .stream = NULL};
@@ -150,9 +157,16 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
     if (!hold && e->cpu_workers >= e->n_cpus)
         return;
     unsigned held = 0;
+    void (*const was_hook)(void) = pxi_tl_piece_hook;
     if (hold) {
         held = pxi_lane_help_hold(e);
         pxi_mpi_hold(1);
+        /* Nothing else runs while this thread runs a long kernel op: it tests the messages
+         * between the kernel's pieces (core/piece_hook.h). Not on the naive engine, which runs
+         * what a completion makes ready inside the completion: there a kernel's piece would
+         * run the next kernel. */
+        if (e->kind != PX_ENGINE_NAIVE)
+            pxi_tl_piece_hook = pxi_mpi_piece_poll;
     }
     const int was_runner = pxi_engine_tl_cpu_runner;
     pxi_engine_tl_cpu_runner = 1;
@@ -192,8 +206,7 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
              * between looks (no core at 100% while the wait lasts; as the progress thread). */
             struct timespec ts = {0, (long)step_ns};
             nanosleep(&ts, NULL);
-            if (step_ns < PXI_POLL_SLEEP_MAX_NS)
-                step_ns *= 2;
+            step_ns = pxi_poll_sleep_next(step_ns);
             continue;
         }
         /* On one processor no other thread of ours needs the core (nothing wakes them while
@@ -208,6 +221,7 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
         ++idle;
     }
     pxi_engine_tl_cpu_runner = was_runner;
+    pxi_tl_piece_hook = was_hook;
     if (hold) {
         pxi_mpi_hold(-1);
         pxi_lane_help_release(e, held);

@@ -28,6 +28,8 @@
 #include "base/os.h"
 #include "base/wait.h"
 #include "core/engine/engine_impl.h"
+#include "core/engine/mpi_hooks.h"
+#include "core/piece_hook.h"
 #include "core/registry.h"
 #include "core/trace.h"
 
@@ -193,6 +195,12 @@ static void *worker_main(void *arg)
     pxi_trace_thread_name(name);
     const pxi_lane_ops *ops = l->ops;
     ops->enter(w);
+    /* On one processor (or all of them the Threads pool's) nothing else drives MPI progress
+     * while this worker runs a long kernel op: it tests the messages between the kernel's
+     * pieces, as a waiter holding progress does (calls.c; core/piece_hook.h). The naive
+     * engine has no workers; a device lane's ops only launch. */
+    if (l->kind <= PXI_LANE_IO && (l->e->n_cpus <= 1 || l->e->pool_full))
+        pxi_tl_piece_hook = pxi_mpi_piece_poll;
     const px_space *cs = l->cuda_space;
     if (cs && cs->ops->stream_create) {
         if (cs->ops->stream_create(&w->stream) != PX_OK) {

@@ -435,6 +435,19 @@ int pxi_mpi_poll(int *gave)
     return done;
 }
 
+void pxi_mpi_piece_poll(void)
+{
+    static _Thread_local int64_t last_ns;
+    if (atomic_load_explicit(&g.n_in, memory_order_relaxed) == 0 &&
+        atomic_load_explicit(&act.n, memory_order_relaxed) == 0)
+        return;
+    const int64_t now = pxi_os_now_ns();
+    if (now - last_ns < PXI_PIECE_POLL_NS || pxi_mpi_tests_yield())
+        return;
+    last_ns = now;
+    (void)pxi_mpi_poll(NULL);
+}
+
 int pxi_mpi_outstanding(void)
 {
     return atomic_load_explicit(&g.n_in, memory_order_acquire) != 0 ||
@@ -519,8 +532,7 @@ static void *progress_main(void *arg)
             /* A hand-off (a new post, a closing engine, stop) ends the sleep at once: a message
              * posted while we sleep does not wait for the step to run out. */
             pxi_wait_event_sleep_for(&g.wake, wake_ready, NULL, step_ns / 1000);
-            if (step_ns < PXI_POLL_SLEEP_MAX_NS)
-                step_ns *= 2;
+            step_ns = pxi_poll_sleep_next(step_ns);
         } else if (!done && !pxi_mpi_tests_yield()) {
             /* Polling: leave the core to a runnable thread (the peer rank on an
              * oversubscribed node, an engine worker) between polls, unless the library's

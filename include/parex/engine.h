@@ -50,7 +50,7 @@
  * one processor only (an MPI rank bound to one core), or that px_initialize found oversubscribed
  * (more threads, its own or its node's ranks', than processors: README, "Oversubscription"), the
  * waiter keeps the workers and the MPI progress thread asleep and does it all, sleeping 50-250 us
- * between looks once the wait budget is spent (1 ms while MPI requests are outstanding, polling
+ * between looks once the wait budget is spent (20 ms while MPI requests are outstanding, polling
  * with yields of the processor when oversubscribed). A per_device engine of the default size on
  * several processors that the Threads pool fills (PX_NUM_THREADS at least the processors, its
  * default) waits the same way, since a kernel op already runs on every processor: the waiter

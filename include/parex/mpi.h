@@ -21,6 +21,20 @@
  * it sleeps on a futex and uses no CPU at all. No user thread ever has to call MPI to complete a
  * parex message.
  *
+ * On a rank with one processor (an MPI rank bound to one core; parex/engine.h, "Where an op
+ * runs") the progress thread would only take the core from the thread running the ops, so that
+ * thread tests the requests itself: between ops; while it waits, polling for up to 20 ms after
+ * its last completion while requests are outstanding (as a blocking MPI call would), then
+ * sleeping 50-250 us between looks; and between the pieces of a kernel op it runs, at most every
+ * 100 us while requests are outstanding. The last matters on transports that need the host to
+ * move a message (Open MPI's TCP past the socket buffers, rendezvous protocols for messages past
+ * the eager limit): a message posted before a long kernel moves while the kernel runs instead
+ * of after it. A kernel has pieces when its policy has an explicit chunk size (parex/kernel.h:
+ * one call per chunk; MDRange tiles, dynamic chunks); with the automatic size a static rank
+ * calls its function once, and its messages wait for the call to end. Not where the MPI
+ * library's tests yield the processor when idle (Open MPI's mpi_yield_when_idle, which mpirun
+ * sets on an oversubscribed node): each test there would give the core away mid-kernel.
+ *
  * Completion runs the engine's usual hand-off on the progress thread: ops a message makes
  * ready go to their lanes, except on the naive engine, which runs every op on the thread that
  * makes it ready, so there they run on the progress thread (no message completes meanwhile).

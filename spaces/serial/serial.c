@@ -7,6 +7,7 @@
 
 #include "base/alloc.h"
 #include "base/log.h"
+#include "core/piece_hook.h"
 #include "core/registry.h"
 #include "core/runtime.h"
 #include "policy/plan.h"
@@ -115,12 +116,15 @@ static int serial_launch_md(const pxi_launch *l)
     pxi_mdrange_tile_coords(t, 0, coord);
     pxi_mdrange_coords_box(t, coord, lo, hi);
     ++in_kernel_depth;
-    do {
+    for (;;) {
         if (l->kind == PX_KERNEL_FOR)
             l->host_md_for(lo, hi, l->ctx);
         else
             l->host_md_reduce(lo, hi, l->ctx, acc);
-    } while (pxi_mdrange_tile_next(t, coord, lo, hi));
+        if (!pxi_mdrange_tile_next(t, coord, lo, hi))
+            break;
+        pxi_piece_hook_run();
+    }
     --in_kernel_depth;
     if (l->kind == PX_KERNEL_REDUCE)
         memcpy(l->result, acc, l->reducer->value_size);
@@ -169,6 +173,8 @@ static int serial_launch_any(const pxi_launch *l)
             l->host_reduce(b, e, l->ctx, acc);
         else
             l->host_scan(b, e, l->ctx, acc, 1);
+        if (e < pl.end)
+            pxi_piece_hook_run();
     }
     --in_kernel_depth;
     if (l->kind != PX_KERNEL_FOR && l->result)

@@ -17,6 +17,7 @@
 
 #include "base/alloc.h"
 #include "base/log.h"
+#include "core/piece_hook.h"
 #include "core/registry.h"
 #include "policy/mdrange.h"
 #include "policy/plan.h"
@@ -55,6 +56,7 @@ static void run_tiles(const md_job *j, int64_t k0, int64_t k1, void *acc)
             j->fn.r(lo, hi, j->ctx, acc);
         if (++k >= k1)
             return;
+        pxi_piece_hook_run();
         (void)pxi_mdrange_tile_next(t, coord, lo, hi);
     }
 }

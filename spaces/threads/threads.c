@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "base/wait.h"
 #include "core/oversub.h"
+#include "core/piece_hook.h"
 #include "core/registry.h"
 #include "policy/plan.h"
 #include "spaces/threads/exec.h"
@@ -104,6 +105,8 @@ static void for_range(const job *j, int64_t b, int64_t e)
     for (int64_t t; b < e; b = t) {
         t = pxi_plan_call_end(&j->plan, b, e);
         j->fn.f(b, t, j->ctx);
+        if (t < e)
+            pxi_piece_hook_run();
     }
 }
 
@@ -112,6 +115,8 @@ static void reduce_range(const job *j, int64_t b, int64_t e, void *acc)
     for (int64_t t; b < e; b = t) {
         t = pxi_plan_call_end(&j->plan, b, e);
         j->fn.r(b, t, j->ctx, acc);
+        if (t < e)
+            pxi_piece_hook_run();
     }
 }
 
@@ -120,6 +125,8 @@ static void scan_range(const job *j, int64_t b, int64_t e, void *partial, int fi
     for (int64_t t; b < e; b = t) {
         t = pxi_plan_call_end(&j->plan, b, e);
         j->fn.s(b, t, j->ctx, partial, final_pass);
+        if (t < e)
+            pxi_piece_hook_run();
     }
 }
 
@@ -135,6 +142,7 @@ static void dynamic_unit(const job *j, int64_t u)
     } else {
         for_range(j, b, e);
     }
+    pxi_piece_hook_run(); /* between claims (parex/kernel.h: every dynamic call is a piece) */
 }
 
 static void dynamic_unit_any(const void *j, int64_t u)
