@@ -483,6 +483,29 @@ START_TEST(test_dcg_iterations_do_not_depend_on_the_partition)
 }
 END_TEST
 
+/* --interior-chunk cuts the interior SpMV into pieces (between which a one-core rank tests its
+ * messages): the same solve as one call a thread, to the bit (each thread folds its pieces in
+ * order, and the compensated dots make any split of the rows give the same sums). A bad value
+ * is a usage error. */
+START_TEST(test_dcg_interior_chunks_give_the_same_solve)
+{
+    outcome whole, pieces;
+    if (!solve(nranks(), "--grid 16 --space threads", &whole) ||
+        !solve(nranks(), "--grid 16 --space threads --interior-chunk 256", &pieces))
+        return;
+    fprintf(
+        stderr,
+        "check_dcg: interior in one call %.0f iterations (err %.3e), in pieces %.0f (err %.3e)\n",
+        whole.iterations, whole.max_abs_err, pieces.iterations, pieces.max_abs_err);
+    ck_assert_double_eq(pieces.iterations, whole.iterations);
+    ck_assert_double_eq(pieces.max_abs_err, whole.max_abs_err);
+    const int st = run(nranks(), "--grid 4 --interior-chunk -1");
+    ck_assert_int_eq(st, 2);
+    ck_assert_msg(strstr(run_err, "--interior-chunk '-1' is not a number of rows >= 0") != NULL,
+                  "stderr: %s", run_err);
+}
+END_TEST
+
 /* --engine: a bad value, none on several ranks, push/graph without mpirun: usage errors. */
 START_TEST(test_dcg_engine_flag_misuse_exits_2)
 {
@@ -614,6 +637,7 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_graph_equals_push_hpcg_16);
     tcase_add_test(tc, test_dcg_iterations_do_not_depend_on_the_partition);
     tcase_add_test(tc, test_dcg_engine_flag_misuse_exits_2);
+    tcase_add_test(tc, test_dcg_interior_chunks_give_the_same_solve);
     tcase_add_test(tc, test_dcg_one_thread_posts_the_sends_before_the_interior_rows);
     suite_add_tcase(s, tc);
     return s;

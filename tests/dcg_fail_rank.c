@@ -40,7 +40,7 @@ int main(int argc, char **argv)
     /* PX_DCG_MODE=push takes the pushed iterations; else the recorded graph (the default). */
     const char *m = getenv("PX_DCG_MODE");
     const dcg_mode mode = m && strcmp(m, "push") == 0 ? DCG_PUSH : DCG_GRAPH;
-    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, mode, &res, &st);
+    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, mode, 0, &res, &st);
     printf("dcg_fail_rank: rank %d: dcg_solve returned %s (%s)\n", rank, px_strerror(rc),
            res.message);
     cgp_free(&part);

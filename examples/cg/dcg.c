@@ -80,6 +80,7 @@ typedef struct {
     int64_t it;
     int jacobi;
     const cg_options *o;
+    int64_t interior_chunk; /* rows a piece of the interior SpMV; 0: one call a thread */
     double t_iter, min_iter, next_progress, t0; /* dcg_next's clocks */
     double t_post, t_int, t_in, t_loc;
     copy_op cp_send, cp_recv, cp_coef;
@@ -174,6 +175,26 @@ static void *dot_slot(const dcg *d, cg_dd *slot)
     return d->on_host ? (void *)slot : (void *)&slot->hi;
 }
 
+/* The interior SpMV's policy (dcg.h, interior_chunk). With R = d->interior_chunk > 0 rows, on
+ * a host space with neighbours, each of the space's P threads gets k = rows / (P R) pieces (at
+ * least 1) of equal size: a thread that runs it on a one-processor rank tests the halo
+ * messages between its pieces (core/piece_hook.h in the library), so a transport that needs
+ * the host (TCP past its socket buffers, rendezvous messages) moves them while the rows are
+ * computed. Not the default: on shared memory the pieces cost time (48^3 a rank, 2 one-core
+ * ranks: 1.82 ms an iteration in one call a thread, 1.95-2.01 in pieces of 4,096 rows with no
+ * test between them, about 2.2 with the tests; bench/RESULTS.md, session 15), while over a
+ * shaped TCP link with rendezvous halos (96^3, 100 Mbit/s) they take 33 ms to 24. */
+static px_range_policy interior_policy(const dcg *d)
+{
+    const int64_t n = d->P->n_interior;
+    const int conc = px_space_concurrency(d->s);
+    const int64_t thr = conc > 0 ? conc : 1;
+    const int64_t k = d->interior_chunk > 0 ? n / (thr * d->interior_chunk) : 0;
+    if (!d->on_host || d->P->n_neighbors == 0 || k <= 1)
+        return px_range(0, n);
+    return px_range_chunked(0, n, (n + thr * k - 1) / (thr * k), PX_SCHEDULE_STATIC);
+}
+
 /* Ap = A vec on all local rows, the interior while the halos travel; the two partial sums of
  * vec.Ap land in d->loc[0] (interior) and d->loc[1] (boundary). */
 static int push_spmv(dcg *d, int which)
@@ -193,9 +214,9 @@ static int push_spmv(dcg *d, int which)
      * or sends those make ready before it takes the interior rows (an MPI op is PX_FN_ASYNC,
      * and the engine runs such an op at once on the thread that makes it ready: engine.h), so
      * the messages travel while the interior rows are computed, also on one thread a rank. */
-    DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_spmv_interior",
-                                              px_range(0, P->n_interior), kern, &sa, sizeof sa, red,
-                                              dot_slot(d, &d->loc[0]), &d->v_vec[which], 1, w, 2));
+    DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_spmv_interior", interior_policy(d),
+                                              kern, &sa, sizeof sa, red, dot_slot(d, &d->loc[0]),
+                                              &d->v_vec[which], 1, w, 2));
     px_var *const *hv;
     const size_t nh = halo_ready(d, &hv);
     if (P->n_neighbors > 0) {
@@ -718,7 +739,7 @@ static void abort_alone(const dcg *d, int rc)
 }
 
 int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, dcg_mode mode,
-              cg_result *res, dcg_stats *st)
+              int64_t interior_chunk, cg_result *res, dcg_stats *st)
 {
     if (!s || !part || !o || !res || !st)
         return PX_EFAULT;
@@ -729,8 +750,14 @@ int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options
                  "dcg_solve: mode %d is not DCG_PUSH or DCG_GRAPH", (int)mode);
         return PX_EINVAL;
     }
+    if (interior_chunk < 0) {
+        snprintf(res->message, sizeof res->message, "dcg_solve: interior_chunk %lld is negative",
+                 (long long)interior_chunk);
+        return PX_EINVAL;
+    }
     dcg d;
     memset(&d, 0, sizeof d);
+    d.interior_chunk = interior_chunk;
     d.e = px_engine_default();
     d.s = s;
     d.host = px_space_by_name("serial");

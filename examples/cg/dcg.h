@@ -77,12 +77,18 @@ typedef struct dcg_stats {
  * Solve A x = b (b = A * ones, x0 = 0) by (Jacobi-preconditioned) CG over the ranks of
  * @p comm, each rank holding @p part (built on @p comm) and computing on @p s through the
  * default engine, issuing the iterations as @p mode says (DCG_PUSH or DCG_GRAPH). Collective:
- * every rank calls it with the same options and mode. Results in @p res
+ * every rank calls it with the same options and mode. @p interior_chunk (rows, >= 0; parex-cg
+ * --interior-chunk): 0 runs the interior SpMV as one call a thread (the automatic chunk);
+ * R > 0 cuts each thread's block into pieces of about R rows, all of equal size, between which
+ * a rank bound to one core tests its outstanding messages (parex/mpi.h, "Progress"): for
+ * transports that need the host to move a message. The values are the same either way on one
+ * thread a rank (each thread folds its pieces in order). Results in @p res
  * are global (identical on every rank): iterations, converged, relres, true_relres,
  * max_abs_err; seconds and min_iter_seconds are the largest over ranks; flops and bytes
  * follow cg.c's model for the global matrix.
  * @return PX_OK when the solve ran (converged or not); PX_EINVAL for a @p mode that is not a
- *         dcg_mode (message in res->message), or for an unsuitable matrix
+ *         dcg_mode or a negative @p interior_chunk (message in res->message), or for an
+ *         unsuitable matrix
  *         (as cg_solve, the message in res->message on every rank: a non-positive Jacobi
  *         diagonal, a zero right-hand side, a CG breakdown, a non-finite residual, all decided
  *         on global values); PX_ENOMEM or another status when allocating the vectors, buffers
@@ -105,7 +111,7 @@ typedef struct dcg_stats {
  * job (mpirun exits non-zero); it does not return. On one rank it returns the status.
  */
 int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, dcg_mode mode,
-              cg_result *res, dcg_stats *st);
+              int64_t interior_chunk, cg_result *res, dcg_stats *st);
 
 #ifdef __cplusplus
 }

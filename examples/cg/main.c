@@ -42,7 +42,7 @@ static const char usage[] =
     "usage: parex-cg [--matrix FILE | --grid N|NXxNYxNZ]   (or: mpirun -np P parex-cg ...)\n"
     "                [--space serial|threads|cuda] [--precond none|jacobi] [--tol X]\n"
     "                [--max-iters N] [--progress S] [--partition metis|block]\n"
-    "                [--engine graph|push|none] [--json]\n"
+    "                [--engine graph|push|none] [--interior-chunk R] [--json]\n"
     "                [--px-* runtime flags, see --px-help]\n"
     "\n"
     "Solves A x = b by Conjugate Gradient with b = A * ones and x0 = 0, stopping when\n"
@@ -69,6 +69,12 @@ static const char usage[] =
     "                     by one), or none (the shared-memory solver, one rank only;\n"
     "                     the default on one rank). graph and push need mpirun, also for\n"
     "                     one rank (mpirun -np 1)\n"
+    "  --interior-chunk R distributed solve: the interior SpMV in pieces of about R rows,\n"
+    "                     0..2^40 (default 0: one call a thread); a rank bound to one core\n"
+    "                     tests its halo messages between the pieces, which overlaps them\n"
+    "                     on transports that need the host to move a message (TCP, large\n"
+    "                     messages; include/parex/mpi.h, \"Progress\"), at some cost on\n"
+    "                     shared memory\n"
     "  --json             print one JSON object as the last line of output (rank 0)\n"
     "\n"
     "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, tol,\n"
@@ -92,6 +98,7 @@ typedef struct {
     double tol;
     int64_t max_iters;
     double progress_s;
+    int64_t interior_chunk; /* --interior-chunk R: rows a piece of the interior SpMV; 0: one call */
     int json;
 } cli;
 
@@ -160,6 +167,11 @@ static int apply_option(size_t which, const char *val, cli *c)
         if (!ex_cli_parse_double(val, &c->progress_s) || c->progress_s < 0.0)
             return ex_cli_usage_error(PROG, "--progress '%s' is not a number of seconds >= 0", val);
         break;
+    case 9:
+        if (!ex_cli_parse_int(val, 0, (int64_t)1 << 40, &c->interior_chunk))
+            return ex_cli_usage_error(PROG, "--interior-chunk '%s' is not a number of rows >= 0",
+                                      val);
+        break;
     case 8:
         if (strcmp(val, "none") == 0)
             c->engine = 0;
@@ -194,6 +206,7 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
     c->tol = 1e-8;
     c->max_iters = 20000;
     c->progress_s = 2.0;
+    c->interior_chunk = 0;
     c->json = 0;
     *help = 0;
     for (int i = 1; i < argc; i++) {
@@ -206,9 +219,9 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
             c->json = 1;
             continue;
         }
-        static const char *const valued[] = {"--matrix",   "--grid",      "--space",
-                                             "--precond",  "--tol",       "--max-iters",
-                                             "--progress", "--partition", "--engine"};
+        static const char *const valued[] = {
+            "--matrix",    "--grid",     "--space",     "--precond", "--tol",
+            "--max-iters", "--progress", "--partition", "--engine",  "--interior-chunk"};
         const char *val = NULL;
         const int which = ex_cli_valued_option(PROG, argc, argv, &i, valued,
                                                sizeof valued / sizeof valued[0], &val);
@@ -474,7 +487,7 @@ static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int 
     dcg_stats st;
     /* --engine: graph unless push was asked for (none never gets here). */
     const dcg_mode mode = c->engine == 1 ? DCG_PUSH : DCG_GRAPH;
-    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, mode, &r, &st);
+    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, mode, c->interior_chunk, &r, &st);
     if (rc != PX_OK) {
         if (rank == 0)
             fprintf(stderr, "parex-cg: %s: %s\n", name, r.message);
