@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""bench/run_dcg_tcp.py - distributed CG over a network that takes time on the wire: parex-cg
+against bench_cg_bsp on Open MPI's TCP transport, through the loopback of a network namespace
+shaped to a rate by tc's token bucket filter (tbf).
+
+Why: every other distributed-CG row crosses shared memory, where a halo message is copied into
+the peer's queue at its post and takes microseconds, so overlap has little to hide. A shaped
+TCP link gives messages a transfer time of their own (bytes / rate) that a rank can spend on
+its interior rows. This kernel has no netem, so the link has a rate but no added latency.
+What such a link does not model: a real NIC moves the bytes without the host, while here the
+kernel's TCP stack does the sends' and receives' protocol work on the ranks' own cores (strace
+shows an 8 KB writev taking 0.08-0.15 ms at 1 Gbit/s); that part of the halo cannot be hidden
+by any overlap on a rank with one core, and it grows in share as the rate goes up.
+
+Each row: 2 ranks x 1 thread, a core each (bound, not oversubscribed), HPCG weak scaling with
+GRID^3 points a rank, a fixed number of iterations (both programs run exactly ITERS; parex-cg
+with --tol 1e-300 --max-iters ITERS, which ends "not converged", status 3, as intended). Rounds
+interleave the two programs and alternate which goes first (the first of a pair runs slower on
+these VMs). Prints a Markdown table: medians and minima of the time per iteration, bsp's halo
+share, parex's overlap, ratio = parex / bsp (ratio of the medians; the median of the per-round
+ratios beside it) and issue 15's target (parex <= 0.9x bsp where bsp's halo >= 10 %).
+
+Needs root (ip netns, tc) and the Open MPI TCP BTL; exits with a message where either is
+missing. The namespace is made at start and removed at the end.
+
+parex-cg runs twice: as it comes (the interior SpMV in one call a thread) and with
+--interior-chunk PIECE_ROWS (4,096 rows a piece), between which the one-core rank tests its
+messages (include/parex/mpi.h, "Progress"): the column that shows what that buys where a
+message needs the host during the interior rows (rendezvous messages past Open MPI's 64 KiB TCP
+eager limit: 96^3 a rank) and what it costs where it does not.
+
+With OLD_BUILD, that build's parex-cg runs too (an A/B of two parex builds on the same link,
+in the same rounds) and gets its own columns; bsp comes from BUILD. The programs' order rotates
+every round.
+
+  python3 bench/run_dcg_tcp.py BUILD ROUNDS RATE:GRID:ITERS[,...] [OLD_BUILD]
+  e.g. python3 bench/run_dcg_tcp.py build-rel 5 1gbit:32:300,300mbit:32:300,100mbit:32:200
+"""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+NS = "parex-tcp"
+PIECE_ROWS = 4096
+
+
+def sh(argv, check=True):
+    return subprocess.run(argv, capture_output=True, text=True, check=check)
+
+
+def netns_up(rate):
+    """(Re)make namespace NS with its loopback at MTU 1500 shaped to RATE (tc's syntax)."""
+    sh(["ip", "netns", "del", NS], check=False)
+    sh(["ip", "netns", "add", NS])
+    nse = ["ip", "netns", "exec", NS]
+    sh(nse + ["ip", "link", "set", "lo", "up"])
+    # tbf's bucket must hold one packet; loopback's default MTU (64 KiB) would need a burst
+    # as large, which lets whole messages through unshaped.
+    sh(nse + ["ip", "link", "set", "lo", "mtu", "1500"])
+    sh(nse + ["tc", "qdisc", "add", "dev", "lo", "root", "tbf", "rate", rate, "burst", "3000",
+              "latency", "20ms"])
+
+
+def run(build, prog, grid, iters):
+    """One 2-rank run of PROG ('bsp', 'parex' or 'pieces': parex-cg --interior-chunk) of BUILD
+    in the namespace; its JSON object."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMP_NUM_THREADS="1", PX_NUM_THREADS="1", OMP_PROC_BIND="close",
+               OMP_PLACES="cores", PX_BIND="close")
+    if prog == "bsp":
+        argv = [os.path.join(build, "bench", "bench_cg_bsp"), "--grid", str(grid), "--iters",
+                str(iters), "--json"]
+        ok = (0,)
+    else:
+        argv = [os.path.join(build, "examples", "cg", "parex-cg"), "--grid", str(grid),
+                "--max-iters", str(iters), "--tol", "1e-300", "--progress", "0", "--json"]
+        if prog == "pieces":
+            argv += ["--interior-chunk", str(PIECE_ROWS)]
+        ok = (0, 3)
+    cmd = ["nice", "-n", "-19", "ip", "netns", "exec", NS, "mpirun", "--mca", "btl", "tcp,self",
+           "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo", "-np", "2",
+           "--map-by", "slot:PE=1", "--bind-to", "core"] + argv
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode not in ok:
+        sys.exit("run_dcg_tcp: %s failed (status %d):\n%s%s" % (" ".join(cmd), out.returncode,
+                                                                 out.stdout, out.stderr))
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    if len(sys.argv) not in (4, 5):
+        sys.exit(__doc__)
+    build, rounds = sys.argv[1], int(sys.argv[2])
+    rows = [r.split(":") for r in sys.argv[3].split(",")]
+    progs = [("bsp", build, "bsp"), ("parex", build, "parex"), ("pieces", build, "pieces")]
+    if len(sys.argv) == 5:
+        progs.append(("parex", sys.argv[4], "parex (old)"))
+    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
+        sys.exit("run_dcg_tcp: needs root, ip and tc (iproute2) for a shaped network namespace")
+    res = {}
+    try:
+        for r in range(rounds):
+            for rate, grid, iters in rows:
+                netns_up(rate)
+                k = r % len(progs)
+                for prog, b, label in progs[k:] + progs[:k]:
+                    res.setdefault((rate, grid, label), []).append(run(b, prog, int(grid),
+                                                                       int(iters)))
+    finally:
+        sh(["ip", "netns", "del", NS], check=False)
+    old = len(progs) == 4
+    print("| link | grid a rank | iterations | bsp ms (min / median) | bsp halo % | "
+          "parex ms (min / median) | parex overlap | ratio | per-round | target | "
+          "pieces ms (min / median) | pieces ratio | target |" +
+          (" old parex ms (min / median) | old ratio |" if old else ""))
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|" +
+          ("---:|---:|" if old else ""))
+    for rate, grid, iters in rows:
+        b, p = res[(rate, grid, "bsp")], res[(rate, grid, "parex")]
+        bs = [d["seconds_per_iter"] * 1e3 for d in b]
+        ps = [d["seconds_per_iter"] * 1e3 for d in p]
+        halo = statistics.median(d["halo_seconds_per_iter"] / d["seconds_per_iter"] for d in b)
+        ratio = statistics.median(ps) / statistics.median(bs)
+        per_round = statistics.median(x / y for x, y in zip(ps, bs))
+        target = "n/a (halo < 10%)" if halo < 0.10 else ("met" if ratio <= 0.9 else "missed")
+        line = "| TCP, tbf %s | %s^3 | %s | %.3f / %.3f | %.1f | %.3f / %.3f | %.2f | %.3f | " \
+               "%.3f | %s |" % (rate, grid, iters, min(bs), statistics.median(bs), 100 * halo,
+                                min(ps), statistics.median(ps),
+                                statistics.median(d["overlap"] for d in p), ratio, per_round,
+                                target)
+        qs = [d["seconds_per_iter"] * 1e3 for d in res[(rate, grid, "pieces")]]
+        qratio = statistics.median(qs) / statistics.median(bs)
+        line += " %.3f / %.3f | %.3f | %s |" % (
+            min(qs), statistics.median(qs), qratio,
+            "n/a" if halo < 0.10 else ("met" if qratio <= 0.9 else "missed"))
+        if old:
+            os_ = [d["seconds_per_iter"] * 1e3 for d in res[(rate, grid, "parex (old)")]]
+            line += " %.3f / %.3f | %.3f |" % (min(os_), statistics.median(os_),
+                                              statistics.median(os_) / statistics.median(bs))
+        print(line)
+    print("\n%d rounds: python3 bench/run_dcg_tcp.py %s" % (rounds, " ".join(sys.argv[1:])))
+
+
+if __name__ == "__main__":
+    main()
