@@ -730,13 +730,7 @@ static int run_pieces_mode(int argc, char **argv)
         pieces_on(e, "threads", 21);
         pieces_on(e, "serial", 22);
     }
-    CHECK_RC(px_finalize(), PX_OK);
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    CHECK_RC(px_mpi_finalize(), PX_OK);
-    if (rank == 0)
-        printf("check_mpi --pieces: %d rank(s), %d failed check(s)\n", nranks, total);
-    return total ? 1 : 0;
+    return mpi_check_finish("check_mpi --pieces");
 }
 
 /* ---- the progress thread's placement ----------------------------------------------------------
@@ -807,11 +801,5 @@ int main(int argc, char **argv)
     test_destroy_cancels_unmatched_after_timeout_without_spinning();
     if (rank == 0)
         printf("%-40s done\n", "destroy_cancels_unmatched_without_spinning");
-    CHECK_RC(px_finalize(), PX_OK);
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    CHECK_RC(px_mpi_finalize(), PX_OK);
-    if (rank == 0)
-        printf("check_mpi: %d rank(s), %d failed check(s)\n", nranks, total);
-    return total ? 1 : 0;
+    return mpi_check_finish("check_mpi");
 }

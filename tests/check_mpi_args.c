@@ -325,11 +325,5 @@ int main(int argc, char **argv)
          test_destroy_releases_send_and_abandons_allreduce},
     };
     mpi_check_run(e, tests, sizeof tests / sizeof *tests, 64);
-    CHECK_RC(px_finalize(), PX_OK);
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    CHECK_RC(px_mpi_finalize(), PX_OK);
-    if (rank == 0)
-        printf("check_mpi_args: %d rank(s), %d failed check(s)\n", nranks, total);
-    return total ? 1 : 0;
+    return mpi_check_finish("check_mpi_args");
 }

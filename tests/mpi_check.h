@@ -113,4 +113,18 @@ static void mpi_check_run(px_engine *e, const mpi_case *cases, size_t n, int wid
     }
 }
 
+/* The end of a run: px_finalize and px_mpi_finalize (each checked), the failures summed over
+ * the ranks; rank 0 prints "@what: P rank(s), N failed check(s)". Returns the exit status:
+ * 0 when no check failed on any rank, else 1. */
+static inline int mpi_check_finish(const char *what)
+{
+    CHECK_RC(px_finalize(), PX_OK);
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK_RC(px_mpi_finalize(), PX_OK);
+    if (rank == 0)
+        printf("%s: %d rank(s), %d failed check(s)\n", what, nranks, total);
+    return total ? 1 : 0;
+}
+
 #endif
