@@ -19,7 +19,7 @@
 #include "policy/mdrange.h"
 #include "policy/range.h"
 
-_Thread_local void (*pxi_tl_piece_hook)(void);
+PXI_PIECE_HOOK_TLS void (*pxi_tl_piece_hook)(void);
 
 #if defined(__GNUC__)
 #define LAUNCH_NOINLINE __attribute__((noinline))

@@ -39,6 +39,7 @@
 #include "base/wait.h"
 #include "core/engine/mpi_hooks.h"
 #include "core/engine/mpi_impl.h"
+#include "core/piece_hook.h"
 #include "core/trace.h"
 #include "parex/mpi.h"
 
@@ -437,7 +438,7 @@ int pxi_mpi_poll(int *gave)
 
 void pxi_mpi_piece_poll(void)
 {
-    static _Thread_local int64_t last_ns;
+    static PXI_PIECE_HOOK_TLS int64_t last_ns; /* called a piece: no __tls_get_addr */
     if (atomic_load_explicit(&g.n_in, memory_order_relaxed) == 0 &&
         atomic_load_explicit(&act.n, memory_order_relaxed) == 0)
         return;
