@@ -143,7 +143,7 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
     if (done(arg))
         return;
     /* The processor count is the engine's, taken at create: the waits do not ask the OS. */
-    const int hold = e->n_cpus <= 1 || e->pool_full;
+    const int hold = pxi_engine_drives_progress(e);
     /* Oversubscribed (core/oversub.h; the engine then counts one processor): the processor is
      * shared with other ranks' threads, which often make what we wait for, so polling yields
      * it (Open MPI's mpi_yield_when_idle) instead of pausing on it. */

@@ -403,6 +403,14 @@ struct px_engine {
     struct px_engine *list_next; /* runtime.c's engine list, under its lock */
 };
 
+/* Whether the threads that run @e's ops drive MPI progress themselves: one processor, or all of
+ * them the Threads pool's. A waiter then holds the lanes and the progress (calls.c), and they
+ * test the requests between a kernel's pieces (calls.c, lanes.c; core/piece_hook.h). */
+static inline int pxi_engine_drives_progress(const pxi_engine *e)
+{
+    return e->n_cpus <= 1 || e->pool_full;
+}
+
 /* push.c */
 /* One push, as the public calls, reusable operators and kernel ops describe it. Vars come
  * either as handle arrays (reads/writes) or as one array of raw handles (handles: reads

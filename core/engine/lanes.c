@@ -199,7 +199,7 @@ static void *worker_main(void *arg)
      * while this worker runs a long kernel op: it tests the messages between the kernel's
      * pieces, as a waiter holding progress does (calls.c; core/piece_hook.h). The naive
      * engine has no workers; a device lane's ops only launch. */
-    if (l->kind <= PXI_LANE_IO && (l->e->n_cpus <= 1 || l->e->pool_full))
+    if (l->kind <= PXI_LANE_IO && pxi_engine_drives_progress(l->e))
         pxi_tl_piece_hook = pxi_mpi_piece_poll;
     const px_space *cs = l->cuda_space;
     if (cs && cs->ops->stream_create) {

@@ -439,8 +439,7 @@ int pxi_mpi_poll(int *gave)
 void pxi_mpi_piece_poll(void)
 {
     static PXI_PIECE_HOOK_TLS int64_t last_ns; /* called a piece: no __tls_get_addr */
-    if (atomic_load_explicit(&g.n_in, memory_order_relaxed) == 0 &&
-        atomic_load_explicit(&act.n, memory_order_relaxed) == 0)
+    if (!pxi_mpi_outstanding())
         return;
     const int64_t now = pxi_os_now_ns();
     if (now - last_ns < PXI_PIECE_POLL_NS || pxi_mpi_tests_yield())
