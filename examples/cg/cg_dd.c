@@ -59,10 +59,10 @@ static void cg_spmv_dot_dd_host(int64_t b, int64_t e, void *args, void *accp)
     cg_dd acc = *(cg_dd *)accp;
     const double *p = a->p;
     int64_t i = b;
-    for (; i + 4 <= e; i += 4) {
-        double s[4];
+    for (; i + CG_SPMV_GROUP <= e; i += CG_SPMV_GROUP) {
+        double s[CG_SPMV_GROUP];
         cg_spmv_rows4(i, a->row_ptr, a->col, a->val, p, a->ap, s);
-        for (int j = 0; j < 4; ++j)
+        for (int j = 0; j < CG_SPMV_GROUP; ++j)
             cg_dd_add(&acc, p[i + j] * s[j]);
     }
     for (; i < e; ++i)

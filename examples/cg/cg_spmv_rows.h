@@ -31,6 +31,17 @@
 #define CG_SPMV_RESTRICT restrict
 #endif
 
+/* Rows a group of cg_spmv_rows: the loop takes rows b, b+1, ... four at a time, so which rows
+ * share a group depends on b. A caller that cuts [b, e) into pieces cuts at b plus multiples
+ * of CG_SPMV_GROUP, and the pieces then form the very groups one call would, at the same
+ * places in the cache lines. Groups shifted by 1 or 2 rows ran the same HPCG rows 5-7 % slower
+ * where the vectors start 16 bytes past a 64-byte line (malloc's large blocks), within 1 %
+ * where they are 64-byte aligned (px_malloc); in the distributed CG, pieces of 4,096 rows cut at
+ * any row cost an iteration 5.7 %, pieces of whole groups 2.9 % (bench/RESULTS.md, session 16;
+ * bench/bench_cg_pieces --offset). Why a group's place costs that much was not found (this VM
+ * shows perf no hardware counters). */
+#define CG_SPMV_GROUP 4
+
 /* s += the products of entries [k, e) of one row, in index order. */
 #define CG_ROW_TAIL(s, k, e)                                                                       \
     for (; (k) < (e); ++(k))                                                                       \
@@ -97,8 +108,8 @@ static inline double cg_spmv_rows(int64_t b, int64_t e, const int64_t *CG_SPMV_R
                                   double acc)
 {
     int64_t i = b;
-    for (; i + 4 <= e; i += 4) {
-        double s[4];
+    for (; i + CG_SPMV_GROUP <= e; i += CG_SPMV_GROUP) {
+        double s[CG_SPMV_GROUP];
         cg_spmv_rows4(i, rp, col, val, p, ap, s);
         acc += p[i] * s[0];
         acc += p[i + 1] * s[1];

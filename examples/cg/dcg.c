@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cg_spmv_rows.h" /* CG_SPMV_GROUP */
 #include "dcg_kernels.h"
 
 /* A copy between spaces as a synchronous engine op (cuda staging). */
@@ -177,13 +178,12 @@ static void *dot_slot(const dcg *d, cg_dd *slot)
 
 /* The interior SpMV's policy (dcg.h, interior_chunk). With R = d->interior_chunk > 0 rows, on
  * a host space with neighbours, each of the space's P threads gets k = rows / (P R) pieces (at
- * least 1) of equal size: a thread that runs it on a one-processor rank tests the halo
- * messages between its pieces (core/piece_hook.h in the library), so a transport that needs
- * the host (TCP past its socket buffers, rendezvous messages) moves them while the rows are
- * computed. Not the default: on shared memory the pieces cost time (48^3 a rank, 2 one-core
- * ranks: 1.82 ms an iteration in one call a thread, 1.95-2.01 in pieces of 4,096 rows with no
- * test between them, about 2.2 with the tests; bench/RESULTS.md, session 15), while over a
- * shaped TCP link with rendezvous halos (96^3, 100 Mbit/s) they take 33 ms to 24. */
+ * least 1) of equal size, rounded up to whole row groups of the SpMV's loop (CG_SPMV_GROUP,
+ * cg_spmv_rows.h) so that the pieces form the same groups as one call. A thread that runs it
+ * on a one-processor rank tests the halo messages between its pieces (core/piece_hook.h in the
+ * library), so a transport that needs the host (TCP past its socket buffers, rendezvous
+ * messages) moves them while the rows are computed: over a shaped TCP link with rendezvous
+ * halos (96^3, 100 Mbit/s) they take 33 ms an iteration to 24 (bench/RESULTS.md, session 15). */
 static px_range_policy interior_policy(const dcg *d)
 {
     const int64_t n = d->P->n_interior;
@@ -192,7 +192,9 @@ static px_range_policy interior_policy(const dcg *d)
     const int64_t k = d->interior_chunk > 0 ? n / (thr * d->interior_chunk) : 0;
     if (!d->on_host || d->P->n_neighbors == 0 || k <= 1)
         return px_range(0, n);
-    return px_range_chunked(0, n, (n + thr * k - 1) / (thr * k), PX_SCHEDULE_STATIC);
+    const int64_t rows = (n + thr * k - 1) / (thr * k);
+    const int64_t chunk = (rows + CG_SPMV_GROUP - 1) / CG_SPMV_GROUP * CG_SPMV_GROUP;
+    return px_range_chunked(0, n, chunk, PX_SCHEDULE_STATIC);
 }
 
 /* Ap = A vec on all local rows, the interior while the halos travel; the two partial sums of

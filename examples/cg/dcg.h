@@ -74,15 +74,27 @@ typedef struct dcg_stats {
 } dcg_stats;
 
 /**
+ * parex-cg's interior piece (rows): about 80 us of HPCG rows on these VMs, near the engine's
+ * 100 us between tests of a one-core rank's messages (PXI_PIECE_POLL_NS in the library). On
+ * shared memory the pieces cost 0-3 %, within this VM's noise (bench/RESULTS.md, session 16:
+ * 2 one-core ranks at 32^3-64^3, 0.97-1.03x one call over 10 rounds); over a shaped TCP link
+ * with 72 KiB halos (96^3 a rank, 100 Mbit/s) they take an iteration from 1.06x the
+ * bulk-synchronous CG to 0.77x (sessions 15 and 16).
+ */
+#define DCG_INTERIOR_CHUNK_DEFAULT 4096
+
+/**
  * Solve A x = b (b = A * ones, x0 = 0) by (Jacobi-preconditioned) CG over the ranks of
  * @p comm, each rank holding @p part (built on @p comm) and computing on @p s through the
  * default engine, issuing the iterations as @p mode says (DCG_PUSH or DCG_GRAPH). Collective:
  * every rank calls it with the same options and mode. @p interior_chunk (rows, >= 0; parex-cg
- * --interior-chunk): 0 runs the interior SpMV as one call a thread (the automatic chunk);
- * R > 0 cuts each thread's block into pieces of about R rows, all of equal size, between which
- * a rank bound to one core tests its outstanding messages (parex/mpi.h, "Progress"): for
- * transports that need the host to move a message. The values are the same either way on one
- * thread a rank (each thread folds its pieces in order). Results in @p res
+ * --interior-chunk, default DCG_INTERIOR_CHUNK_DEFAULT): 0 runs the interior SpMV as one call
+ * a thread (the automatic chunk); R > 0 cuts each thread's block into pieces of about R rows,
+ * all of equal size and whole row groups of the SpMV (CG_SPMV_GROUP), between which a rank
+ * bound to one core tests its outstanding messages (parex/mpi.h, "Progress"), so a transport
+ * that needs the host to move a message (TCP, rendezvous messages past the eager limit) moves
+ * it during the interior rows. A block of fewer than 2 R rows stays one call. The values are
+ * the same either way (compensated sums). Results in @p res
  * are global (identical on every rank): iterations, converged, relres, true_relres,
  * max_abs_err; seconds and min_iter_seconds are the largest over ranks; flops and bytes
  * follow cg.c's model for the global matrix.

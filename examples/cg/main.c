@@ -29,6 +29,8 @@
 #if PX_HAVE_MPI
 #include "dcg.h"
 #include "partition.h"
+#else
+#define DCG_INTERIOR_CHUNK_DEFAULT 4096 /* dcg.h's; parsed and unused without MPI */
 #endif
 
 #define EXIT_USAGE 2
@@ -70,11 +72,10 @@ static const char usage[] =
     "                     the default on one rank). graph and push need mpirun, also for\n"
     "                     one rank (mpirun -np 1)\n"
     "  --interior-chunk R distributed solve: the interior SpMV in pieces of about R rows,\n"
-    "                     0..2^40 (default 0: one call a thread); a rank bound to one core\n"
-    "                     tests its halo messages between the pieces, which overlaps them\n"
-    "                     on transports that need the host to move a message (TCP, large\n"
-    "                     messages; include/parex/mpi.h, \"Progress\"), at some cost on\n"
-    "                     shared memory\n"
+    "                     0..2^40 (default 4096; 0: one call a thread); a rank bound to one\n"
+    "                     core tests its halo messages between the pieces, which overlaps\n"
+    "                     them on transports that need the host to move a message (TCP,\n"
+    "                     large messages; include/parex/mpi.h, \"Progress\")\n"
     "  --json             print one JSON object as the last line of output (rank 0)\n"
     "\n"
     "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, tol,\n"
@@ -206,7 +207,7 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
     c->tol = 1e-8;
     c->max_iters = 20000;
     c->progress_s = 2.0;
-    c->interior_chunk = 0;
+    c->interior_chunk = DCG_INTERIOR_CHUNK_DEFAULT;
     c->json = 0;
     *help = 0;
     for (int i = 1; i < argc; i++) {
