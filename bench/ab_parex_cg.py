@@ -1,43 +1,63 @@
 #!/usr/bin/env python3
-"""bench/ab_parex_cg.py - two parex-cg binaries against each other on distributed HPCG rows.
+"""bench/ab_parex_cg.py - two parex-cg runs against each other on distributed HPCG rows: two
+binaries, or one binary with two sets of flags.
 
-For each row (RANKS:THREADS:GRID, weak scaling: GRID^3 points a rank) both binaries solve to
---tol 1e-8 under run_dcg.sh's launch options and environment for that row (bound ranks where
-ranks x threads fit the cores, else --oversubscribe with mpi_yield_when_idle), interleaved, the
-order alternated every round (the first program of a pair runs slower on these VMs). Prints min
-and median seconds per iteration, the iterations and the median overlap of each.
+For each row (RANKS:THREADS:GRID, weak scaling: GRID^3 points a rank) both solve under
+run_dcg.sh's launch options and environment for that row (bound ranks where ranks x threads fit
+the cores, else --oversubscribe with mpi_yield_when_idle), interleaved, the order alternated
+every round (the first program of a pair runs slower on these VMs): to --tol 1e-8, or with
+ITERS exactly ITERS iterations (--max-iters ITERS --tol 1e-300, for rows whose solves are too
+short to time). Prints min and median milliseconds per iteration, the iterations and the
+median overlap of each, and the ratio of the medians new / old.
 
-  python3 bench/ab_parex_cg.py OLD NEW ROUNDS ROWS
+OLD and NEW are a parex-cg binary, optionally followed by '::' and flags of its own.
+
+  python3 bench/ab_parex_cg.py OLD NEW ROUNDS ROWS [ITERS]
   e.g. python3 bench/ab_parex_cg.py /tmp/parex-cg-old build-rel/examples/cg/parex-cg 7 \\
            4:1:32,2:1:32,4:2:32,2:2:32
+       python3 bench/ab_parex_cg.py "build-rel/examples/cg/parex-cg::--interior-chunk 0" \\
+           build-rel/examples/cg/parex-cg 10 2:1:32,2:1:48 200
 """
 import statistics
 import sys
 
 from dcg_launch import oversubscribed, run_json
 
-if len(sys.argv) != 5:
+if len(sys.argv) not in (5, 6):
     sys.exit(__doc__)
 old, new, rounds, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+iters = int(sys.argv[5]) if len(sys.argv) == 6 else 0
 rows = [tuple(int(v) for v in r.split(":")) for r in rows.split(",")]
 
+
+def command(spec, grid):
+    """The argv of run SPEC ('BINARY' or 'BINARY::FLAGS') on a GRID^3 row."""
+    binary, _, flags = spec.partition("::")
+    argv = [binary, "--space", "threads", "--progress", "0", "--grid", str(grid), "--json"]
+    if iters:
+        argv += ["--max-iters", str(iters), "--tol", "1e-300"]
+    return argv + flags.split()
 
 
 res = {}
 for r in range(rounds):
     for p, t, g in rows:
         for x in ([old, new] if r % 2 == 0 else [new, old]):
-            argv = [x, "--space", "threads", "--progress", "0", "--grid", str(g), "--json"]
             res.setdefault((p, t, g, x), []).append(
-                run_json(p, t, argv, prefix=["nice", "-n", "-19"]))
-print("| row | oversubscribed | binary | iterations | min ms | median ms | median overlap |")
-print("|---|---|---|---:|---:|---:|---:|")
+                run_json(p, t, command(x, g), prefix=["nice", "-n", "-19"],
+                         ok=(0, 3) if iters else (0,)))
+print("| row | oversubscribed | run | iterations | min ms | median ms | median overlap | "
+      "new / old |")
+print("|---|---|---|---:|---:|---:|---:|---:|")
 for p, t, g in rows:
+    med = {}
     for x, label in ((old, "old"), (new, "new")):
         ds = res[(p, t, g, x)]
         s = [d["seconds_per_iter"] * 1e3 for d in ds]
+        med[label] = statistics.median(s)
         ov = [d["overlap"] for d in ds if d.get("overlap") is not None]
-        print("| weak %dx%d, %d^3 | %s | %s | %d | %.3f | %.3f | %s |" % (
+        print("| weak %dx%d, %d^3 | %s | %s | %d | %.3f | %.3f | %s | %s |" % (
             p, t, g, "yes" if oversubscribed(p, t) else "no", label, ds[0]["iterations"], min(s),
-            statistics.median(s), "%.2f" % statistics.median(ov) if ov else "-"))
+            med[label], "%.2f" % statistics.median(ov) if ov else "-",
+            "%.3f" % (med["new"] / med["old"]) if label == "new" else ""))
 print("\n%d rounds: python3 bench/ab_parex_cg.py %s" % (rounds, " ".join(sys.argv[1:])))

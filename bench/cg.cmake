@@ -15,3 +15,17 @@ if(OpenMP_C_FOUND AND PX_BUILD_EXAMPLES)
   target_link_libraries(bench_cg PRIVATE m)
   add_dependencies(bench_cg parex-cg bench_cg_omp)
 endif()
+
+# Where the distributed CG's interior pieces start (bench/RESULTS.md, session 16): the
+# compensated SpMV of examples/cg in one call and in pieces. It links parex-cg's own kernel
+# objects, compiled as parex-cg's are (by nvcc when the Cuda space is built).
+# Run: PX_NUM_THREADS=1 taskset -c 0 build-*/bench/bench_cg_pieces --grid 48 --rounds 300
+if(PX_BUILD_EXAMPLES)
+  add_executable(bench_cg_pieces bench_cg_pieces.c $<TARGET_OBJECTS:parex_cg_obj>)
+  target_include_directories(bench_cg_pieces PRIVATE ${PROJECT_SOURCE_DIR}/examples/cg)
+  target_link_libraries(bench_cg_pieces PRIVATE Parex::parex m)
+  target_compile_options(bench_cg_pieces PRIVATE ${PX_C_WARNINGS})
+  if(PX_HAVE_CUDA)
+    set_target_properties(bench_cg_pieces PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+  endif()
+endif()

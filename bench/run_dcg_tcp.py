@@ -23,11 +23,12 @@ ratios beside it) and issue 15's target (parex <= 0.9x bsp where bsp's halo >= 1
 Needs root (ip netns, tc) and the Open MPI TCP BTL; exits with a message where either is
 missing. The namespace is made at start and removed at the end.
 
-parex-cg runs twice: as it comes (the interior SpMV in one call a thread) and with
---interior-chunk PIECE_ROWS (4,096 rows a piece), between which the one-core rank tests its
-messages (include/parex/mpi.h, "Progress"): the column that shows what that buys where a
-message needs the host during the interior rows (rendezvous messages past Open MPI's 64 KiB TCP
-eager limit: 96^3 a rank) and what it costs where it does not.
+parex-cg runs twice: as it comes (since session 16 the interior SpMV in pieces of about 4,096
+rows, --interior-chunk's default, between which the one-core rank tests its messages:
+include/parex/mpi.h, "Progress") and with --interior-chunk 0 (the interior in one call a
+thread, session 15's default): the column that shows what the pieces buy where a message needs
+the host during the interior rows (rendezvous messages past Open MPI's 64 KiB TCP eager limit:
+96^3 a rank) and what they cost where it does not.
 
 With OLD_BUILD, that build's parex-cg runs too (an A/B of two parex builds on the same link,
 in the same rounds) and gets its own columns; bsp comes from BUILD. The programs' order rotates
@@ -44,7 +45,6 @@ import subprocess
 import sys
 
 NS = "parex-tcp"
-PIECE_ROWS = 4096
 
 
 def sh(argv, check=True):
@@ -65,7 +65,7 @@ def netns_up(rate):
 
 
 def run(build, prog, grid, iters):
-    """One 2-rank run of PROG ('bsp', 'parex' or 'pieces': parex-cg --interior-chunk) of BUILD
+    """One 2-rank run of PROG ('bsp', 'parex' or 'onecall': parex-cg --interior-chunk 0) of BUILD
     in the namespace; its JSON object."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMP_NUM_THREADS="1", PX_NUM_THREADS="1", OMP_PROC_BIND="close",
@@ -77,8 +77,8 @@ def run(build, prog, grid, iters):
     else:
         argv = [os.path.join(build, "examples", "cg", "parex-cg"), "--grid", str(grid),
                 "--max-iters", str(iters), "--tol", "1e-300", "--progress", "0", "--json"]
-        if prog == "pieces":
-            argv += ["--interior-chunk", str(PIECE_ROWS)]
+        if prog == "onecall":
+            argv += ["--interior-chunk", "0"]
         ok = (0, 3)
     cmd = ["nice", "-n", "-19", "ip", "netns", "exec", NS, "mpirun", "--mca", "btl", "tcp,self",
            "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo", "-np", "2",
@@ -95,7 +95,7 @@ def main():
         sys.exit(__doc__)
     build, rounds = sys.argv[1], int(sys.argv[2])
     rows = [r.split(":") for r in sys.argv[3].split(",")]
-    progs = [("bsp", build, "bsp"), ("parex", build, "parex"), ("pieces", build, "pieces")]
+    progs = [("bsp", build, "bsp"), ("parex", build, "parex"), ("onecall", build, "one call")]
     if len(sys.argv) == 5:
         progs.append(("parex", sys.argv[4], "parex (old)"))
     if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
@@ -114,7 +114,7 @@ def main():
     old = len(progs) == 4
     print("| link | grid a rank | iterations | bsp ms (min / median) | bsp halo % | "
           "parex ms (min / median) | parex overlap | ratio | per-round | target | "
-          "pieces ms (min / median) | pieces ratio | target |" +
+          "one call ms (min / median) | one call ratio | target |" +
           (" old parex ms (min / median) | old ratio |" if old else ""))
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|" +
           ("---:|---:|" if old else ""))
@@ -131,7 +131,7 @@ def main():
                                 min(ps), statistics.median(ps),
                                 statistics.median(d["overlap"] for d in p), ratio, per_round,
                                 target)
-        qs = [d["seconds_per_iter"] * 1e3 for d in res[(rate, grid, "pieces")]]
+        qs = [d["seconds_per_iter"] * 1e3 for d in res[(rate, grid, "one call")]]
         qratio = statistics.median(qs) / statistics.median(bs)
         line += " %.3f / %.3f | %.3f | %s |" % (
             min(qs), statistics.median(qs), qratio,
