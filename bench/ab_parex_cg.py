@@ -10,14 +10,19 @@ ITERS exactly ITERS iterations (--max-iters ITERS --tol 1e-300, for rows whose s
 short to time). Prints min and median milliseconds per iteration, the iterations and the
 median overlap of each, and the ratio of the medians new / old.
 
-OLD and NEW are a parex-cg binary, optionally followed by '::' and flags of its own.
+OLD and NEW are a parex-cg binary, optionally followed by '::' and flags of its own; either
+may be bench_cg_bsp instead (the bulk-synchronous baseline, run for ITERS iterations, which it
+then needs).
 
   python3 bench/ab_parex_cg.py OLD NEW ROUNDS ROWS [ITERS]
   e.g. python3 bench/ab_parex_cg.py /tmp/parex-cg-old build-rel/examples/cg/parex-cg 7 \\
            4:1:32,2:1:32,4:2:32,2:2:32
        python3 bench/ab_parex_cg.py "build-rel/examples/cg/parex-cg::--interior-chunk 0" \\
            build-rel/examples/cg/parex-cg 10 2:1:32,2:1:48 200
+       python3 bench/ab_parex_cg.py build-rel/bench/bench_cg_bsp \\
+           "build-rel/examples/cg/parex-cg::--dots plain" 8 2:1:16,2:1:48 300
 """
+import os
 import statistics
 import sys
 
@@ -33,6 +38,10 @@ rows = [tuple(int(v) for v in r.split(":")) for r in rows.split(",")]
 def command(spec, grid):
     """The argv of run SPEC ('BINARY' or 'BINARY::FLAGS') on a GRID^3 row."""
     binary, _, flags = spec.partition("::")
+    if os.path.basename(binary) == "bench_cg_bsp":
+        if not iters:
+            sys.exit("ab_parex_cg: bench_cg_bsp runs a fixed number of iterations: give ITERS")
+        return [binary, "--grid", str(grid), "--iters", str(iters), "--json"] + flags.split()
     argv = [binary, "--space", "threads", "--progress", "0", "--grid", str(grid), "--json"]
     if iters:
         argv += ["--max-iters", str(iters), "--tol", "1e-300"]

@@ -30,6 +30,10 @@ thread, session 15's default): the column that shows what the pieces buy where a
 the host during the interior rows (rendezvous messages past Open MPI's 64 KiB TCP eager limit:
 96^3 a rank) and what they cost where it does not.
 
+A third parex-cg column runs --dots plain: its dot products as plain double sums, the
+baseline's arithmetic (by default they are compensated sums, which cost parex 7-8 % of an
+iteration at 32^3-48^3 a rank on shared memory: bench/RESULTS.md, session 16).
+
 With OLD_BUILD, that build's parex-cg runs too (an A/B of two parex builds on the same link,
 in the same rounds) and gets its own columns; bsp comes from BUILD. The programs' order rotates
 every round.
@@ -65,7 +69,8 @@ def netns_up(rate):
 
 
 def run(build, prog, grid, iters):
-    """One 2-rank run of PROG ('bsp', 'parex' or 'onecall': parex-cg --interior-chunk 0) of BUILD
+    """One 2-rank run of PROG ('bsp', 'parex', 'onecall': parex-cg --interior-chunk 0, or
+    'plain': parex-cg --dots plain) of BUILD
     in the namespace; its JSON object."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMP_NUM_THREADS="1", PX_NUM_THREADS="1", OMP_PROC_BIND="close",
@@ -79,6 +84,8 @@ def run(build, prog, grid, iters):
                 "--max-iters", str(iters), "--tol", "1e-300", "--progress", "0", "--json"]
         if prog == "onecall":
             argv += ["--interior-chunk", "0"]
+        if prog == "plain":
+            argv += ["--dots", "plain"]
         ok = (0, 3)
     cmd = ["nice", "-n", "-19", "ip", "netns", "exec", NS, "mpirun", "--mca", "btl", "tcp,self",
            "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo", "-np", "2",
@@ -95,7 +102,8 @@ def main():
         sys.exit(__doc__)
     build, rounds = sys.argv[1], int(sys.argv[2])
     rows = [r.split(":") for r in sys.argv[3].split(",")]
-    progs = [("bsp", build, "bsp"), ("parex", build, "parex"), ("onecall", build, "one call")]
+    progs = [("bsp", build, "bsp"), ("parex", build, "parex"), ("onecall", build, "one call"),
+             ("plain", build, "plain dots")]
     if len(sys.argv) == 5:
         progs.append(("parex", sys.argv[4], "parex (old)"))
     if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
@@ -111,12 +119,13 @@ def main():
                                                                        int(iters)))
     finally:
         sh(["ip", "netns", "del", NS], check=False)
-    old = len(progs) == 4
+    old = len(progs) == 5
     print("| link | grid a rank | iterations | bsp ms (min / median) | bsp halo % | "
           "parex ms (min / median) | parex overlap | ratio | per-round | target | "
-          "one call ms (min / median) | one call ratio | target |" +
+          "one call ms (min / median) | one call ratio | target | plain dots ms (min / median) | "
+          "plain ratio | target |" +
           (" old parex ms (min / median) | old ratio |" if old else ""))
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|" +
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---|" +
           ("---:|---:|" if old else ""))
     for rate, grid, iters in rows:
         b, p = res[(rate, grid, "bsp")], res[(rate, grid, "parex")]
@@ -131,11 +140,12 @@ def main():
                                 min(ps), statistics.median(ps),
                                 statistics.median(d["overlap"] for d in p), ratio, per_round,
                                 target)
-        qs = [d["seconds_per_iter"] * 1e3 for d in res[(rate, grid, "one call")]]
-        qratio = statistics.median(qs) / statistics.median(bs)
-        line += " %.3f / %.3f | %.3f | %s |" % (
-            min(qs), statistics.median(qs), qratio,
-            "n/a" if halo < 0.10 else ("met" if qratio <= 0.9 else "missed"))
+        for label in ("one call", "plain dots"):
+            qs = [d["seconds_per_iter"] * 1e3 for d in res[(rate, grid, label)]]
+            qratio = statistics.median(qs) / statistics.median(bs)
+            line += " %.3f / %.3f | %.3f | %s |" % (
+                min(qs), statistics.median(qs), qratio,
+                "n/a" if halo < 0.10 else ("met" if qratio <= 0.9 else "missed"))
         if old:
             os_ = [d["seconds_per_iter"] * 1e3 for d in res[(rate, grid, "parex (old)")]]
             line += " %.3f / %.3f | %.3f |" % (min(os_), statistics.median(os_),

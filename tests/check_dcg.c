@@ -97,7 +97,24 @@ static double json_num(const char *json, const char *key)
 typedef struct {
     double iterations, max_abs_err, ranks, threads, halo_bytes, comm_seconds, overlap, n;
     char engine[16]; /* "none", "push" or "graph" */
+    char dots[16];   /* "compensated" or "plain" */
 } outcome;
+
+/* Copy string field @key of JSON line @j into @buf (at most @size - 1 characters). */
+static void json_str(const char *j, const char *key, char *buf, size_t size)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": \"", key);
+    const char *e = strstr(j, pat);
+    ck_assert_msg(e != NULL, "JSON '%s' lacks %s", j, key);
+    e += strlen(pat);
+    size_t k = 0;
+    while (e[k] && e[k] != '"' && k + 1 < size) {
+        buf[k] = e[k];
+        k++;
+    }
+    buf[k] = '\0';
+}
 
 /* Run and parse the JSON line; the run must converge (exit 0). Returns 0 when skipped. */
 static int solve(int np, const char *args, outcome *o)
@@ -119,15 +136,8 @@ static int solve(int np, const char *args, outcome *o)
     o->comm_seconds = json_num(j, "comm_seconds");
     o->overlap = json_num(j, "overlap");
     o->n = json_num(j, "n");
-    const char *e = strstr(j, "\"engine\": \"");
-    ck_assert_msg(e != NULL, "JSON '%s' lacks engine", j);
-    e += strlen("\"engine\": \"");
-    size_t k = 0;
-    while (e[k] && e[k] != '"' && k + 1 < sizeof o->engine) {
-        o->engine[k] = e[k];
-        k++;
-    }
-    o->engine[k] = '\0';
+    json_str(j, "engine", o->engine, sizeof o->engine);
+    json_str(j, "dots", o->dots, sizeof o->dots);
     return 1;
 }
 
@@ -507,6 +517,32 @@ START_TEST(test_dcg_interior_chunks_give_the_same_solve)
 }
 END_TEST
 
+/* --dots plain folds the dots as plain double sums (bench_cg_bsp's arithmetic): the solve
+ * still converges to the same accuracy within 2 % of the compensated run's iterations (the
+ * issue's bound across rank counts), and the JSON says which folds ran (one rank without the
+ * engine runs cg.c, whose sums are plain). A bad value is a usage error. */
+START_TEST(test_dcg_plain_dots_keep_the_iterations)
+{
+    outcome dd, plain;
+    if (!solve(nranks(), "--grid 16 --space threads", &dd) ||
+        !solve(nranks(), "--grid 16 --space threads --dots plain", &plain))
+        return;
+    fprintf(stderr,
+            "check_dcg: %d ranks, compensated dots (%s) %.0f iterations (err %.3e), plain %.0f "
+            "(err %.3e)\n",
+            nranks(), dd.dots, dd.iterations, dd.max_abs_err, plain.iterations, plain.max_abs_err);
+    ck_assert_str_eq(dd.dots, strcmp(dd.engine, "none") == 0 ? "plain" : "compensated");
+    ck_assert_str_eq(plain.dots, "plain");
+    ck_assert_msg(fabs(plain.iterations - dd.iterations) <= 0.02 * dd.iterations,
+                  "plain dots: %.0f iterations, compensated %.0f", plain.iterations, dd.iterations);
+    ck_assert_double_lt(plain.max_abs_err, 1e-6);
+    const int st = run(nranks(), "--grid 4 --dots fancy");
+    ck_assert_int_eq(st, 2);
+    ck_assert_msg(strstr(run_err, "--dots 'fancy' is not compensated or plain") != NULL,
+                  "stderr: %s", run_err);
+}
+END_TEST
+
 /* --engine: a bad value, none on several ranks, push/graph without mpirun: usage errors. */
 START_TEST(test_dcg_engine_flag_misuse_exits_2)
 {
@@ -639,6 +675,7 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_iterations_do_not_depend_on_the_partition);
     tcase_add_test(tc, test_dcg_engine_flag_misuse_exits_2);
     tcase_add_test(tc, test_dcg_interior_chunks_give_the_same_solve);
+    tcase_add_test(tc, test_dcg_plain_dots_keep_the_iterations);
     tcase_add_test(tc, test_dcg_one_thread_posts_the_sends_before_the_interior_rows);
     suite_add_tcase(s, tc);
     return s;

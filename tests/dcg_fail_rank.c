@@ -39,8 +39,11 @@ int main(int argc, char **argv)
     px_space *s = px_space_by_name("serial");
     /* PX_DCG_MODE=push takes the pushed iterations; else the recorded graph (the default). */
     const char *m = getenv("PX_DCG_MODE");
-    const dcg_mode mode = m && strcmp(m, "push") == 0 ? DCG_PUSH : DCG_GRAPH;
-    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, mode, 0, &res, &st);
+    dcg_params prm;
+    prm.mode = m && strcmp(m, "push") == 0 ? DCG_PUSH : DCG_GRAPH;
+    prm.interior_chunk = 0;
+    prm.plain_dots = 0;
+    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, &prm, &res, &st);
     printf("dcg_fail_rank: rank %d: dcg_solve returned %s (%s)\n", rank, px_strerror(rc),
            res.message);
     cgp_free(&part);

@@ -54,6 +54,7 @@ typedef struct {
     MPI_Comm comm;
     const cgp_part *P;
     int on_host; /* s is host-accessible: MPI reads and writes the vectors directly */
+    int dd;      /* the dots are compensated sums (on host, unless dcg_params.plain_dots) */
     cg_matrix A; /* local rows, columns in extended numbering */
     int32_t *send_idx;
     double *b, *x, *r, *p, *ap, *dinv; /* x and p: n_ext (owned + halo) */
@@ -169,11 +170,11 @@ static int push_exchange(dcg *d, int which)
     return PX_OK;
 }
 
-/* Where a dot's reduce writes: the whole compensated sum on host spaces (dd kernels, custom
- * reducers), its hi half on the staging path (cg.c's kernels, px_sum_f64; lo stays 0). */
+/* Where a dot's reduce writes: the whole compensated sum (d->dd: dd kernels, custom reducers),
+ * else its hi half (cg.c's kernels, px_sum_f64; lo stays 0). */
 static void *dot_slot(const dcg *d, cg_dd *slot)
 {
-    return d->on_host ? (void *)slot : (void *)&slot->hi;
+    return d->dd ? (void *)slot : (void *)&slot->hi;
 }
 
 /* The interior SpMV's policy (dcg.h, interior_chunk). With R = d->interior_chunk > 0 rows, on
@@ -201,8 +202,8 @@ static px_range_policy interior_policy(const dcg *d)
  * vec.Ap land in d->loc[0] (interior) and d->loc[1] (boundary). */
 static int push_spmv(dcg *d, int which)
 {
-    const px_kernel *kern = d->on_host ? &cg_spmv_dot_dd : &cg_spmv_dot;
-    const px_reducer *red = d->on_host ? &cg_dd_sum : &px_sum_f64;
+    const px_kernel *kern = d->dd ? &cg_spmv_dot_dd : &cg_spmv_dot;
+    const px_reducer *red = d->dd ? &cg_dd_sum : &px_sum_f64;
     const cgp_part *P = d->P;
     spmv_args sa;
     sa.row_ptr = d->A.row_ptr;
@@ -326,12 +327,11 @@ static int push_update_r(dcg *d)
     px_var *w[2] = {d->v_r, d->v_loc};
     if (!d->jacobi) {
         /* dcg_beta reads glob[0] only. */
-        DCG_TRY(d,
-                px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r", all,
-                                               d->on_host ? &dcg_update_r_dd : &dcg_update_r, &ua,
-                                               sizeof ua, d->on_host ? &cg_dd_sum : &px_sum_f64,
-                                               dot_slot(d, &d->loc[0]), rd, 2, w, 2));
-    } else if (d->on_host) {
+        DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r", all,
+                                                  d->dd ? &dcg_update_r_dd : &dcg_update_r, &ua,
+                                                  sizeof ua, d->dd ? &cg_dd_sum : &px_sum_f64,
+                                                  dot_slot(d, &d->loc[0]), rd, 2, w, 2));
+    } else if (d->dd) {
         /* cg_dd2 is {rz, rr}: the reduce writes loc[0..1] in that order. */
         DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_update_r_pair", all,
                                                   &dcg_update_r_pair_dd, &ua, sizeof ua,
@@ -458,15 +458,14 @@ static int allreduce1(dcg *d, double *v, MPI_Op op)
     return PX_OK;
 }
 
-/* A dot product over the ranks (setup): kernel @p kdd with its compensated sum on host
- * spaces, else @p kplain with plain sums; its value in *out. */
+/* A dot product over the ranks (setup): kernel @p kdd with its compensated sum (d->dd), else
+ * @p kplain with plain sums; its value in *out. */
 static int global_dot(dcg *d, const char *name, const px_kernel *kdd, const px_kernel *kplain,
                       const void *args, size_t size, double *out)
 {
     cg_dd v = {0.0, 0.0};
-    DCG_TRY(d,
-            px_parallel_reduce(d->s, name, px_range(0, d->P->n_local), d->on_host ? kdd : kplain,
-                               args, size, d->on_host ? &cg_dd_sum : &px_sum_f64, dot_slot(d, &v)));
+    DCG_TRY(d, px_parallel_reduce(d->s, name, px_range(0, d->P->n_local), d->dd ? kdd : kplain,
+                                  args, size, d->dd ? &cg_dd_sum : &px_sum_f64, dot_slot(d, &v)));
     DCG_TRY(d, px_fence(d->s));
     if (MPI_Allreduce(MPI_IN_PLACE, &v, 1, d->dd_type, d->dd_op, d->comm) != MPI_SUCCESS) {
         snprintf(d->msg, d->msglen, "MPI_Allreduce of %s failed", name);
@@ -713,6 +712,7 @@ static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *
     if (MPI_Bcast(&thr, 1, MPI_INT, 0, d->comm) != MPI_SUCCESS)
         return PX_EMPI;
     st->threads_per_rank = thr;
+    st->compensated = d->dd;
     st->halo_bytes = sm[0];
     st->message_seconds = sm[1];
     st->exposed_seconds = sm[2];
@@ -740,26 +740,32 @@ static void abort_alone(const dcg *d, int rc)
     MPI_Abort(d->comm, 1);
 }
 
-int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, dcg_mode mode,
-              int64_t interior_chunk, cg_result *res, dcg_stats *st)
+int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o,
+              const dcg_params *prm, cg_result *res, dcg_stats *st)
 {
-    if (!s || !part || !o || !res || !st)
+    if (!s || !part || !o || !prm || !res || !st)
         return PX_EFAULT;
     memset(res, 0, sizeof *res);
     memset(st, 0, sizeof *st);
+    const dcg_mode mode = prm->mode;
     if (mode != DCG_PUSH && mode != DCG_GRAPH) {
         snprintf(res->message, sizeof res->message,
                  "dcg_solve: mode %d is not DCG_PUSH or DCG_GRAPH", (int)mode);
         return PX_EINVAL;
     }
-    if (interior_chunk < 0) {
+    if (prm->interior_chunk < 0) {
         snprintf(res->message, sizeof res->message, "dcg_solve: interior_chunk %lld is negative",
-                 (long long)interior_chunk);
+                 (long long)prm->interior_chunk);
+        return PX_EINVAL;
+    }
+    if (prm->plain_dots != 0 && prm->plain_dots != 1) {
+        snprintf(res->message, sizeof res->message, "dcg_solve: plain_dots %d is not 0 or 1",
+                 prm->plain_dots);
         return PX_EINVAL;
     }
     dcg d;
     memset(&d, 0, sizeof d);
-    d.interior_chunk = interior_chunk;
+    d.interior_chunk = prm->interior_chunk;
     d.e = px_engine_default();
     d.s = s;
     d.host = px_space_by_name("serial");
@@ -772,6 +778,7 @@ int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options
      * instead of the pair reducer) on a host space too, so tests run it without a GPU. */
     const char *stage = getenv("PX_CG_HOST_STAGING");
     d.on_host = px_space_host_accessible(s) == 1 && !(stage && strcmp(stage, "1") == 0);
+    d.dd = d.on_host && !prm->plain_dots;
     d.msg = res->message;
     d.msglen = sizeof res->message;
     int rc = d.e ? dcg_alloc(&d) : PX_ENODEV;

@@ -59,6 +59,8 @@ typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
 typedef struct dcg_stats {
     int ranks;                /**< Size of the communicator. */
     int threads_per_rank;     /**< px_space_concurrency of the space on rank 0. */
+    int compensated;          /**< 1 when the dots were compensated sums (a host space without
+                                   dcg_params.plain_dots), 0 when plain. */
     double halo_bytes;        /**< Halo bytes received per exchange (one per iteration), summed
                                    over ranks. */
     double message_seconds;   /**< Sum over ranks and iterations of t(halos in) - t(receives
@@ -84,23 +86,44 @@ typedef struct dcg_stats {
 #define DCG_INTERIOR_CHUNK_DEFAULT 4096
 
 /**
+ * How dcg_solve runs: parex-cg's --engine, --interior-chunk and --dots.
+ *
+ * mode: how the iterations are issued (DCG_PUSH or DCG_GRAPH).
+ *
+ * interior_chunk (rows, >= 0; default DCG_INTERIOR_CHUNK_DEFAULT): 0 runs the interior SpMV
+ * as one call a thread (the automatic chunk); R > 0 cuts each thread's block into pieces of
+ * about R rows, all of equal size and whole row groups of the SpMV (CG_SPMV_GROUP), between
+ * which a rank bound to one core tests its outstanding messages (parex/mpi.h, "Progress"), so
+ * a transport that needs the host to move a message (TCP, rendezvous messages past the eager
+ * limit) moves it during the interior rows. A block of fewer than 2 R rows stays one call.
+ * The values are the same either way.
+ *
+ * plain_dots: 0 (default) folds the dot products on host spaces as compensated sums (cg_dd.h),
+ * which makes them, and so the iterations, independent of how the rows are split over ranks
+ * and threads (the HPCG problem gives the same iterations and errors, to the bit, on 1 to 4
+ * ranks). 1 folds them as plain double sums, as the bulk-synchronous baseline
+ * (bench/bench_cg_bsp.c) and the device path do: the same arithmetic as the baseline, for
+ * comparing the runtimes, at the cost of iterations that may move with the split (within the
+ * 2 % the tests allow). The compensated folds cost 7-8 % of an iteration at 32^3-48^3 a rank
+ * (bench/RESULTS.md, session 16).
+ */
+typedef struct dcg_params {
+    dcg_mode mode;
+    int64_t interior_chunk;
+    int plain_dots;
+} dcg_params;
+
+/**
  * Solve A x = b (b = A * ones, x0 = 0) by (Jacobi-preconditioned) CG over the ranks of
  * @p comm, each rank holding @p part (built on @p comm) and computing on @p s through the
- * default engine, issuing the iterations as @p mode says (DCG_PUSH or DCG_GRAPH). Collective:
- * every rank calls it with the same options and mode. @p interior_chunk (rows, >= 0; parex-cg
- * --interior-chunk, default DCG_INTERIOR_CHUNK_DEFAULT): 0 runs the interior SpMV as one call
- * a thread (the automatic chunk); R > 0 cuts each thread's block into pieces of about R rows,
- * all of equal size and whole row groups of the SpMV (CG_SPMV_GROUP), between which a rank
- * bound to one core tests its outstanding messages (parex/mpi.h, "Progress"), so a transport
- * that needs the host to move a message (TCP, rendezvous messages past the eager limit) moves
- * it during the interior rows. A block of fewer than 2 R rows stays one call. The values are
- * the same either way (compensated sums). Results in @p res
+ * default engine, as @p prm says (dcg_params). Collective: every rank calls it with the same
+ * options and parameters. Results in @p res
  * are global (identical on every rank): iterations, converged, relres, true_relres,
  * max_abs_err; seconds and min_iter_seconds are the largest over ranks; flops and bytes
  * follow cg.c's model for the global matrix.
- * @return PX_OK when the solve ran (converged or not); PX_EINVAL for a @p mode that is not a
- *         dcg_mode or a negative @p interior_chunk (message in res->message), or for an
- *         unsuitable matrix
+ * @return PX_OK when the solve ran (converged or not); PX_EFAULT for a NULL pointer;
+ *         PX_EINVAL for a mode that is not a dcg_mode, a negative interior_chunk or a
+ *         plain_dots other than 0 or 1 (message in res->message), or for an unsuitable matrix
  *         (as cg_solve, the message in res->message on every rank: a non-positive Jacobi
  *         diagonal, a zero right-hand side, a CG breakdown, a non-finite residual, all decided
  *         on global values); PX_ENOMEM or another status when allocating the vectors, buffers
@@ -122,8 +145,8 @@ typedef struct dcg_stats {
  * message; calling MPI_Abort" to stderr and calls MPI_Abort(comm, 1), which ends the whole
  * job (mpirun exits non-zero); it does not return. On one rank it returns the status.
  */
-int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o, dcg_mode mode,
-              int64_t interior_chunk, cg_result *res, dcg_stats *st);
+int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o,
+              const dcg_params *prm, cg_result *res, dcg_stats *st);
 
 #ifdef __cplusplus
 }

@@ -44,7 +44,8 @@ static const char usage[] =
     "usage: parex-cg [--matrix FILE | --grid N|NXxNYxNZ]   (or: mpirun -np P parex-cg ...)\n"
     "                [--space serial|threads|cuda] [--precond none|jacobi] [--tol X]\n"
     "                [--max-iters N] [--progress S] [--partition metis|block]\n"
-    "                [--engine graph|push|none] [--interior-chunk R] [--json]\n"
+    "                [--engine graph|push|none] [--interior-chunk R]\n"
+    "                [--dots compensated|plain] [--json]\n"
     "                [--px-* runtime flags, see --px-help]\n"
     "\n"
     "Solves A x = b by Conjugate Gradient with b = A * ones and x0 = 0, stopping when\n"
@@ -76,13 +77,17 @@ static const char usage[] =
     "                     core tests its halo messages between the pieces, which overlaps\n"
     "                     them on transports that need the host to move a message (TCP,\n"
     "                     large messages; include/parex/mpi.h, \"Progress\")\n"
+    "  --dots KIND        distributed solve on a host space: compensated (default: dot\n"
+    "                     products as double-double sums, iterations independent of the\n"
+    "                     split over ranks) or plain (double sums, as the bulk-synchronous\n"
+    "                     baseline bench_cg_bsp: the same arithmetic, for comparisons)\n"
     "  --json             print one JSON object as the last line of output (rank 0)\n"
     "\n"
     "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, tol,\n"
     "relres, true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter,\n"
     "min_iter_seconds (fastest single iteration), setup_seconds, gflops, gbs, ranks,\n"
-    "threads_per_rank, halo_bytes, comm_seconds, overlap, engine (see the README). gbs counts\n"
-    "the bytes each kernel must move once: per iteration\n"
+    "threads_per_rank, halo_bytes, comm_seconds, overlap, engine, dots (see the README). gbs\n"
+    "counts the bytes each kernel must move once: per iteration\n"
     "12 nnz + 88 n + 8 bytes for plain CG and 12 nnz + 104 n + 8 with Jacobi (8-byte values\n"
     "and row offsets, 4-byte column indices, the SpMV's gathered vector counted once).\n"
     "\n"
@@ -100,6 +105,7 @@ typedef struct {
     int64_t max_iters;
     double progress_s;
     int64_t interior_chunk; /* --interior-chunk R: rows a piece of the interior SpMV; 0: one call */
+    int plain_dots;         /* --dots plain: 1; compensated (default): 0 */
     int json;
 } cli;
 
@@ -173,6 +179,14 @@ static int apply_option(size_t which, const char *val, cli *c)
             return ex_cli_usage_error(PROG, "--interior-chunk '%s' is not a number of rows >= 0",
                                       val);
         break;
+    case 10:
+        if (strcmp(val, "compensated") == 0)
+            c->plain_dots = 0;
+        else if (strcmp(val, "plain") == 0)
+            c->plain_dots = 1;
+        else
+            return ex_cli_usage_error(PROG, "--dots '%s' is not compensated or plain", val);
+        break;
     case 8:
         if (strcmp(val, "none") == 0)
             c->engine = 0;
@@ -208,6 +222,7 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
     c->max_iters = 20000;
     c->progress_s = 2.0;
     c->interior_chunk = DCG_INTERIOR_CHUNK_DEFAULT;
+    c->plain_dots = 0;
     c->json = 0;
     *help = 0;
     for (int i = 1; i < argc; i++) {
@@ -221,8 +236,8 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
             continue;
         }
         static const char *const valued[] = {
-            "--matrix",    "--grid",     "--space",     "--precond", "--tol",
-            "--max-iters", "--progress", "--partition", "--engine",  "--interior-chunk"};
+            "--matrix",   "--grid",      "--space",  "--precond",        "--tol", "--max-iters",
+            "--progress", "--partition", "--engine", "--interior-chunk", "--dots"};
         const char *val = NULL;
         const int which = ex_cli_valued_option(PROG, argc, argv, &i, valued,
                                                sizeof valued / sizeof valued[0], &val);
@@ -277,6 +292,7 @@ typedef struct {
     int ranks, threads_per_rank;
     double halo_bytes, comm_seconds, overlap;
     const char *engine; /* "none", "push" or "graph" (--engine) */
+    const char *dots;   /* "compensated" or "plain" (--dots; the staging path's are plain) */
 } run_extra;
 
 /* The human-readable summary and (with --json) the JSON line, on rank 0 only. */
@@ -323,7 +339,7 @@ static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_
     json_number(stdout, "halo_bytes", x->halo_bytes, 0);
     json_number(stdout, "comm_seconds", x->comm_seconds, 0);
     json_number(stdout, "overlap", x->overlap, 0);
-    printf("\"engine\": \"%s\"}\n", x->engine);
+    printf("\"engine\": \"%s\", \"dots\": \"%s\"}\n", x->engine, x->dots);
 }
 
 static void fill_options(const cli *c, FILE *info, cg_options *o)
@@ -393,7 +409,7 @@ static int run_single(const cli *c, px_space *s, FILE *info)
         fprintf(stderr, "parex-cg: %s: %s\n", name, r.message);
         status = EXIT_FAILURE;
     } else {
-        run_extra x = {1, threads, 0.0, 0.0, NAN, "none"};
+        run_extra x = {1, threads, 0.0, 0.0, NAN, "none", "plain"};
         report(c, info, name, A.n, A.nnz, s, &r, setup_s, &x);
         status = r.converged ? 0 : EXIT_NOT_CONVERGED;
     }
@@ -487,15 +503,23 @@ static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int 
     cg_result r;
     dcg_stats st;
     /* --engine: graph unless push was asked for (none never gets here). */
-    const dcg_mode mode = c->engine == 1 ? DCG_PUSH : DCG_GRAPH;
-    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, mode, c->interior_chunk, &r, &st);
+    dcg_params prm;
+    prm.mode = c->engine == 1 ? DCG_PUSH : DCG_GRAPH;
+    prm.interior_chunk = c->interior_chunk;
+    prm.plain_dots = c->plain_dots;
+    const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, &prm, &r, &st);
     if (rc != PX_OK) {
         if (rank == 0)
             fprintf(stderr, "parex-cg: %s: %s\n", name, r.message);
         status = EXIT_FAILURE;
     } else {
-        run_extra x = {st.ranks,        st.threads_per_rank, st.halo_bytes,
-                       st.comm_seconds, st.overlap,          mode == DCG_PUSH ? "push" : "graph"};
+        run_extra x = {st.ranks,
+                       st.threads_per_rank,
+                       st.halo_bytes,
+                       st.comm_seconds,
+                       st.overlap,
+                       prm.mode == DCG_PUSH ? "push" : "graph",
+                       st.compensated ? "compensated" : "plain"};
         if (rank == 0)
             report(c, info, name, part.n_global, part.nnz_global, s, &r, setup_s, &x);
         status = r.converged ? 0 : EXIT_NOT_CONVERGED;
