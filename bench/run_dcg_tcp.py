@@ -31,8 +31,8 @@ the host during the interior rows (rendezvous messages past Open MPI's 64 KiB TC
 96^3 a rank) and what they cost where it does not.
 
 A third parex-cg column runs --dots plain: its dot products as plain double sums, the
-baseline's arithmetic (by default they are compensated sums, which cost parex 7-8 % of an
-iteration at 32^3-48^3 a rank on shared memory: bench/RESULTS.md, session 16).
+baseline's arithmetic (by default they are compensated sums, which cost parex 0-8 % of an
+iteration at 16^3-48^3 a rank on shared memory: bench/RESULTS.md, session 16).
 
 With OLD_BUILD, that build's parex-cg runs too (an A/B of two parex builds on the same link,
 in the same rounds) and gets its own columns; bsp comes from BUILD. The programs' order rotates

@@ -34,12 +34,12 @@
 /* Rows a group of cg_spmv_rows: the loop takes rows b, b+1, ... four at a time, so which rows
  * share a group depends on b. A caller that cuts [b, e) into pieces cuts at b plus multiples
  * of CG_SPMV_GROUP, and the pieces then form the very groups one call would, at the same
- * places in the cache lines. Groups shifted by 1 or 2 rows ran the same HPCG rows 5-7 % slower
- * where the vectors start 16 bytes past a 64-byte line (malloc's large blocks), within 1 %
- * where they are 64-byte aligned (px_malloc); in the distributed CG, pieces of 4,096 rows cut at
- * any row cost an iteration 5.7 %, pieces of whole groups 2.9 % (bench/RESULTS.md, session 16;
- * bench/bench_cg_pieces --offset). Why a group's place costs that much was not found (this VM
- * shows perf no hardware counters). */
+ * places in the cache lines. Groups shifted by 1 or 2 rows ran the same HPCG rows up to 7-10 %
+ * slower in some runs on these VMs (most where the vectors start 16 bytes past a 64-byte line,
+ * as malloc's large blocks do; in other runs 0-2 %); in the distributed CG, one 16-round run
+ * had pieces of 4,096 rows cut at any row cost an iteration 5.7 %, pieces of whole groups 2.9 %
+ * (bench/RESULTS.md, session 16; bench/bench_cg_pieces --offset). Why a group's place costs
+ * time was not found (this VM shows perf no hardware counters). */
 #define CG_SPMV_GROUP 4
 
 /* s += the products of entries [k, e) of one row, in index order. */

@@ -79,7 +79,7 @@ typedef struct dcg_stats {
  * parex-cg's interior piece (rows): about 80 us of HPCG rows on these VMs, near the engine's
  * 100 us between tests of a one-core rank's messages (PXI_PIECE_POLL_NS in the library). On
  * shared memory the pieces cost 0-3 %, within this VM's noise (bench/RESULTS.md, session 16:
- * 2 one-core ranks at 32^3-64^3, 0.97-1.03x one call over 10 rounds); over a shaped TCP link
+ * 2 one-core ranks at 32^3-64^3, 0.96-1.03x one call, 10 rounds); over a shaped TCP link
  * with 72 KiB halos (96^3 a rank, 100 Mbit/s) they take an iteration from 1.06x the
  * bulk-synchronous CG to 0.77x (sessions 15 and 16).
  */
@@ -104,8 +104,8 @@ typedef struct dcg_stats {
  * ranks). 1 folds them as plain double sums, as the bulk-synchronous baseline
  * (bench/bench_cg_bsp.c) and the device path do: the same arithmetic as the baseline, for
  * comparing the runtimes, at the cost of iterations that may move with the split (within the
- * 2 % the tests allow). The compensated folds cost 7-8 % of an iteration at 32^3-48^3 a rank
- * (bench/RESULTS.md, session 16).
+ * 2 % the tests allow). The compensated folds cost 0-8 % of an iteration at 16^3-48^3 a rank
+ * on 2 one-core ranks (bench/RESULTS.md, session 16).
  */
 typedef struct dcg_params {
     dcg_mode mode;

@@ -59,8 +59,8 @@ PX_API px_range_policy px_range(int64_t begin, int64_t end);
  * A host function gets one call per chunk (parex/kernel.h, "What a call receives"). One that
  * takes its indices in blocks from the call's begin (rows four at a time, say) should get a
  * chunk size that is a multiple of its block: then the chunks form the blocks one call would,
- * at the same places in the cache lines. Cut elsewhere, examples/cg's 4-row SpMV ran up to 7 %
- * slower (bench/RESULTS.md, session 16).
+ * at the same places in the cache lines. Cut elsewhere, examples/cg's 4-row SpMV ran up to
+ * 7-10 % slower in some runs (bench/RESULTS.md, session 16).
  * Thread-safe, pure.
  */
 PX_API px_range_policy px_range_chunked(int64_t begin, int64_t end, int64_t chunk_size,
