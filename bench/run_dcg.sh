@@ -409,6 +409,9 @@ r.update(instances=1, instance_seconds_per_iter=[r["seconds_per_iter"]]); print(
     # row in OMPI_COMM_WORLD_LOCAL_SIZE (mpirun -np 1 says 1), so that parex applies the node
     # rule of core/oversub.h as in the row (R x T > cores: passive waits, threads unbound).
     # Exit status 3 (not converged: the fixed iterations run past tol 1e-300) is no failure.
+    # The wait is bounded (60 s): an instance whose mpirun failed to start (seen once in
+    # session 16, four mpiruns launched at once) would otherwise leave the others waiting
+    # forever. Then the calibration gives no JSON, says why, and the round goes on.
     gate=$(mktemp -d -p "$work")
     [[ " $mpi_opts " == *" mpi_yield_when_idle 1 "* ]] && yield=(--mca mpi_yield_when_idle 1)
     for ((i = 0; i < k; i++)); do
@@ -416,10 +419,12 @@ r.update(instances=1, instance_seconds_per_iter=[r["seconds_per_iter"]]); print(
       elif ((t == 1)); then aff=(taskset -c "$((i % cores))")
       else aff=(); fi
       env $env_opts $prefix "${aff[@]}" "${mpirun[@]}" -np 1 --bind-to none "${yield[@]}" \
-        sh -c 'g=$1 k=$2; : >"$g/r$3"; shift 3; export OMPI_COMM_WORLD_LOCAL_SIZE=$k
-         while [ "$(ls "$g" | wc -l)" -lt "$k" ]; do sleep 0.005; done; exec "$@"' \
+        sh -c 'g=$1 k=$2 n=0; : >"$g/r$3"; shift 3; export OMPI_COMM_WORLD_LOCAL_SIZE=$k
+         while [ "$(ls "$g" | wc -l)" -lt "$k" ]; do
+           n=$((n + 1)); [ "$n" -lt 12000 ] || { echo "waited 60 s for the other instances" >&2; exit 1; }
+           sleep 0.005; done; exec "$@"' \
         sh "$gate" "$k" "$i" "$parex_cg" --space threads --progress 0 --engine "$mode" \
-        "${prob_p[@]}" $stop_p --json >"$gate.out$i" 2>/dev/null &
+        "${prob_p[@]}" $stop_p --json >"$gate.out$i" 2>"$gate.err$i" &
       pids+=($!)
     done
     wait "${pids[@]}" || true
@@ -432,7 +437,11 @@ if len(runs) == int(sys.argv[1]):
     slow.update(instances=len(runs), instance_seconds_per_iter=per)
     print(json.dumps(slow))' "$k" || true)
   fi
-  [ -n "$res" ] || { echo "run_dcg.sh: calibration ($1) gave no JSON" >&2; return 1; }
+  if [ -z "$res" ]; then
+    echo "run_dcg.sh: calibration ($1) gave no JSON" >&2
+    [ -z "${gate:-}" ] || tail -n 3 "$gate".err* >&2 2>/dev/null
+    return 1
+  fi
   printf '{"round": %d, "calibration": true, "impl": "%s", "instances": %d, "threads": %d, "local": [%s], "engine": "%s", "synchronized": %s, "oversubscribed": %s, "result": %s}\n' \
     "$round" "$impl" "$k" "$t" "$box" "$mode" "$([ "$how" = sync ] && echo true || echo false)" \
     "$over" "$res" | tee -a "$calib" >&2

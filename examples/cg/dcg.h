@@ -96,7 +96,8 @@ typedef struct dcg_stats {
  * which a rank bound to one core tests its outstanding messages (parex/mpi.h, "Progress"), so
  * a transport that needs the host to move a message (TCP, rendezvous messages past the eager
  * limit) moves it during the interior rows. A block of fewer than 2 R rows stays one call.
- * The values are the same either way.
+ * The values are the same either way with compensated dots (to rounding with plain dots on
+ * more than one thread, whose partial sums then cover other rows).
  *
  * plain_dots: 0 (default) folds the dot products on host spaces as compensated sums (cg_dd.h),
  * which makes them, and so the iterations, independent of how the rows are split over ranks
