@@ -73,6 +73,20 @@ static int run(int np, const char *args)
     return run_via(np, "", args);
 }
 
+/* Run parex-cg with @p args on @p np ranks (0: without mpirun), which must be a usage error:
+ * exit status 2 with @p what on stderr. Returns where @p what starts in run_err, or NULL when
+ * the run was skipped (run_via). */
+static const char *usage_error(int np, const char *args, const char *what)
+{
+    const int st = run(np, args);
+    if (st < 0)
+        return NULL;
+    ck_assert_msg(st == 2, "'%s' exited %d, not 2: %s", args, st, run_err);
+    const char *m = strstr(run_err, what);
+    ck_assert_msg(m != NULL, "'%s': stderr lacks \"%s\": %s", args, what, run_err);
+    return m;
+}
+
 /* The last non-empty line of the captured stdout. */
 static const char *last_line(void)
 {
@@ -266,12 +280,10 @@ END_TEST
 /* A bad --partition is a usage error (exit 2) on every rank count, named on stderr once. */
 START_TEST(test_dcg_bad_partition_flag_exits_2)
 {
-    const int st = run(nranks(), "--grid 4 --partition rows");
-    if (st < 0)
+    const char *m = usage_error(nranks(), "--grid 4 --partition rows",
+                                "--partition 'rows' is not metis or block");
+    if (!m)
         return;
-    ck_assert_int_eq(st, 2);
-    const char *m = strstr(run_err, "--partition 'rows' is not metis or block");
-    ck_assert_msg(m != NULL, "stderr: %s", run_err);
     ck_assert_msg(strstr(m + 1, "--partition 'rows'") == NULL, "printed by more than rank 0: %s",
                   run_err);
 }
@@ -510,10 +522,8 @@ START_TEST(test_dcg_interior_chunks_give_the_same_solve)
         whole.iterations, whole.max_abs_err, pieces.iterations, pieces.max_abs_err);
     ck_assert_double_eq(pieces.iterations, whole.iterations);
     ck_assert_double_eq(pieces.max_abs_err, whole.max_abs_err);
-    const int st = run(nranks(), "--grid 4 --interior-chunk -1");
-    ck_assert_int_eq(st, 2);
-    ck_assert_msg(strstr(run_err, "--interior-chunk '-1' is not a number of rows >= 0") != NULL,
-                  "stderr: %s", run_err);
+    usage_error(nranks(), "--grid 4 --interior-chunk -1",
+                "--interior-chunk '-1' is not a number of rows >= 0");
 }
 END_TEST
 
@@ -536,31 +546,20 @@ START_TEST(test_dcg_plain_dots_keep_the_iterations)
     ck_assert_msg(fabs(plain.iterations - dd.iterations) <= 0.02 * dd.iterations,
                   "plain dots: %.0f iterations, compensated %.0f", plain.iterations, dd.iterations);
     ck_assert_double_lt(plain.max_abs_err, 1e-6);
-    const int st = run(nranks(), "--grid 4 --dots fancy");
-    ck_assert_int_eq(st, 2);
-    ck_assert_msg(strstr(run_err, "--dots 'fancy' is not compensated or plain") != NULL,
-                  "stderr: %s", run_err);
+    usage_error(nranks(), "--grid 4 --dots fancy", "--dots 'fancy' is not compensated or plain");
 }
 END_TEST
 
 /* --engine: a bad value, none on several ranks, push/graph without mpirun: usage errors. */
 START_TEST(test_dcg_engine_flag_misuse_exits_2)
 {
-    int st = run(nranks(), "--grid 4 --engine maybe");
-    if (st < 0)
+    if (!usage_error(nranks(), "--grid 4 --engine maybe",
+                     "--engine 'maybe' is not graph, push or none"))
         return;
-    ck_assert_int_eq(st, 2);
-    ck_assert_msg(strstr(run_err, "--engine 'maybe' is not graph, push or none") != NULL,
-                  "stderr: %s", run_err);
-    if (nranks() > 1) {
-        st = run(nranks(), "--grid 4 --engine none");
-        ck_assert_int_eq(st, 2);
-        ck_assert_msg(strstr(run_err, "--engine none runs the shared-memory solver") != NULL,
-                      "stderr: %s", run_err);
-    }
-    st = run(0, "--grid 4 --engine graph");
-    ck_assert_int_eq(st, 2);
-    ck_assert_msg(strstr(run_err, "start parex-cg under mpirun") != NULL, "stderr: %s", run_err);
+    if (nranks() > 1)
+        usage_error(nranks(), "--grid 4 --engine none",
+                    "--engine none runs the shared-memory solver");
+    usage_error(0, "--grid 4 --engine graph", "start parex-cg under mpirun");
 }
 END_TEST
 
