@@ -139,6 +139,10 @@ static int parse_grid(const char *val, int64_t dim[3])
  * usage exit status. */
 static int apply_option(size_t which, const char *val, cli *c)
 {
+    static const char *const precond[] = {"none", "jacobi"},
+                             *const dots[] = {"compensated", "plain"},
+                             *const engine[] = {"none", "push", "graph"},
+                             *const partition[] = {"block", "metis"};
     switch (which) {
     case 0:
         if (*val == '\0')
@@ -155,11 +159,7 @@ static int apply_option(size_t which, const char *val, cli *c)
         c->space = val;
         break;
     case 3:
-        if (strcmp(val, "none") == 0)
-            c->jacobi = 0;
-        else if (strcmp(val, "jacobi") == 0)
-            c->jacobi = 1;
-        else
+        if ((c->jacobi = ex_cli_choice(val, precond, 2)) < 0)
             return ex_cli_usage_error(PROG, "--precond '%s' is not none or jacobi", val);
         break;
     case 4:
@@ -180,29 +180,15 @@ static int apply_option(size_t which, const char *val, cli *c)
                                       val);
         break;
     case 10:
-        if (strcmp(val, "compensated") == 0)
-            c->plain_dots = 0;
-        else if (strcmp(val, "plain") == 0)
-            c->plain_dots = 1;
-        else
+        if ((c->plain_dots = ex_cli_choice(val, dots, 2)) < 0)
             return ex_cli_usage_error(PROG, "--dots '%s' is not compensated or plain", val);
         break;
     case 8:
-        if (strcmp(val, "none") == 0)
-            c->engine = 0;
-        else if (strcmp(val, "push") == 0)
-            c->engine = 1;
-        else if (strcmp(val, "graph") == 0)
-            c->engine = 2;
-        else
+        if ((c->engine = ex_cli_choice(val, engine, 3)) < 0)
             return ex_cli_usage_error(PROG, "--engine '%s' is not graph, push or none", val);
         break;
     default:
-        if (strcmp(val, "block") == 0)
-            c->partition = 0;
-        else if (strcmp(val, "metis") == 0)
-            c->partition = 1;
-        else
+        if ((c->partition = ex_cli_choice(val, partition, 2)) < 0)
             return ex_cli_usage_error(PROG, "--partition '%s' is not metis or block", val);
         break;
     }

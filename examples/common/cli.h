@@ -57,6 +57,15 @@ static inline int ex_cli_parse_double(const char *s, double *out)
     return 1;
 }
 
+/* The index of @s among the @n keywords @names (a flag's choices), or -1 when it is none. */
+static inline int ex_cli_choice(const char *s, const char *const *names, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (strcmp(s, names[k]) == 0)
+            return k;
+    return -1;
+}
+
 /* Which of the @n valued options @valued argv[*i] is, as "--opt VALUE" or "--opt=VALUE":
  * returns its index and points *val at the value (advancing *i past a separate one). Returns -1
  * after printing the usage error (the caller exits with EX_CLI_EXIT_USAGE) when argv[*i] is no

@@ -155,17 +155,17 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
                 return ex_cli_usage_error(PROG, "--bins '%s' is not an integer in 1..%d", val,
                                           MC_MAX_BINS);
             break;
-        case 7:
-            if (strcmp(val, "atomic") == 0)
-                c->mode = PX_SCATTER_ATOMIC;
-            else if (strcmp(val, "duplicated") == 0)
-                c->mode = PX_SCATTER_DUPLICATED;
-            else if (strcmp(val, "auto") == 0)
-                c->mode = PX_SCATTER_AUTO;
-            else
+        case 7: {
+            static const char *const names[] = {"atomic", "duplicated", "auto"};
+            static const px_scatter_mode modes[] = {PX_SCATTER_ATOMIC, PX_SCATTER_DUPLICATED,
+                                                    PX_SCATTER_AUTO};
+            const int k = ex_cli_choice(val, names, 3);
+            if (k < 0)
                 return ex_cli_usage_error(PROG, "--mode '%s' is not atomic, duplicated or auto",
                                           val);
+            c->mode = modes[k];
             break;
+        }
         case 8:
             if (!ex_cli_parse_int(val, 1, INT64_MAX, &c->batch))
                 return ex_cli_usage_error(PROG, "--batch '%s' is not a positive integer", val);
