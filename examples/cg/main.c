@@ -29,8 +29,6 @@
 #if PX_HAVE_MPI
 #include "dcg.h"
 #include "partition.h"
-#else
-#define DCG_INTERIOR_CHUNK_DEFAULT 4096 /* dcg.h's; parsed and unused without MPI */
 #endif
 
 #define EXIT_USAGE 2
@@ -207,7 +205,11 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
     c->tol = 1e-8;
     c->max_iters = 20000;
     c->progress_s = 2.0;
+#if PX_HAVE_MPI
     c->interior_chunk = DCG_INTERIOR_CHUNK_DEFAULT;
+#else
+    c->interior_chunk = 0; /* parsed, unused: this build has no distributed solve */
+#endif
     c->plain_dots = 0;
     c->json = 0;
     *help = 0;
