@@ -110,8 +110,9 @@ static double json_num(const char *json, const char *key)
 
 typedef struct {
     double iterations, max_abs_err, ranks, threads, halo_bytes, comm_seconds, overlap, n;
-    char engine[16]; /* "none", "push" or "graph" */
-    char dots[16];   /* "compensated" or "plain" */
+    double message, window; /* message_ and window_seconds_per_iter */
+    char engine[16];        /* "none", "push" or "graph" */
+    char dots[16];          /* "compensated" or "plain" */
 } outcome;
 
 /* Copy string field @key of JSON line @j into @buf (at most @size - 1 characters). */
@@ -149,6 +150,8 @@ static int solve(int np, const char *args, outcome *o)
     o->halo_bytes = json_num(j, "halo_bytes");
     o->comm_seconds = json_num(j, "comm_seconds");
     o->overlap = json_num(j, "overlap");
+    o->message = json_num(j, "message_seconds_per_iter");
+    o->window = json_num(j, "window_seconds_per_iter");
     o->n = json_num(j, "n");
     json_str(j, "engine", o->engine, sizeof o->engine);
     json_str(j, "dots", o->dots, sizeof o->dots);
@@ -177,9 +180,20 @@ static void compare(const outcome *ref, const outcome *d, int np, int threads, c
         ck_assert_double_gt(d->halo_bytes, 0.0);
         ck_assert_double_ge(d->comm_seconds, 0.0);
         ck_assert_msg(d->overlap >= 0.0 && d->overlap <= 1.0, "overlap %g", d->overlap);
+        ck_assert_msg(d->message > 0.0 && d->window >= 0.0, "message %g s, window %g s", d->message,
+                      d->window);
+        /* Each iteration's exposed wait max(0, in - interior) is at least (in - posted) -
+         * (interior - posted), so overlap cannot hide more than the window: (1 - overlap)
+         * message >= message - window, up to the JSON's 6 digits. */
+        ck_assert_msg((1.0 - d->overlap) * d->message >=
+                          d->message - d->window - 1e-5 * (d->message + d->window),
+                      "overlap %g of %g s a message hides more than the window %g s", d->overlap,
+                      d->message, d->window);
     } else {
         ck_assert_double_eq(d->halo_bytes, 0.0);
         ck_assert_msg(isnan(d->overlap), "one rank has no messages: overlap null");
+        ck_assert_msg(isnan(d->message) && isnan(d->window),
+                      "one rank has no messages: message and window null");
     }
 }
 

@@ -87,7 +87,7 @@ typedef struct {
     double t_post, t_int, t_in, t_loc;
     copy_op cp_send, cp_recv, cp_coef;
     int tag_parity;
-    double msg_s, exposed_s, allred_s;
+    double msg_s, exposed_s, window_s, allred_s;
     int collective; /* the failure being returned was decided on global values */
     char *msg;
     size_t msglen;
@@ -260,6 +260,7 @@ static int dcg_alpha(const px_run_context *rc, void *arg)
     if (d->P->n_neighbors > 0) {
         d->msg_s += d->t_in - d->t_post;
         d->exposed_s += d->t_in > d->t_int ? d->t_in - d->t_int : 0.0;
+        d->window_s += d->t_int - d->t_post;
     }
     cg_dd sum = d->glob[0];
     cg_dd_join(&sum, &d->glob[1]);
@@ -699,9 +700,9 @@ static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *
 {
     const cgp_part *P = d->P;
     double mx[2] = {res->seconds, res->min_iter_seconds};
-    double sm[4] = {8.0 * (double)d->n_recv, d->msg_s, d->exposed_s, d->allred_s};
+    double sm[5] = {8.0 * (double)d->n_recv, d->msg_s, d->exposed_s, d->allred_s, d->window_s};
     if (MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, d->comm) != MPI_SUCCESS ||
-        MPI_Allreduce(MPI_IN_PLACE, sm, 4, MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS) {
+        MPI_Allreduce(MPI_IN_PLACE, sm, 5, MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS) {
         snprintf(d->msg, d->msglen, "MPI_Allreduce of the statistics failed");
         return PX_EMPI;
     }
@@ -717,6 +718,7 @@ static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *
     st->message_seconds = sm[1];
     st->exposed_seconds = sm[2];
     st->allreduce_seconds = sm[3];
+    st->window_seconds = sm[4];
     st->comm_seconds = (sm[2] + sm[3]) / (double)P->nranks;
     st->overlap = sm[1] > 0.0 ? 1.0 - sm[2] / sm[1] : NAN;
     const double dn = (double)P->n_global, dnnz = (double)P->nnz_global;

@@ -67,6 +67,9 @@ typedef struct dcg_stats {
                                    posted). */
     double exposed_seconds;   /**< Sum over ranks and iterations of
                                    max(0, t(halos in) - t(interior SpMV done)). */
+    double window_seconds;    /**< Sum over ranks and iterations of t(interior SpMV done) -
+                                   t(receives posted): the time the messages have to travel
+                                   hidden, the most of message_seconds overlap can hide. */
     double allreduce_seconds; /**< Sum over ranks and allreduces of t(the op reading the
                                    result starts) -
                                    t(local contribution ready). */

@@ -84,7 +84,8 @@ static const char usage[] =
     "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, tol,\n"
     "relres, true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter,\n"
     "min_iter_seconds (fastest single iteration), setup_seconds, gflops, gbs, ranks,\n"
-    "threads_per_rank, halo_bytes, comm_seconds, overlap, engine, dots (see the README). gbs\n"
+    "threads_per_rank, halo_bytes, comm_seconds, overlap, message_seconds_per_iter,\n"
+    "window_seconds_per_iter, engine, dots (see the README). gbs\n"
     "counts the bytes each kernel must move once: per iteration\n"
     "12 nnz + 88 n + 8 bytes for plain CG and 12 nnz + 104 n + 8 with Jacobi (8-byte values\n"
     "and row offsets, 4-byte column indices, the SpMV's gathered vector counted once).\n"
@@ -279,6 +280,9 @@ static const char *base_name(const char *path)
 typedef struct {
     int ranks, threads_per_rank;
     double halo_bytes, comm_seconds, overlap;
+    /* per iteration, averaged over ranks: t(halos in) - t(posted), t(interior done) -
+     * t(posted) (dcg_stats' message_seconds and window_seconds); NaN on one rank */
+    double message_s, window_s;
     const char *engine; /* "none", "push" or "graph" (--engine) */
     const char *dots;   /* "compensated" or "plain" (--dots; the staging path's are plain) */
 } run_extra;
@@ -327,7 +331,18 @@ static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_
     json_number(stdout, "halo_bytes", x->halo_bytes, 0);
     json_number(stdout, "comm_seconds", x->comm_seconds, 0);
     json_number(stdout, "overlap", x->overlap, 0);
+    json_number(stdout, "message_seconds_per_iter", x->message_s, 0);
+    json_number(stdout, "window_seconds_per_iter", x->window_s, 0);
     printf("\"engine\": \"%s\", \"dots\": \"%s\"}\n", x->engine, x->dots);
+}
+
+/* A dcg_stats sum over ranks and iterations of @p st as seconds per rank and iteration; NaN
+ * where no halo message was sent (one rank, or ranks whose rows do not couple) or no
+ * iteration ran, as overlap is. */
+static double per_rank_iter(double sum, const dcg_stats *st, int64_t iterations)
+{
+    return st->halo_bytes > 0.0 && iterations > 0 ? sum / (double)st->ranks / (double)iterations
+                                                  : NAN;
 }
 
 static void fill_options(const cli *c, FILE *info, cg_options *o)
@@ -397,7 +412,7 @@ static int run_single(const cli *c, px_space *s, FILE *info)
         fprintf(stderr, "parex-cg: %s: %s\n", name, r.message);
         status = EXIT_FAILURE;
     } else {
-        run_extra x = {1, threads, 0.0, 0.0, NAN, "none", "plain"};
+        run_extra x = {1, threads, 0.0, 0.0, NAN, NAN, NAN, "none", "plain"};
         report(c, info, name, A.n, A.nnz, s, &r, setup_s, &x);
         status = r.converged ? 0 : EXIT_NOT_CONVERGED;
     }
@@ -506,6 +521,8 @@ static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int 
                        st.halo_bytes,
                        st.comm_seconds,
                        st.overlap,
+                       per_rank_iter(st.message_seconds, &st, r.iterations),
+                       per_rank_iter(st.window_seconds, &st, r.iterations),
                        prm.mode == DCG_PUSH ? "push" : "graph",
                        st.compensated ? "compensated" : "plain"};
         if (rank == 0)
