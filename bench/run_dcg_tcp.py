@@ -56,7 +56,8 @@ def sh(argv, check=True):
 
 
 def netns_up(rate):
-    """(Re)make namespace NS with its loopback at MTU 1500 shaped to RATE (tc's syntax)."""
+    """(Re)make namespace NS with its loopback at MTU 1500 shaped to RATE (tc's syntax), or not
+    shaped where RATE is None (the same packets, with no time on the wire)."""
     sh(["ip", "netns", "del", NS], check=False)
     sh(["ip", "netns", "add", NS])
     nse = ["ip", "netns", "exec", NS]
@@ -64,14 +65,16 @@ def netns_up(rate):
     # tbf's bucket must hold one packet; loopback's default MTU (64 KiB) would need a burst
     # as large, which lets whole messages through unshaped.
     sh(nse + ["ip", "link", "set", "lo", "mtu", "1500"])
+    if rate is None:
+        return
     sh(nse + ["tc", "qdisc", "add", "dev", "lo", "root", "tbf", "rate", rate, "burst", "3000",
               "latency", "20ms"])
 
 
-def run(build, prog, grid, iters):
+def run(build, prog, grid, iters, btl="tcp,self"):
     """One 2-rank run of PROG ('bsp', 'parex', 'onecall': parex-cg --interior-chunk 0, or
-    'plain': parex-cg --dots plain) of BUILD
-    in the namespace; its JSON object."""
+    'plain': parex-cg --dots plain) of BUILD in the namespace, over Open MPI's BTLs BTL (the
+    shaped TCP link; "vader,self" for shared memory); its JSON object."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMP_NUM_THREADS="1", PX_NUM_THREADS="1", OMP_PROC_BIND="close",
                OMP_PLACES="cores", PX_BIND="close")
@@ -87,7 +90,7 @@ def run(build, prog, grid, iters):
         if prog == "plain":
             argv += ["--dots", "plain"]
         ok = (0, 3)
-    cmd = ["nice", "-n", "-19", "ip", "netns", "exec", NS, "mpirun", "--mca", "btl", "tcp,self",
+    cmd = ["nice", "-n", "-19", "ip", "netns", "exec", NS, "mpirun", "--mca", "btl", btl,
            "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo", "-np", "2",
            "--map-by", "slot:PE=1", "--bind-to", "core"] + argv
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
