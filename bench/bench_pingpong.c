@@ -14,14 +14,20 @@
  * run the ping-pong with -np 2 (they would spin in MPI and steal the CPU on a small machine)
  * and the allreduces alone (--allreduce-only) with more ranks.
  * Allreduce: B batches of 200 MPI_Allreduce (MPI_SUM) of 1 and of 2 doubles; the time per
- * call of a batch is the slowest rank's; median and minimum over the batches.
+ * call of a batch is the slowest rank's; median and minimum over the batches. The same for
+ * MPI_Iallreduce completed by a loop of MPI_Test (as the engine's allreduce op is: parex's
+ * progress tests its requests) and by MPI_Wait: what a nonblocking allreduce costs beside the
+ * blocking one on this MPI. Open MPI runs the nonblocking ones in libnbc, the blocking one in
+ * coll/tuned; like parex-cg, this asks libnbc for recursive doubling unless the environment
+ * chose (examples/cg/main.c, prefer_recursive_doubling).
  *
  * On one node these are shared-memory figures (OpenMPI's vader BTL, single-copy CMA for large
  * messages), not a network's: the model says so and takes assumed network parameters too.
  *
  * Output (rank 0): a table and, with --json, one JSON object as the last line:
  * {"ranks": P, "pingpong": [{"bytes", "half_rtt_us", "half_rtt_us_min", "gbs"}...],
- *  "allreduce": [{"doubles", "us", "us_min"}...]}.
+ *  "allreduce": [{"doubles", "us", "us_min", "iallreduce_test_us", "iallreduce_test_us_min",
+ *                 "iallreduce_wait_us", "iallreduce_wait_us_min"}...]}.
  * Exit status: 0; 1 MPI error or a corrupted message; 2 bad command line.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -97,18 +103,41 @@ static int pingpong(const cli *c, pp_row *rows)
     return bad ? -1 : nrows;
 }
 
+/* How an allreduce is called: MPI_Allreduce, or MPI_Iallreduce then MPI_Test until done, or
+ * MPI_Iallreduce then MPI_Wait. */
+typedef enum { AR_BLOCKING = 0, AR_TEST, AR_WAIT, AR_KINDS } ar_kind;
+static const char *const ar_names[AR_KINDS] = {"MPI_Allreduce", "MPI_Iallreduce + MPI_Test",
+                                               "MPI_Iallreduce + MPI_Wait"};
+
+static void allreduce_once(ar_kind kind, const double *v, double *out, int doubles)
+{
+    if (kind == AR_BLOCKING) {
+        MPI_Allreduce(v, out, doubles, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        return;
+    }
+    MPI_Request q;
+    MPI_Iallreduce(v, out, doubles, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q);
+    if (kind == AR_WAIT) {
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        return;
+    }
+    int done = 0;
+    while (!done)
+        MPI_Test(&q, &done, MPI_STATUS_IGNORE);
+}
+
 /* Median and minimum (over the batches) of the slowest rank's time per allreduce. */
-static void allreduce_lat(const cli *c, int doubles, double *med_s, double *min_s)
+static void allreduce_lat(const cli *c, int doubles, ar_kind kind, double *med_s, double *min_s)
 {
     const int reps = 200;
     double v[2] = {1.0, 2.0}, out[2], t[MAX_BATCHES];
     for (int i = 0; i < 10; i++)
-        MPI_Allreduce(v, out, doubles, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        allreduce_once(kind, v, out, doubles);
     for (int b = 0; b < c->batches; b++) {
         MPI_Barrier(MPI_COMM_WORLD);
         const double t0 = bench_now_s();
         for (int i = 0; i < reps; i++)
-            MPI_Allreduce(v, out, doubles, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            allreduce_once(kind, v, out, doubles);
         double mine = (bench_now_s() - t0) / reps;
         MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         t[b] = mine;
@@ -161,7 +190,9 @@ static int parse_cli(int argc, char **argv, cli *c)
     return 0;
 }
 
-static void print_results(const cli *c, int P, const pp_row *rows, int nrows, double ar[2][2])
+/* ar[d][k]: median and minimum seconds of an allreduce of d + 1 doubles called as ar_kind k. */
+static void print_results(const cli *c, int P, const pp_row *rows, int nrows,
+                          double ar[2][AR_KINDS][2])
 {
     if (nrows > 0) {
         printf(PROG ": ping-pong between ranks 0 and 1 (%d batches)\n", c->batches);
@@ -171,8 +202,9 @@ static void print_results(const cli *c, int P, const pp_row *rows, int nrows, do
                    rows[i].min_s * 1e6, (double)rows[i].bytes / rows[i].med_s * 1e-9);
     }
     for (int d = 0; d < 2; d++)
-        printf(PROG ": allreduce of %d double%s over %d ranks: %.3f us (min %.3f)\n", d + 1,
-               d ? "s" : "", P, ar[d][0] * 1e6, ar[d][1] * 1e6);
+        for (int k = 0; k < AR_KINDS; k++)
+            printf(PROG ": allreduce of %d double%s over %d ranks, %s: %.3f us (min %.3f)\n", d + 1,
+                   d ? "s" : "", P, ar_names[k], ar[d][k][0] * 1e6, ar[d][k][1] * 1e6);
     if (!c->json)
         return;
     printf("{\"ranks\": %d, \"batches\": %d, \"pingpong\": [", P, c->batches);
@@ -181,14 +213,21 @@ static void print_results(const cli *c, int P, const pp_row *rows, int nrows, do
                "\"gbs\": %.6g}",
                i ? ", " : "", rows[i].bytes, rows[i].med_s * 1e6, rows[i].min_s * 1e6,
                (double)rows[i].bytes / rows[i].med_s * 1e-9);
-    printf("], \"allreduce\": [{\"doubles\": 1, \"us\": %.6g, \"us_min\": %.6g}, "
-           "{\"doubles\": 2, \"us\": %.6g, \"us_min\": %.6g}]}\n",
-           ar[0][0] * 1e6, ar[0][1] * 1e6, ar[1][0] * 1e6, ar[1][1] * 1e6);
+    printf("], \"allreduce\": [");
+    for (int d = 0; d < 2; d++)
+        printf("%s{\"doubles\": %d, \"us\": %.6g, \"us_min\": %.6g, \"iallreduce_test_us\": %.6g, "
+               "\"iallreduce_test_us_min\": %.6g, \"iallreduce_wait_us\": %.6g, "
+               "\"iallreduce_wait_us_min\": %.6g}",
+               d ? ", " : "", d + 1, ar[d][AR_BLOCKING][0] * 1e6, ar[d][AR_BLOCKING][1] * 1e6,
+               ar[d][AR_TEST][0] * 1e6, ar[d][AR_TEST][1] * 1e6, ar[d][AR_WAIT][0] * 1e6,
+               ar[d][AR_WAIT][1] * 1e6);
+    printf("]}\n");
 }
 
 int main(int argc, char **argv)
 {
     int P = 1;
+    (void)setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "4", 0);
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, PROG ": MPI_Init failed\n");
         return 1;
@@ -219,9 +258,10 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    double ar[2][2];
-    allreduce_lat(&c, 1, &ar[0][0], &ar[0][1]);
-    allreduce_lat(&c, 2, &ar[1][0], &ar[1][1]);
+    double ar[2][AR_KINDS][2];
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < AR_KINDS; k++)
+            allreduce_lat(&c, d + 1, (ar_kind)k, &ar[d][k][0], &ar[d][k][1]);
     if (g_rank == 0)
         print_results(&c, P, rows, nrows, ar);
     MPI_Finalize();

@@ -6,7 +6,8 @@
 # rank's iterations on a Matrix Market file (env DCG_MATRIX) with block and METIS parts, refuse
 # a missing file and a process grid that does not match the rank count, take plain CG's
 # iterations with --cg pipelined and pipelined-nb on HPCG; bench_pingpong must
-# report every size and bench_engine_pingpong (env DCG_ENGINE_PINGPONG) every field.
+# report every size and its allreduces called three ways, and bench_engine_pingpong (env
+# DCG_ENGINE_PINGPONG) every field.
 #
 # Usage: bench/check_dcg.sh BSP PINGPONG MPIRUN...   (MPIRUN: the mpirun command and its options,
 # ending in the rank-count flag, e.g. "mpirun --allow-run-as-root --oversubscribe -np")
@@ -134,6 +135,9 @@ python3 "$here/cg_model.py" --self-test
 pp=$("${mpirun[@]}" 2 "$pingpong" --max-bytes 1024 --batches 2 --json | grep '^{')
 [ "$(grep -o '"bytes"' <<<"$pp" | wc -l)" -eq 8 ] || fail "ping-pong sizes: $pp"
 grep -q '"doubles": 2' <<<"$pp" || fail "no allreduce rows: $pp"
+for k in us iallreduce_test_us iallreduce_wait_us; do
+  [ "$(grep -o "\"$k\": [0-9]" <<<"$pp" | wc -l)" -eq 2 ] || fail "allreduce: $k not in both rows: $pp"
+done
 
 # The engine ping-pong (env DCG_ENGINE_PINGPONG, skipped when unset): every field of its JSON,
 # a positive engine half round trip, and exit status 2 on a rank count other than 2.
