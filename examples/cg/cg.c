@@ -111,7 +111,7 @@ void cg_matrix_free(cg_matrix *A)
 {
     if (!A)
         return;
-    if (A->space) {
+    if (A->space && !A->borrowed) {
         (void)px_free(A->space, A->row_ptr);
         (void)px_free(A->space, A->col);
         (void)px_free(A->space, A->val);
@@ -179,6 +179,24 @@ int cg_matrix_upload(px_space *s, int64_t n, int64_t nnz, const int64_t *row_ptr
     if (rc != PX_OK)
         cg_matrix_free(A);
     return rc;
+}
+
+int cg_matrix_wrap(px_space *s, int64_t n, int64_t nnz, int64_t *row_ptr, int32_t *col, double *val,
+                   cg_matrix *A)
+{
+    if (!A)
+        return PX_EINVAL;
+    memset(A, 0, sizeof *A);
+    if (!s || px_space_host_accessible(s) != 1 || !row_ptr || (nnz > 0 && (!col || !val)))
+        return PX_EINVAL;
+    A->space = s;
+    A->n = n;
+    A->nnz = nnz;
+    A->row_ptr = row_ptr;
+    A->col = col;
+    A->val = val;
+    A->borrowed = 1;
+    return PX_OK;
 }
 
 /* ---- CG kernels -------------------------------------------------------------------------- */

@@ -26,6 +26,7 @@ typedef struct cg_matrix {
     int32_t *col;     /**< nnz column indices, sorted within a row. */
     double *val;      /**< nnz values. */
     px_space *space;  /**< Where the arrays live; NULL when empty. */
+    int borrowed;     /**< 1: the arrays are the caller's (cg_matrix_wrap), not freed here. */
 } cg_matrix;
 
 /** Solver options. */
@@ -69,7 +70,16 @@ int cg_hpcg_generate(px_space *s, int64_t nx, int64_t ny, int64_t nz, cg_matrix 
 int cg_matrix_upload(px_space *s, int64_t n, int64_t nnz, const int64_t *row_ptr,
                      const int32_t *col, const double *val, cg_matrix *A);
 
-/** Free a matrix's arrays (px_free on its space) and zero it. */
+/**
+ * Make @p A name host CSR arrays the caller keeps (no copy), for a space whose memory the host
+ * reaches (px_space_host_accessible). The solvers only read a matrix; the arrays must outlive
+ * @p A, and cg_matrix_free leaves them alone.
+ * @return PX_OK; PX_EINVAL where @p s is not host-accessible or an array is NULL.
+ */
+int cg_matrix_wrap(px_space *s, int64_t n, int64_t nnz, int64_t *row_ptr, int32_t *col, double *val,
+                   cg_matrix *A);
+
+/** Free a matrix's arrays (px_free on its space; not a wrapped matrix's) and zero it. */
 void cg_matrix_free(cg_matrix *A);
 
 /**

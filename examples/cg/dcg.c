@@ -606,7 +606,16 @@ static int dcg_alloc(dcg *d)
         return PX_EMPI;
     }
     d->n_recv = P->recv_ptr[P->n_neighbors];
-    DCG_TRY(d, cg_matrix_upload(s, P->n_local, P->nnz, P->row_ptr, P->col, P->val, &d->A));
+    /* A host space reads the partition's own arrays; a device gets a copy. A copy on the host
+     * cost memory (the matrix twice) and, on this VM, time: glibc put it in the brk heap (an
+     * earlier free had raised its mmap threshold), where the SpMV ran 6-11 % slower than on the
+     * partition's mmap'ed arrays or on a copy mmap'ed through glibc's mmap_threshold tunable
+     * (bench/RESULTS.md, session 17: 2 one-core ranks, 48^3 and 64^3 a rank, 0.89x and 0.94x
+     * an iteration without the copy). */
+    if (d->on_host)
+        DCG_TRY(d, cg_matrix_wrap(s, P->n_local, P->nnz, P->row_ptr, P->col, P->val, &d->A));
+    else
+        DCG_TRY(d, cg_matrix_upload(s, P->n_local, P->nnz, P->row_ptr, P->col, P->val, &d->A));
     d->send_idx = (int32_t *)px_malloc(s, (size_t)d->n_send * sizeof(int32_t) + 8);
     d->b = (double *)px_malloc(s, nl);
     d->r = (double *)px_malloc(s, nl);
