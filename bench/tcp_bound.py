@@ -19,17 +19,23 @@ hideable) / bsp.
 C is not measured exactly, so the bound comes twice:
   - optimistic, C = 0 (all of bsp's halo hideable). Where it is above 0.9, no overlap of this
     CG's halo can meet the target on that row ("out of reach");
-  - with C = bsp's halo time on the same loopback unshaped (MTU 1500 as shaped: the same
-    packets, no time on the wire): the protocol work and the latency left when the wire is
-    free. It leaves out the shaping's own softirq work (tbf's timers), so it is low and the
-    bound still optimistic: where it is above 0.9 the row is "out of reach with the host
-    work", else "within reach" of a perfect overlap.
-(tcp_cpu_split.py's system + softirq time is an upper estimate of C at 48^3 a rank; on short
-rows its clock ticks and the runs' exits make it noise.) Both bounds leave out that the host
-work and the interior compete for the one core, and that a message's first bytes cannot
-leave before its post. The last column, parex / (bsp - hideable) with C from the unshaped
-link, is what parex pays beyond that bound: its own compute excess (compensated dots, engine
-ops), the shaping's host work and whatever it does not hide.
+  - with C the larger of two measured parts of the host work:
+      . bsp's halo time on the same loopback unshaped (MTU 1500 as shaped: the same packets,
+        no time on the wire): the protocol work and the latency left when the wire is free;
+      . parex-cg's window on the shaped link minus its window on shared memory: the host work
+        that landed inside the window, where it delayed the interior rows (the sends' work,
+        tc's shaping, the softirqs of arriving packets).
+    Both leave work out (the receives' work after the window; the shaping's work in the
+    unshaped run), so C is low and the bound still optimistic: where it is above 0.9 the row is
+    "out of reach with the host work", else "within reach" of a perfect overlap.
+Both are raised to the wire floor where it is higher: the loopback has one shaped queue for
+both directions, so an exchange's messages share the rate (the trace at 100 Mbit/s, 32^3 a
+rank: one rank's halo arrives 0.63 ms after its post, the other's 1.34 ms), and an iteration
+takes at least its halo bytes, both ranks', on the wire: halo_bytes x 1500 / 1448 (IPv4 and
+TCP headers with timestamps per 1,448-byte segment at MTU 1500) x 8 / rate.
+Neither bound counts that a message's first bytes cannot leave before its post. The last
+column, parex / (bsp - hideable) with that C, is what parex pays beyond the bound: its own
+compute excess (compensated dots, engine ops, the pieces) and whatever it does not hide.
 
 Each row RATE:GRID:ITERS (tc rate, points a rank per side, iterations; keep ITERS at most 700
 at 16^3 a rank, past which the recurrence underflows and both programs slow down:
@@ -48,6 +54,17 @@ import sys
 
 import run_dcg_tcp as tcp
 
+UNITS = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
+
+
+def bits_per_s(rate):
+    """tc's rate (e.g. 300mbit) in bits per second."""
+    for unit, scale in UNITS.items():
+        if rate.endswith(unit):
+            return float(rate[:-len(unit)]) * scale
+    sys.exit("tcp_bound: rate %s: give it in kbit, mbit or gbit" % rate)
+
+
 # (key, program, BTLs, on the shaped link)
 RUNS = (("bsp", "bsp", "tcp,self", True), ("parex", "parex", "tcp,self", True),
         ("shm", "parex", "vader,self", True), ("free", "bsp", "tcp,self", False))
@@ -60,6 +77,8 @@ def main():
     rows = [r.split(":") for r in sys.argv[3].split(",")]
     if any(len(r) != 3 for r in rows):
         sys.exit("tcp_bound: rows are RATE:GRID:ITERS\n" + __doc__)
+    for rate, _, _ in rows:
+        bits_per_s(rate)
     if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
         sys.exit("tcp_bound: needs root, ip and tc (iproute2) for a shaped network namespace")
     res = {}
@@ -81,18 +100,22 @@ def main():
     def med(rate, grid, key, field):
         return statistics.median(d[field] for d in res[(rate, grid, key)]) * 1e3
 
-    print("| link | grid a rank | bsp ms | bsp halo ms (%) | interior ms | host work ms (C low) | "
-          "bound, optimistic | bound, C low | target | parex ms | parex ratio | "
-          "parex / bound |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    print("| link | grid a rank | bsp ms | bsp halo ms (%) | interior ms | host work ms: unshaped "
+          "halo, in the window | wire floor ms | bound, optimistic | bound, with C | target | "
+          "parex ms | parex ratio | parex / bound |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     for rate, grid, _ in rows:
         tb = med(rate, grid, "bsp", "seconds_per_iter")
         hb = med(rate, grid, "bsp", "halo_seconds_per_iter")
         tp = med(rate, grid, "parex", "seconds_per_iter")
         interior = med(rate, grid, "shm", "window_seconds_per_iter")
-        host = med(rate, grid, "free", "halo_seconds_per_iter")
-        best = tb - max(0.0, min(hb, interior))
-        bound = tb - max(0.0, min(hb - host, interior))
+        free = med(rate, grid, "free", "halo_seconds_per_iter")
+        landed = med(rate, grid, "parex", "window_seconds_per_iter") - interior
+        host = max(free, landed)
+        wire = statistics.median(d["halo_bytes"] for d in res[(rate, grid, "parex")]) * \
+            1500 / 1448 * 8 / bits_per_s(rate) * 1e3
+        best = max(wire, tb - max(0.0, min(hb, interior)))
+        bound = max(wire, tb - max(0.0, min(hb - host, interior)))
         if hb < 0.10 * tb:
             verdict = "n/a (halo < 10%)"
         elif best > 0.9 * tb:
@@ -101,9 +124,10 @@ def main():
             verdict = "out of reach with the host work"
         else:
             verdict = "within reach"
-        print("| TCP, tbf %s | %s^3 | %.3f | %.3f (%.0f) | %.3f | %.3f | %.3f | %.3f | %s | %.3f "
-              "| %.3f | %.3f |" % (rate, grid, tb, hb, 100 * hb / tb, interior, host, best / tb,
-                                   bound / tb, verdict, tp, tp / tb, tp / bound))
+        print("| TCP, tbf %s | %s^3 | %.3f | %.3f (%.0f) | %.3f | %.3f, %.3f | %.3f | %.3f | %.3f "
+              "| %s | %.3f | %.3f | %.3f |" % (rate, grid, tb, hb, 100 * hb / tb, interior, free,
+                                               landed, wire, best / tb, bound / tb, verdict, tp,
+                                               tp / tb, tp / bound))
     print("\nmedians of %d rounds, ms an iteration and rank: python3 bench/tcp_bound.py %s"
           % (rounds, " ".join(sys.argv[1:])))
 
