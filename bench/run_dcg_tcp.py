@@ -55,6 +55,13 @@ def sh(argv, check=True):
     return subprocess.run(argv, capture_output=True, text=True, check=check)
 
 
+def need_netns(prog):
+    """Exit with PROG's message unless this process can make a shaped namespace (root, ip and
+    tc from iproute2)."""
+    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
+        sys.exit("%s: needs root, ip and tc (iproute2) for a shaped network namespace" % prog)
+
+
 def netns_up(rate):
     """(Re)make namespace NS with its loopback at MTU 1500 shaped to RATE (tc's syntax), or not
     shaped where RATE is None (the same packets, with no time on the wire)."""
@@ -109,8 +116,7 @@ def main():
              ("plain", build, "plain dots")]
     if len(sys.argv) == 5:
         progs.append(("parex", sys.argv[4], "parex (old)"))
-    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
-        sys.exit("run_dcg_tcp: needs root, ip and tc (iproute2) for a shaped network namespace")
+    need_netns("run_dcg_tcp")
     res = {}
     try:
         for r in range(rounds):

@@ -47,8 +47,6 @@ link, parex-cg on shared memory, bsp on the unshaped link. parex-cg runs as it c
   e.g. python3 bench/tcp_bound.py build-rel 3 1gbit:16:300,300mbit:48:60
 Needs what run_dcg_tcp.py needs (root, iproute2, Open MPI's TCP transport).
 """
-import os
-import shutil
 import statistics
 import sys
 
@@ -79,8 +77,7 @@ def main():
         sys.exit("tcp_bound: rows are RATE:GRID:ITERS\n" + __doc__)
     for rate, _, _ in rows:
         bits_per_s(rate)
-    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
-        sys.exit("tcp_bound: needs root, ip and tc (iproute2) for a shaped network namespace")
+    tcp.need_netns("tcp_bound")
     res = {}
     try:
         for r in range(rounds):

@@ -45,8 +45,7 @@ def main():
     build, rate, grid = sys.argv[1], sys.argv[2], int(sys.argv[3])
     rounds = int(sys.argv[4]) if len(sys.argv) >= 5 else 3
     short, long_ = (int(sys.argv[5]), int(sys.argv[6])) if len(sys.argv) == 7 else (60, 600)
-    if os.geteuid() != 0:
-        sys.exit("tcp_cpu_split: needs root (ip netns, tc)")
+    tcp.need_netns("tcp_cpu_split")
     hz = os.sysconf("SC_CLK_TCK")
     res = {}
     tcp.netns_up(rate)
