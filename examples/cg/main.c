@@ -336,15 +336,6 @@ static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_
     printf("\"engine\": \"%s\", \"dots\": \"%s\"}\n", x->engine, x->dots);
 }
 
-/* A dcg_stats sum over ranks and iterations of @p st as seconds per rank and iteration; NaN
- * where no halo message was sent (one rank, or ranks whose rows do not couple) or no
- * iteration ran, as overlap is. */
-static double per_rank_iter(double sum, const dcg_stats *st, int64_t iterations)
-{
-    return st->halo_bytes > 0.0 && iterations > 0 ? sum / (double)st->ranks / (double)iterations
-                                                  : NAN;
-}
-
 static void fill_options(const cli *c, FILE *info, cg_options *o)
 {
     o->tol = c->tol;
@@ -421,6 +412,15 @@ static int run_single(const cli *c, px_space *s, FILE *info)
 }
 
 #if PX_HAVE_MPI
+/* A dcg_stats sum over ranks and iterations of @p st as seconds per rank and iteration; NaN
+ * where no halo message was sent (one rank, or ranks whose rows do not couple) or no
+ * iteration ran, as overlap is. */
+static double per_rank_iter(double sum, const dcg_stats *st, int64_t iterations)
+{
+    return st->halo_bytes > 0.0 && iterations > 0 ? sum / (double)st->ranks / (double)iterations
+                                                  : NAN;
+}
+
 /* Count the ranks for which @p failed is set (collective over MPI_COMM_WORLD) and say whether
  * this rank speaks about its failure: rank 0 when every rank failed alike (the same input),
  * else every rank that failed alone (a file or device only it lacks). */
