@@ -85,10 +85,10 @@ static const char usage[] =
     "relres, true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter,\n"
     "min_iter_seconds (fastest single iteration), setup_seconds, gflops, gbs, ranks,\n"
     "threads_per_rank, halo_bytes, comm_seconds, overlap, message_seconds_per_iter,\n"
-    "window_seconds_per_iter, engine, dots (see the README). gbs\n"
-    "counts the bytes each kernel must move once: per iteration\n"
-    "12 nnz + 88 n + 8 bytes for plain CG and 12 nnz + 104 n + 8 with Jacobi (8-byte values\n"
-    "and row offsets, 4-byte column indices, the SpMV's gathered vector counted once).\n"
+    "window_seconds_per_iter, engine, dots (see the README). gbs counts the bytes each\n"
+    "kernel must move once: per iteration 12 nnz + 88 n + 8 bytes for plain CG and\n"
+    "12 nnz + 104 n + 8 with Jacobi (8-byte values and row offsets, 4-byte column indices,\n"
+    "the SpMV's gathered vector counted once).\n"
     "\n"
     "Exit status: 0 converged, 1 error, 2 bad command line, 3 not converged.\n";
 
