@@ -610,7 +610,7 @@ static int dcg_alloc(dcg *d)
      * cost memory (the matrix twice) and, on this VM, time: glibc put it in the brk heap (an
      * earlier free had raised its mmap threshold), where the SpMV ran 6-11 % slower than on the
      * partition's mmap'ed arrays or on a copy mmap'ed through glibc's mmap_threshold tunable
-     * (bench/RESULTS.md, session 17: 2 one-core ranks, 48^3 and 64^3 a rank, 0.89x and 0.94x
+     * (bench/RESULTS.md, session 17: 2 one-core ranks, 48^3 and 64^3 a rank, 0.94x and 0.97x
      * an iteration without the copy). */
     if (d->on_host)
         DCG_TRY(d, cg_matrix_wrap(s, P->n_local, P->nnz, P->row_ptr, P->col, P->val, &d->A));

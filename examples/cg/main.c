@@ -281,7 +281,7 @@ typedef struct {
     int ranks, threads_per_rank;
     double halo_bytes, comm_seconds, overlap;
     /* per iteration, averaged over ranks: t(halos in) - t(posted), t(interior done) -
-     * t(posted) (dcg_stats' message_seconds and window_seconds); NaN on one rank */
+     * t(posted) (dcg_stats' message_seconds and window_seconds); NaN where overlap is */
     double message_s, window_s;
     const char *engine; /* "none", "push" or "graph" (--engine) */
     const char *dots;   /* "compensated" or "plain" (--dots; the staging path's are plain) */
