@@ -268,12 +268,6 @@ PX_REDUCE(cg_spmv_dot_row, spmv_args, double, i, a, acc)
     *acc += a->p[i] * s;
 }
 
-#ifdef __cplusplus
-#define CG_EXTERN_C extern "C"
-#else
-#define CG_EXTERN_C
-#endif
-
 /* The host entry of cg_spmv_dot: rows [b, e) four at a time through cg_spmv_rows.h, the loop
  * bench_cg_bsp.c runs too; bitwise the same sums as cg_spmv_dot_row (see that header). */
 static void cg_spmv_dot_host(int64_t b, int64_t e, void *args, void *accp)
@@ -282,27 +276,9 @@ static void cg_spmv_dot_host(int64_t b, int64_t e, void *args, void *accp)
     *(double *)accp = cg_spmv_rows(b, e, a->row_ptr, a->col, a->val, a->p, a->ap, *(double *)accp);
 }
 
-/* cg_spmv_dot: cg_spmv_dot_row's kernel with the host entry above (a hand-made px_kernel,
- * parex/kernel.h: the fields as PX_REDUCE fills them). Under nvcc the device half is
- * cg_spmv_dot_row's (C++ copies it at static initialization; in C there is none). */
-#ifdef __CUDACC__
-#define CG_SPMV_DEVICE (cg_spmv_dot_row.device)
-#else
-#define CG_SPMV_DEVICE NULL
-#endif
-CG_EXTERN_C const px_kernel cg_spmv_dot = {PX_KERNEL_MAGIC,
-                                           PX_KERNEL_REDUCE,
-                                           "cg_spmv_dot",
-                                           sizeof(spmv_args),
-                                           sizeof(double),
-                                           NULL,
-                                           cg_spmv_dot_host,
-                                           NULL,
-                                           CG_SPMV_DEVICE,
-                                           PX_VALUE_F64,
-                                           0,
-                                           {NULL, NULL},
-                                           {NULL, NULL}};
+/* cg_spmv_dot: cg_spmv_dot_row's kernel with the host entry above (cg_kernels.h). */
+CG_REDUCE_WITH_HOST(cg_spmv_dot, spmv_args, double, PX_VALUE_F64, cg_spmv_dot_host,
+                    cg_spmv_dot_row);
 
 /* Plain CG: r -= alpha Ap, folding r.r. */
 PX_REDUCE(cg_update_r, update_r_args, double, i, a, acc)

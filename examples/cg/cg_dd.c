@@ -70,31 +70,9 @@ static void cg_spmv_dot_dd_host(int64_t b, int64_t e, void *args, void *accp)
     *(cg_dd *)accp = acc;
 }
 
-#ifdef __cplusplus
-#define CG_DD_EXTERN_C extern "C"
-#else
-#define CG_DD_EXTERN_C
-#endif
-#ifdef __CUDACC__
-#define CG_SPMV_DD_DEVICE (cg_spmv_dot_dd_row.device)
-#else
-#define CG_SPMV_DD_DEVICE NULL
-#endif
-/* cg_spmv_dot_dd: cg_spmv_dot_dd_row's kernel with the host entry above (a hand-made
- * px_kernel, parex/kernel.h: the fields as PX_REDUCE fills them, as cg.c's cg_spmv_dot). */
-CG_DD_EXTERN_C const px_kernel cg_spmv_dot_dd = {PX_KERNEL_MAGIC,
-                                                 PX_KERNEL_REDUCE,
-                                                 "cg_spmv_dot_dd",
-                                                 sizeof(spmv_args),
-                                                 sizeof(cg_dd),
-                                                 NULL,
-                                                 cg_spmv_dot_dd_host,
-                                                 NULL,
-                                                 CG_SPMV_DD_DEVICE,
-                                                 PX_VALUE_CUSTOM,
-                                                 0,
-                                                 {NULL, NULL},
-                                                 {NULL, NULL}};
+/* cg_spmv_dot_dd: cg_spmv_dot_dd_row's kernel with the host entry above (cg_kernels.h). */
+CG_REDUCE_WITH_HOST(cg_spmv_dot_dd, spmv_args, cg_dd, PX_VALUE_CUSTOM, cg_spmv_dot_dd_host,
+                    cg_spmv_dot_dd_row);
 
 PX_REDUCE(cg_update_r_dd, update_r_args, cg_dd, i, a, acc)
 {

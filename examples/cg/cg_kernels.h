@@ -84,4 +84,38 @@ extern const px_kernel cg_max_err;          /* [check_args]  max |x - 1| */
 }
 #endif
 
+/*
+ * CG_REDUCE_WITH_HOST(name, Args, Value, value_type, host, row): define reduce kernel @p name
+ * whose host entry is @p host (a px_kernel host reduce entry that takes [b, e) in blocks:
+ * cg_spmv_rows.h's rows four at a time, dcg's compensated lanes) and whose per-index body and,
+ * under nvcc, device half are those of PX_REDUCE kernel @p row. A hand-made px_kernel with the
+ * fields as PX_REDUCE fills them (parex/kernel.h); Args and Value as PX_REDUCE's, value_type
+ * the px_value_type PX_REDUCE would pick (PX_VALUE_CUSTOM for a struct). In C++ the device
+ * half is copied from @p row at static initialization; in C there is none.
+ */
+#ifdef __cplusplus
+#define CG_EXTERN_C extern "C"
+#else
+#define CG_EXTERN_C
+#endif
+#ifdef __CUDACC__
+#define CG_ROW_DEVICE(row) ((row).device)
+#else
+#define CG_ROW_DEVICE(row) NULL
+#endif
+#define CG_REDUCE_WITH_HOST(name, Args, Value, value_type, host, row)                              \
+    CG_EXTERN_C const px_kernel name = {PX_KERNEL_MAGIC,                                           \
+                                        PX_KERNEL_REDUCE,                                          \
+                                        #name,                                                     \
+                                        sizeof(Args),                                              \
+                                        sizeof(Value),                                             \
+                                        NULL,                                                      \
+                                        host,                                                      \
+                                        NULL,                                                      \
+                                        CG_ROW_DEVICE(row),                                        \
+                                        value_type,                                                \
+                                        0,                                                         \
+                                        {NULL, NULL},                                              \
+                                        {NULL, NULL}}
+
 #endif

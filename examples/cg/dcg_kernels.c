@@ -77,7 +77,7 @@ DCG_LANES_CLONES static void dcg_update_r_dd_host(int64_t b, int64_t e, void *ar
     double *CG_SPMV_RESTRICT r = a->r;
     const double *CG_SPMV_RESTRICT ap = a->ap;
     const double alpha = a->coef[0];
-    double hi[DCG_DD_LANES] = {0.0, 0.0, 0.0, 0.0}, lo[DCG_DD_LANES] = {0.0, 0.0, 0.0, 0.0};
+    double hi[DCG_DD_LANES] = {0.0}, lo[DCG_DD_LANES] = {0.0};
     int64_t i = b;
     for (; i + DCG_DD_LANES <= e; i += DCG_DD_LANES)
         for (int j = 0; j < DCG_DD_LANES; ++j) {
@@ -101,32 +101,10 @@ DCG_LANES_CLONES static void dcg_update_r_dd_host(int64_t b, int64_t e, void *ar
     *(cg_dd *)accp = acc;
 }
 
-#ifdef __cplusplus
-#define DCG_EXTERN_C extern "C"
-#else
-#define DCG_EXTERN_C
-#endif
-#ifdef __CUDACC__
-#define DCG_UPDATE_R_DD_DEVICE (dcg_update_r_dd_row.device)
-#else
-#define DCG_UPDATE_R_DD_DEVICE NULL
-#endif
-/* dcg_update_r_dd: dcg_update_r_dd_row's kernel with the lanes above as its host entry (a
- * hand-made px_kernel, parex/kernel.h: the fields as PX_REDUCE fills them, as cg_dd.c's
- * cg_spmv_dot_dd). */
-DCG_EXTERN_C const px_kernel dcg_update_r_dd = {PX_KERNEL_MAGIC,
-                                                PX_KERNEL_REDUCE,
-                                                "dcg_update_r_dd",
-                                                sizeof(dcg_r_args),
-                                                sizeof(cg_dd),
-                                                NULL,
-                                                dcg_update_r_dd_host,
-                                                NULL,
-                                                DCG_UPDATE_R_DD_DEVICE,
-                                                PX_VALUE_CUSTOM,
-                                                0,
-                                                {NULL, NULL},
-                                                {NULL, NULL}};
+/* dcg_update_r_dd: dcg_update_r_dd_row's kernel with the lanes above as its host entry
+ * (cg_kernels.h). */
+CG_REDUCE_WITH_HOST(dcg_update_r_dd, dcg_r_args, cg_dd, PX_VALUE_CUSTOM, dcg_update_r_dd_host,
+                    dcg_update_r_dd_row);
 
 PX_REDUCE(dcg_update_r_pair_dd, dcg_r_args, cg_dd2, i, a, acc)
 {
