@@ -20,8 +20,27 @@ these VMs). Prints a Markdown table: medians and minima of the time per iteratio
 share, parex's overlap, ratio = parex / bsp (ratio of the medians; the median of the per-round
 ratios beside it) and issue 15's target (parex <= 0.9x bsp where bsp's halo >= 10 %).
 
+Two testbeds (--testbed, first argument of every TCP script; lo by default):
+  - lo: one namespace, the ranks' TCP traffic over its loopback, shaped by one tbf queue. That
+    queue carries both directions, so an exchange's two messages share the rate (half duplex),
+    and whichever rank's system call or timer runs the queue does the dequeue and the peer's
+    receive work for both directions (a 1 Gbit/s 16^3 trace: one rank's send op 28 us, the
+    other's 8 us).
+  - veth: two namespaces joined by a veth pair (10.77.0.1 and 10.77.0.2), each end's egress
+    shaped by its own tbf: full duplex, one queue a direction, each rank's sends dequeued by
+    its own writev, as two hosts with a NIC each. mpirun runs in the first namespace and
+    starts the second "host"'s orted through an rsh agent that enters the second namespace
+    (plm_rsh_agent: what ssh would do on a cluster); a rankfile puts rank 0 on core 0 and
+    rank 1 on core 1, the two hosts sharing this VM's cores. The receive's protocol work still
+    runs on this VM's cores (veth hands a packet to the peer in the sender's softirq), which a
+    NIC would raise on the receiving host. Shared-memory runs (tcp_bound.py's) use the lo
+    namespace, unshaped: shared memory is within one host.
+tbf's bucket holds 3,000 bytes (two packets), so a message that finds the bucket full leaves
+without delay: on veth a 16^3 halo (2 KB a direction) passes unshaped at 1 Gbit/s and 300
+Mbit/s, where the bucket refills within an iteration (not at 100 Mbit/s).
+
 Needs root (ip netns, tc) and the Open MPI TCP BTL; exits with a message where either is
-missing. The namespace is made at start and removed at the end.
+missing. The namespaces are made at start and removed at the end.
 
 parex-cg runs twice: as it comes (since session 16 the interior SpMV in pieces of about 4,096
 rows, --interior-chunk's default, between which the one-core rank tests its messages:
@@ -38,8 +57,9 @@ With OLD_BUILD, that build's parex-cg runs too (an A/B of two parex builds on th
 in the same rounds) and gets its own columns; bsp comes from BUILD. The programs' order rotates
 every round.
 
-  python3 bench/run_dcg_tcp.py BUILD ROUNDS RATE:GRID:ITERS[,...] [OLD_BUILD]
+  python3 bench/run_dcg_tcp.py [--testbed lo|veth] BUILD ROUNDS RATE:GRID:ITERS[,...] [OLD_BUILD]
   e.g. python3 bench/run_dcg_tcp.py build-rel 5 1gbit:32:300,300mbit:32:300,100mbit:32:200
+       python3 bench/run_dcg_tcp.py --testbed veth build-rel 5 100mbit:32:200
 """
 import json
 import os
@@ -47,8 +67,16 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 
 NS = "parex-tcp"
+# The veth testbed: two namespaces ("hosts") joined by a veth pair on a private /24.
+NS_A, NS_B = "parex-tcp-a", "parex-tcp-b"
+VETH_A, VETH_B = "pxveth-a", "pxveth-b"
+ADDR_A, ADDR_B, NET = "10.77.0.1", "10.77.0.2", "10.77.0.0/24"
+TESTBEDS = ("lo", "veth")
+TESTBED = "lo"  # set by parse_testbed()
+_files = {}     # the veth testbed's hostfile, rankfile and rsh agent (made by link_up)
 
 
 def sh(argv, check=True):
@@ -78,6 +106,67 @@ def netns_up(rate):
               "latency", "20ms"])
 
 
+def parse_testbed(argv, prog):
+    """Take '--testbed lo|veth' off the front of ARGV (a list, changed in place) and set TESTBED
+    (PROG names the script in the message)."""
+    global TESTBED
+    if len(argv) > 1 and argv[1] == "--testbed":
+        if len(argv) < 3 or argv[2] not in TESTBEDS:
+            sys.exit("%s: --testbed is lo or veth" % prog)
+        TESTBED = argv[2]
+        del argv[1:3]
+    return TESTBED
+
+
+def veth_up(rate):
+    """(Re)make the veth testbed: namespaces NS_A and NS_B joined by a veth pair at MTU 1500,
+    each end's egress shaped to RATE (or not shaped where RATE is None), and the files mpirun
+    needs to start rank 1 in NS_B (written once a process, in a temporary folder)."""
+    for ns in (NS_A, NS_B):
+        sh(["ip", "netns", "del", ns], check=False)
+        sh(["ip", "netns", "add", ns])
+    sh(["ip", "link", "add", VETH_A, "netns", NS_A, "type", "veth", "peer", "name", VETH_B,
+        "netns", NS_B])
+    for ns, dev, addr in ((NS_A, VETH_A, ADDR_A), (NS_B, VETH_B, ADDR_B)):
+        sh(["ip", "-n", ns, "addr", "add", addr + "/24", "dev", dev])
+        sh(["ip", "-n", ns, "link", "set", "lo", "up"])
+        sh(["ip", "-n", ns, "link", "set", dev, "mtu", "1500", "up"])
+        if rate is not None:
+            sh(["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf",
+                "rate", rate, "burst", "3000", "latency", "20ms"])
+    if not _files:
+        d = tempfile.mkdtemp(prefix="parex-veth-")
+        _files["dir"] = d
+        _files["hosts"] = os.path.join(d, "hosts")
+        _files["ranks"] = os.path.join(d, "rankfile")
+        _files["agent"] = os.path.join(d, "agent")
+        with open(_files["hosts"], "w") as f:
+            f.write("%s slots=1\n%s slots=1\n" % (ADDR_A, ADDR_B))
+        with open(_files["ranks"], "w") as f:
+            f.write("rank 0=%s slot=0\nrank 1=%s slot=1\n" % (ADDR_A, ADDR_B))
+        # mpirun's rsh launcher runs "AGENT HOST COMMAND...": the only remote host is NS_B
+        with open(_files["agent"], "w") as f:
+            f.write('#!/bin/sh\nshift\nexec ip netns exec %s /bin/sh -c "$*"\n' % NS_B)
+        os.chmod(_files["agent"], 0o755)
+
+
+def link_up(rate):
+    """Make TESTBED's link shaped to RATE (unshaped where RATE is None). The lo namespace NS is
+    made on both testbeds: shared-memory runs use it."""
+    netns_up(rate if TESTBED == "lo" else None)
+    if TESTBED == "veth":
+        veth_up(rate)
+
+
+def teardown():
+    """Remove every namespace and file the testbeds made."""
+    for ns in (NS, NS_A, NS_B):
+        sh(["ip", "netns", "del", ns], check=False)
+    if _files:
+        shutil.rmtree(_files["dir"], ignore_errors=True)
+        _files.clear()
+
+
 def run(build, prog, grid, iters, btl="tcp,self"):
     """One 2-rank run of PROG ('bsp', 'parex', 'onecall': parex-cg --interior-chunk 0, or
     'plain': parex-cg --dots plain) of BUILD in the namespace, over Open MPI's BTLs BTL (the
@@ -97,9 +186,19 @@ def run(build, prog, grid, iters, btl="tcp,self"):
         if prog == "plain":
             argv += ["--dots", "plain"]
         ok = (0, 3)
-    cmd = ["nice", "-n", "-19", "ip", "netns", "exec", NS, "mpirun", "--mca", "btl", btl,
-           "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo", "-np", "2",
-           "--map-by", "slot:PE=1", "--bind-to", "core"] + argv
+    if TESTBED == "veth" and "tcp" in btl:
+        cmd = ["nice", "-n", "-19", "ip", "netns", "exec", NS_A, "mpirun", "--mca", "btl", btl,
+               "--mca", "btl_tcp_if_include", NET, "--mca", "oob_tcp_if_include", NET,
+               "--mca", "plm_rsh_agent", _files["agent"], "--hostfile", _files["hosts"],
+               "--rankfile", _files["ranks"], "-np", "2"]
+        for var in ("OMP_NUM_THREADS", "PX_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES",
+                    "PX_BIND"):
+            cmd += ["-x", var]
+        cmd += argv
+    else:
+        cmd = ["nice", "-n", "-19", "ip", "netns", "exec", NS, "mpirun", "--mca", "btl", btl,
+               "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo",
+               "-np", "2", "--map-by", "slot:PE=1", "--bind-to", "core"] + argv
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if out.returncode not in ok:
         sys.exit("run_dcg_tcp: %s failed (status %d):\n%s%s" % (" ".join(cmd), out.returncode,
@@ -108,6 +207,7 @@ def run(build, prog, grid, iters, btl="tcp,self"):
 
 
 def main():
+    parse_testbed(sys.argv, "run_dcg_tcp")
     if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
     build, rounds = sys.argv[1], int(sys.argv[2])
@@ -121,13 +221,13 @@ def main():
     try:
         for r in range(rounds):
             for rate, grid, iters in rows:
-                netns_up(rate)
+                link_up(rate)
                 k = r % len(progs)
                 for prog, b, label in progs[k:] + progs[:k]:
                     res.setdefault((rate, grid, label), []).append(run(b, prog, int(grid),
                                                                        int(iters)))
     finally:
-        sh(["ip", "netns", "del", NS], check=False)
+        teardown()
     old = len(progs) == 5
     print("| link | grid a rank | iterations | bsp ms (min / median) | bsp halo % | "
           "parex ms (min / median) | parex overlap | ratio | per-round | target | "
@@ -144,8 +244,8 @@ def main():
         ratio = statistics.median(ps) / statistics.median(bs)
         per_round = statistics.median(x / y for x, y in zip(ps, bs))
         target = "n/a (halo < 10%)" if halo < 0.10 else ("met" if ratio <= 0.9 else "missed")
-        line = "| TCP, tbf %s | %s^3 | %s | %.3f / %.3f | %.1f | %.3f / %.3f | %.2f | %.3f | " \
-               "%.3f | %s |" % (rate, grid, iters, min(bs), statistics.median(bs), 100 * halo,
+        line = "| TCP (%s), tbf %s | %s^3 | %s | %.3f / %.3f | %.1f | %.3f / %.3f | %.2f | %.3f | " \
+               "%.3f | %s |" % (TESTBED, rate, grid, iters, min(bs), statistics.median(bs), 100 * halo,
                                 min(ps), statistics.median(ps),
                                 statistics.median(d["overlap"] for d in p), ratio, per_round,
                                 target)
@@ -160,7 +260,8 @@ def main():
             line += " %.3f / %.3f | %.3f |" % (min(os_), statistics.median(os_),
                                               statistics.median(os_) / statistics.median(bs))
         print(line)
-    print("\n%d rounds: python3 bench/run_dcg_tcp.py %s" % (rounds, " ".join(sys.argv[1:])))
+    print("\n%d rounds: python3 bench/run_dcg_tcp.py --testbed %s %s" % (rounds, TESTBED,
+                                                                      " ".join(sys.argv[1:])))
 
 
 if __name__ == "__main__":

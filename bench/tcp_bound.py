@@ -32,7 +32,12 @@ Both are raised to the wire floor where it is higher: the loopback has one shape
 both directions, so an exchange's messages share the rate (the trace at 100 Mbit/s, 32^3 a
 rank: one rank's halo arrives 0.63 ms after its post, the other's 1.34 ms), and an iteration
 takes at least its halo bytes, both ranks', on the wire: halo_bytes x 1500 / 1448 (IPv4 and
-TCP headers with timestamps per 1,448-byte segment at MTU 1500) x 8 / rate.
+TCP headers with timestamps per 1,448-byte segment at MTU 1500) x 8 / rate. tbf's 3,000-byte
+bucket lets one message through faster than that when it has filled, so a halo can take less
+than its bytes / rate, but not an iteration after iteration: the bucket fills at the rate, so
+a queue carries at most rate x T bytes in T. On the veth testbed (--testbed veth:
+run_dcg_tcp.py) each direction has its own queue, so the floor is one rank's bytes (half of
+halo_bytes: the two ranks' halos are the same size on these rows) through one queue.
 Neither bound counts that a message's first bytes cannot leave before its post. The last
 column, parex / (bsp - hideable) with that C, is what parex pays beyond the bound: its own
 compute excess (compensated dots, engine ops, the pieces) and whatever it does not hide.
@@ -43,10 +48,14 @@ bench/RESULTS.md, session 16). Rounds rotate the four runs: bsp and parex-cg on 
 link, parex-cg on shared memory, bsp on the unshaped link. parex-cg runs as it comes
 (compensated dots, pieces).
 
-  python3 bench/tcp_bound.py BUILD ROUNDS RATE:GRID:ITERS[,...]
+  python3 bench/tcp_bound.py [--testbed lo|veth] [--data FILE] BUILD ROUNDS RATE:GRID:ITERS[,...]
+  python3 bench/tcp_bound.py --tables-only FILE
   e.g. python3 bench/tcp_bound.py build-rel 3 1gbit:16:300,300mbit:48:60
+--data FILE keeps every run's JSON object (and the testbed, rows and rounds) in FILE;
+--tables-only FILE prints the table again from such a file without measuring (or root).
 Needs what run_dcg_tcp.py needs (root, iproute2, Open MPI's TCP transport).
 """
+import json
 import statistics
 import sys
 
@@ -68,15 +77,20 @@ RUNS = (("bsp", "bsp", "tcp,self", True), ("parex", "parex", "tcp,self", True),
         ("shm", "parex", "vader,self", True), ("free", "bsp", "tcp,self", False))
 
 
-def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
-    build, rounds = sys.argv[1], int(sys.argv[2])
-    rows = [r.split(":") for r in sys.argv[3].split(",")]
-    if any(len(r) != 3 for r in rows):
-        sys.exit("tcp_bound: rows are RATE:GRID:ITERS\n" + __doc__)
-    for rate, _, _ in rows:
-        bits_per_s(rate)
+def load(path):
+    """The rows, rounds and runs a --data file holds (written by measure()); sets the testbed."""
+    with open(path) as f:
+        data = json.load(f)
+    tcp.TESTBED = data["testbed"]
+    res = {}
+    for rate, grid, key, d in data["runs"]:
+        res.setdefault((rate, grid, key), []).append(d)
+    return [tuple(r) for r in data["rows"]], data["rounds"], res
+
+
+def measure(build, rounds, rows, path):
+    """Run ROUNDS rounds of ROWS; the runs' JSON objects by (rate, grid, run key), also written
+    to PATH (when given) for --tables-only."""
     tcp.need_netns("tcp_bound")
     res = {}
     try:
@@ -87,12 +101,40 @@ def main():
                 for key, prog, btl, shaped in RUNS[k:] + RUNS[:k]:
                     want = rate if shaped else None
                     if link != (want,):
-                        tcp.netns_up(want)
+                        tcp.link_up(want)
                         link = (want,)
                     res.setdefault((rate, grid, key), []).append(
                         tcp.run(build, prog, int(grid), int(iters), btl))
     finally:
-        tcp.sh(["ip", "netns", "del", tcp.NS], check=False)
+        tcp.teardown()
+    if path:
+        with open(path, "w") as f:
+            json.dump({"testbed": tcp.TESTBED, "rows": rows, "rounds": rounds,
+                       "runs": [[k[0], k[1], k[2], d] for k, v in res.items() for d in v]}, f)
+    return res
+
+
+def main():
+    tcp.parse_testbed(sys.argv, "tcp_bound")
+    if len(sys.argv) == 3 and sys.argv[1] == "--tables-only":
+        rows, rounds, res = load(sys.argv[2])
+        command = "--tables-only " + sys.argv[2]
+    else:
+        path = None
+        if len(sys.argv) > 2 and sys.argv[1] == "--data":
+            path = sys.argv[2]
+            del sys.argv[1:3]
+        if len(sys.argv) != 4:
+            sys.exit(__doc__)
+        build, rounds = sys.argv[1], int(sys.argv[2])
+        rows = [tuple(r.split(":")) for r in sys.argv[3].split(",")]
+        if any(len(r) != 3 for r in rows):
+            sys.exit("tcp_bound: rows are RATE:GRID:ITERS\n" + __doc__)
+        for rate, _, _ in rows:
+            bits_per_s(rate)
+        res = measure(build, rounds, rows, path)
+        command = "--testbed %s %s%s" % (tcp.TESTBED, "--data %s " % path if path else "",
+                                         " ".join(sys.argv[1:]))
 
     def med(rate, grid, key, field):
         return statistics.median(d[field] for d in res[(rate, grid, key)]) * 1e3
@@ -109,8 +151,10 @@ def main():
         free = med(rate, grid, "free", "halo_seconds_per_iter")
         landed = med(rate, grid, "parex", "window_seconds_per_iter") - interior
         host = max(free, landed)
-        wire = statistics.median(d["halo_bytes"] for d in res[(rate, grid, "parex")]) * \
-            1500 / 1448 * 8 / bits_per_s(rate) * 1e3
+        queue = statistics.median(d["halo_bytes"] for d in res[(rate, grid, "parex")])
+        if tcp.TESTBED == "veth":
+            queue /= 2
+        wire = queue * 1500 / 1448 * 8 / bits_per_s(rate) * 1e3
         best = max(wire, tb - max(0.0, min(hb, interior)))
         bound = max(wire, tb - max(0.0, min(hb - host, interior)))
         if hb < 0.10 * tb:
@@ -121,12 +165,12 @@ def main():
             verdict = "out of reach with the host work"
         else:
             verdict = "within reach"
-        print("| TCP, tbf %s | %s^3 | %.3f | %.3f (%.0f) | %.3f | %.3f, %.3f | %.3f | %.3f | %.3f "
-              "| %s | %.3f | %.3f | %.3f |" % (rate, grid, tb, hb, 100 * hb / tb, interior, free,
-                                               landed, wire, best / tb, bound / tb, verdict, tp,
-                                               tp / tb, tp / bound))
-    print("\nmedians of %d rounds, ms an iteration and rank: python3 bench/tcp_bound.py %s"
-          % (rounds, " ".join(sys.argv[1:])))
+        print("| TCP (%s), tbf %s | %s^3 | %.3f | %.3f (%.0f) | %.3f | %.3f, %.3f | %.3f | %.3f | "
+              "%.3f | %s | %.3f | %.3f | %.3f |"
+              % (tcp.TESTBED, rate, grid, tb, hb, 100 * hb / tb, interior, free, landed, wire,
+                 best / tb, bound / tb, verdict, tp, tp / tb, tp / bound))
+    print("\nmedians of %d rounds on the %s testbed, ms an iteration and rank: python3 "
+          "bench/tcp_bound.py %s" % (rounds, tcp.TESTBED, command))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ removes start-up, set-up and exit (parex-cg ends "not converged", which mpirun t
 slower exit). The clock tick is 10 ms, so use enough extra iterations (the default 540 makes
 a tick about 0.02 ms an iteration).
 
-  python3 bench/tcp_cpu_split.py BUILD RATE GRID [ROUNDS] [SHORT LONG]
+  python3 bench/tcp_cpu_split.py [--testbed lo|veth] BUILD RATE GRID [ROUNDS] [SHORT LONG]
   e.g. python3 bench/tcp_cpu_split.py build-rel 300mbit 48 3
 Needs what run_dcg_tcp.py needs (root, iproute2, Open MPI's TCP transport).
 """
@@ -40,6 +40,7 @@ def cpu_ticks():
 
 
 def main():
+    tcp.parse_testbed(sys.argv, "tcp_cpu_split")
     if len(sys.argv) not in (4, 5, 7):
         sys.exit(__doc__)
     build, rate, grid = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -48,8 +49,8 @@ def main():
     tcp.need_netns("tcp_cpu_split")
     hz = os.sysconf("SC_CLK_TCK")
     res = {}
-    tcp.netns_up(rate)
     try:
+        tcp.link_up(rate)
         for r in range(rounds):
             for prog in (("bsp", "parex") if r % 2 == 0 else ("parex", "bsp")):
                 got = {}
@@ -62,18 +63,18 @@ def main():
                        for k in range(7)]
                 res.setdefault(prog, []).append((per, got[long_][1] * 1e3))
     finally:
-        tcp.sh(["ip", "netns", "del", tcp.NS], check=False)
+        tcp.teardown()
     print("| link | grid a rank | program | ms an iteration | " +
           " | ".join("%s ms" % k for k, _ in KINDS) + " |")
     print("|---|---|---|---:|" + "---:|" * len(KINDS))
     for prog in ("bsp", "parex"):
         v = res[prog]
-        print("| TCP, tbf %s | %d^3 | %s | %.3f | " % (rate, grid, prog,
+        print("| TCP (%s), tbf %s | %d^3 | %s | %.3f | " % (tcp.TESTBED, rate, grid, prog,
                                                      statistics.median(x[1] for x in v)) +
               " | ".join("%.3f" % statistics.median(x[0][k] for x in v) for _, k in KINDS) +
               " |")
-    print("\nmedians of %d rounds, per rank, iterations %d - %d: python3 bench/tcp_cpu_split.py %s"
-          % (rounds, long_, short, " ".join(sys.argv[1:])))
+    print("\nmedians of %d rounds, per rank, iterations %d - %d: python3 bench/tcp_cpu_split.py "
+          "--testbed %s %s" % (rounds, long_, short, tcp.TESTBED, " ".join(sys.argv[1:])))
 
 
 if __name__ == "__main__":
