@@ -434,6 +434,40 @@ START_TEST(test_dcg_one_rank_failing_alone_aborts_the_job)
 }
 END_TEST
 
+/* A rank whose recording of the iteration fails (PX_DCG_FAIL=record: dcg_fail_rank.c's last
+ * rank records a graph of its own, so dcg_solve's px_graph_begin is PX_EBUSY there) makes
+ * every rank return that status, with "another rank failed to record its iteration" on the
+ * others: the ranks agree on the recording before the first iteration (dcg.c, iterate), so
+ * nobody aborts and nobody waits. */
+START_TEST(test_dcg_one_rank_failing_to_record_fails_every_rank)
+{
+    const char *helper = getenv("PX_DCG_FAIL_BIN"), *mpirun = getenv("PX_MPIRUN");
+    if (nranks() != 2 || !helper || !*helper || !mpirun || !*mpirun) {
+        fprintf(stderr, "check_dcg: SKIP failing record: runs once, on the 2-rank ctests\n");
+        return;
+    }
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "PX_DCG_FAIL=record timeout -k 5 40 '%s' --allow-run-as-root --oversubscribe -np 2 "
+             "'%s' >'%s' 2>'%s'",
+             mpirun, helper, out_path, err_path);
+    const int st = system(cmd);
+    px_test_capture(&run_out, out_path);
+    px_test_capture(&run_err, err_path);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: status %d: %s %s", cmd,
+                  st, run_out, run_err);
+    ck_assert_msg(strstr(run_err, "failed alone") == NULL, "a rank aborted: %s", run_err);
+    char want[128];
+    snprintf(want, sizeof want, "rank 1: dcg_solve returned %s (px_graph_begin",
+             px_strerror(PX_EBUSY));
+    ck_assert_msg(strstr(run_out, want) != NULL, "want '%s' in: %s", want, run_out);
+    snprintf(want, sizeof want,
+             "rank 0: dcg_solve returned %s (another rank failed to record its iteration",
+             px_strerror(PX_EBUSY));
+    ck_assert_msg(strstr(run_out, want) != NULL, "want '%s' in: %s", want, run_out);
+}
+END_TEST
+
 /* --engine graph and --engine push run the same ops in the same dependency order, so the
  * same arithmetic: equal iterations and errors (bit for bit: the JSON's %.6g of them), and
  * both as one process within 2% (on 1 rank too: mpirun -np 1 --engine graph is dcg.c). */
@@ -681,6 +715,7 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_bad_partition_flag_exits_2);
     tcase_add_test(tc, test_dcg_more_ranks_than_rows_fails_cleanly);
     tcase_add_test(tc, test_dcg_one_rank_failing_alone_aborts_the_job);
+    tcase_add_test(tc, test_dcg_one_rank_failing_to_record_fails_every_rank);
     tcase_add_test(tc, test_dcg_indefinite_matrix_is_a_breakdown_on_every_rank);
     tcase_add_test(tc, test_dcg_ranks_without_neighbours_or_interior_rows_match_one_process);
     tcase_add_test(tc, test_dcg_graph_equals_push_bcsstk16_jacobi);

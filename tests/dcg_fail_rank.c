@@ -7,7 +7,13 @@
  * shorter than the message (MPI_ERR_TRUNCATE): that op fails with PX_EMPI on that rank only,
  * its later ops are skipped, and it never contributes to the allreduce the other rank waits
  * in. dcg_solve must then report "failed alone" and MPI_Abort the job (dcg.h). Should it
- * return instead, this program says so on stdout and exits 0 (check_dcg fails on that). */
+ * return instead, this program says so on stdout and exits 0 (check_dcg fails on that).
+ *
+ * With PX_DCG_FAIL=record the last rank instead opens a graph recording of its own before
+ * dcg_solve (and leaves the halo alone), so that dcg_solve's recording of the iteration
+ * (px_graph_begin: PX_EBUSY) fails on that rank only. The ranks agree on the recording before
+ * the first iteration, so every rank must return that status (rank 0 with "another rank
+ * failed to record its iteration"), not abort: each rank prints its line, exit 0. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +36,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "dcg_fail_rank: %s\n", err);
         return 2;
     }
-    if (rank == size - 1 && part.n_neighbors > 0 && part.recv_ptr[1] > 0)
+    const char *fail = getenv("PX_DCG_FAIL");
+    const int record = fail && strcmp(fail, "record") == 0;
+    if (record && rank == size - 1 && px_graph_begin(px_engine_default()) != PX_OK) {
+        fprintf(stderr, "dcg_fail_rank: px_graph_begin failed\n");
+        return 2;
+    }
+    if (!record && rank == size - 1 && part.n_neighbors > 0 && part.recv_ptr[1] > 0)
         for (int k = 1; k <= part.n_neighbors; k++)
             part.recv_ptr[k] -= 1; /* block 0 one value short; the others shift down */
     cg_options o = {1e-8, 200, 0, 0.0, NULL};
@@ -46,6 +58,12 @@ int main(int argc, char **argv)
     const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, &prm, &res, &st);
     printf("dcg_fail_rank: rank %d: dcg_solve returned %s (%s)\n", rank, px_strerror(rc),
            res.message);
+    fflush(stdout);
+    if (record && rank == size - 1) {
+        px_graph *g = NULL; /* end the helper's own (empty) recording */
+        if (px_graph_end(px_engine_default(), &g) == PX_OK)
+            (void)px_graph_destroy(g);
+    }
     cgp_free(&part);
     px_finalize();
     px_mpi_finalize();

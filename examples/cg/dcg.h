@@ -132,6 +132,8 @@ typedef struct dcg_params {
  *         diagonal, a zero right-hand side, a CG breakdown, a non-finite residual, all decided
  *         on global values); PX_ENOMEM or another status when allocating the vectors, buffers
  *         or Vars failed on some rank (agreed before the solve starts: "another rank failed"
+ *         on the others), or when recording the DCG_GRAPH iteration failed on some rank
+ *         (agreed before the first iteration: "another rank failed to record its iteration"
  *         on the others). Every rank returns the same status.
  *
  * Messages. The halo messages use tags 100 and 101 (alternating exchanges) on @p comm and the
