@@ -24,20 +24,31 @@ C is not measured exactly, so the bound comes twice:
         no time on the wire): the protocol work and the latency left when the wire is free;
       . parex-cg's window on the shaped link minus its window on shared memory: the host work
         that landed inside the window, where it delayed the interior rows (the sends' work,
-        tc's shaping, the softirqs of arriving packets).
+        tc's shaping, the softirqs of arriving packets). The shaped link's window is the
+        longest rank's (window_seconds_per_iter_max; the mean over ranks in runs from before
+        that field): the other rank waits for that one, and on the loopback the work is not
+        shared evenly (whichever rank's system call runs the one queue does the dequeue and
+        the peer's receive work for both directions: at 1 Gbit/s 16^3 a rank, one rank's send
+        op took 28 us and the other's 8).
     Both leave work out (the receives' work after the window; the shaping's work in the
     unshaped run), so C is low and the bound still optimistic: where it is above 0.9 the row is
     "out of reach with the host work", else "within reach" of a perfect overlap.
 Both are raised to the wire floor where it is higher: the loopback has one shaped queue for
 both directions, so an exchange's messages share the rate (the trace at 100 Mbit/s, 32^3 a
 rank: one rank's halo arrives 0.63 ms after its post, the other's 1.34 ms), and an iteration
-takes at least its halo bytes, both ranks', on the wire: halo_bytes x 1500 / 1448 (IPv4 and
-TCP headers with timestamps per 1,448-byte segment at MTU 1500) x 8 / rate. tbf's 3,000-byte
-bucket lets one message through faster than that when it has filled, so a halo can take less
-than its bytes / rate, but not an iteration after iteration: the bucket fills at the rate, so
-a queue carries at most rate x T bytes in T. On the veth testbed (--testbed veth:
-run_dcg_tcp.py) each direction has its own queue, so the floor is one rank's bytes (half of
-halo_bytes: the two ranks' halos are the same size on these rows) through one queue.
+takes at least the bytes its messages put through that queue: the halo, both ranks',
+halo_bytes x 1500 / 1448 (IPv4 and TCP headers with timestamps per 1,448-byte segment at MTU
+1500), and the two allreduces, one message a rank each on 2 ranks (recursive doubling, and
+Open MPI's blocking allreduce on 2 ranks), of at least 74 bytes on the wire (Ethernet 14, IPv4
+20 and TCP 32 bytes of headers, and 8 of payload, the baseline's one double); acknowledgements
+and MPI's own headers are left out, so the floor is low. tbf's 3,000-byte bucket lets one
+message through faster than that when it has filled, so a halo can take less than its bytes /
+rate, but not iteration after iteration: the bucket fills at the rate, so a queue carries at
+most rate x T bytes in T. The allreduces count where the halo nearly fills the link: at 100
+Mbit/s 16^3 a rank on veth the halo alone takes 0.170 ms of bsp's 0.196, with the allreduces'
+12 us 0.182. On the veth testbed (--testbed veth: run_dcg_tcp.py) each direction has its own
+queue, so the floor is one rank's bytes (half of halo_bytes: the two ranks' halos are the
+same size on these rows, and one allreduce message each way).
 Neither bound counts that a message's first bytes cannot leave before its post. The last
 column, parex / (bsp - hideable) with that C, is what parex pays beyond the bound: its own
 compute excess (compensated dots, engine ops, the pieces) and whatever it does not hide.
@@ -62,6 +73,12 @@ import sys
 import run_dcg_tcp as tcp
 
 UNITS = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
+# The least an allreduce message of 2 ranks puts on the wire: Ethernet, IPv4 and TCP (with
+# timestamps) headers and one double (the wire floor, below).
+ALLREDUCE_WIRE_BYTES = 14 + 20 + 32 + 8
+# The fields of a run that the table reads, all that --data keeps.
+KEEP = ("seconds_per_iter", "halo_seconds_per_iter", "window_seconds_per_iter",
+        "window_seconds_per_iter_max", "message_seconds_per_iter", "overlap", "halo_bytes")
 
 
 def bits_per_s(rate):
@@ -103,8 +120,9 @@ def measure(build, rounds, rows, path):
                     if link != (want,):
                         tcp.link_up(want)
                         link = (want,)
+                    d = tcp.run(build, prog, int(grid), int(iters), btl)
                     res.setdefault((rate, grid, key), []).append(
-                        tcp.run(build, prog, int(grid), int(iters), btl))
+                        {k: d[k] for k in KEEP if k in d})
     finally:
         tcp.teardown()
     if path:
@@ -140,8 +158,8 @@ def main():
         return statistics.median(d[field] for d in res[(rate, grid, key)]) * 1e3
 
     print("| link | grid a rank | bsp ms | bsp halo ms (%) | interior ms | host work ms: unshaped "
-          "halo, in the window | wire floor ms | bound, optimistic | bound, with C | target | "
-          "parex ms | parex ratio | parex / bound |")
+          "halo, in the longest window | wire floor ms | bound, optimistic | bound, with C | "
+          "target | parex ms | parex ratio | parex / bound |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     for rate, grid, _ in rows:
         tb = med(rate, grid, "bsp", "seconds_per_iter")
@@ -149,12 +167,16 @@ def main():
         tp = med(rate, grid, "parex", "seconds_per_iter")
         interior = med(rate, grid, "shm", "window_seconds_per_iter")
         free = med(rate, grid, "free", "halo_seconds_per_iter")
-        landed = med(rate, grid, "parex", "window_seconds_per_iter") - interior
+        runs = res[(rate, grid, "parex")]
+        longest = "window_seconds_per_iter_max" if all(
+            "window_seconds_per_iter_max" in d for d in runs) else "window_seconds_per_iter"
+        landed = med(rate, grid, "parex", longest) - interior
         host = max(free, landed)
-        queue = statistics.median(d["halo_bytes"] for d in res[(rate, grid, "parex")])
+        queue = statistics.median(d["halo_bytes"] for d in res[(rate, grid, "parex")]) * \
+            1500 / 1448 + 2 * 2 * ALLREDUCE_WIRE_BYTES
         if tcp.TESTBED == "veth":
             queue /= 2
-        wire = queue * 1500 / 1448 * 8 / bits_per_s(rate) * 1e3
+        wire = queue * 8 / bits_per_s(rate) * 1e3
         best = max(wire, tb - max(0.0, min(hb, interior)))
         bound = max(wire, tb - max(0.0, min(hb - host, interior)))
         if hb < 0.10 * tb:

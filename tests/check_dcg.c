@@ -111,6 +111,7 @@ static double json_num(const char *json, const char *key)
 typedef struct {
     double iterations, max_abs_err, ranks, threads, halo_bytes, comm_seconds, overlap, n;
     double message, window; /* message_ and window_seconds_per_iter */
+    double window_max;      /* window_seconds_per_iter_max */
     char engine[16];        /* "none", "push" or "graph" */
     char dots[16];          /* "compensated" or "plain" */
 } outcome;
@@ -152,6 +153,7 @@ static int solve(int np, const char *args, outcome *o)
     o->overlap = json_num(j, "overlap");
     o->message = json_num(j, "message_seconds_per_iter");
     o->window = json_num(j, "window_seconds_per_iter");
+    o->window_max = json_num(j, "window_seconds_per_iter_max");
     o->n = json_num(j, "n");
     json_str(j, "engine", o->engine, sizeof o->engine);
     json_str(j, "dots", o->dots, sizeof o->dots);
@@ -189,11 +191,16 @@ static void compare(const outcome *ref, const outcome *d, int np, int threads, c
                           d->message - d->window - 1e-5 * (d->message + d->window),
                       "overlap %g of %g s a message hides more than the window %g s", d->overlap,
                       d->message, d->window);
+        /* The longest rank's window is at least the mean and at most all ranks' together. */
+        ck_assert_msg(d->window_max >= d->window * (1.0 - 1e-5) &&
+                          d->window_max <= d->window * d->ranks * (1.0 + 1e-5),
+                      "window %g s a rank on average, %g s on the longest of %g ranks", d->window,
+                      d->window_max, d->ranks);
     } else {
         ck_assert_double_eq(d->halo_bytes, 0.0);
         ck_assert_msg(isnan(d->overlap), "one rank has no messages: overlap null");
-        ck_assert_msg(isnan(d->message) && isnan(d->window),
-                      "one rank has no messages: message and window null");
+        ck_assert_msg(isnan(d->message) && isnan(d->window) && isnan(d->window_max),
+                      "one rank has no messages: message and windows null");
     }
 }
 

@@ -723,9 +723,9 @@ static void dcg_release(dcg *d)
 static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *st)
 {
     const cgp_part *P = d->P;
-    double mx[2] = {res->seconds, res->min_iter_seconds};
+    double mx[3] = {res->seconds, res->min_iter_seconds, d->window_s};
     double sm[5] = {8.0 * (double)d->n_recv, d->msg_s, d->exposed_s, d->allred_s, d->window_s};
-    if (MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, d->comm) != MPI_SUCCESS ||
+    if (MPI_Allreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, d->comm) != MPI_SUCCESS ||
         MPI_Allreduce(MPI_IN_PLACE, sm, 5, MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS) {
         snprintf(d->msg, d->msglen, "MPI_Allreduce of the statistics failed");
         return PX_EMPI;
@@ -743,6 +743,7 @@ static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *
     st->exposed_seconds = sm[2];
     st->allreduce_seconds = sm[3];
     st->window_seconds = sm[4];
+    st->window_seconds_max = mx[2];
     st->comm_seconds = (sm[2] + sm[3]) / (double)P->nranks;
     st->overlap = sm[1] > 0.0 ? 1.0 - sm[2] / sm[1] : NAN;
     const double dn = (double)P->n_global, dnnz = (double)P->nnz_global;

@@ -57,25 +57,28 @@ typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
 
 /** What the distributed run adds to cg_result (see the README for the exact definitions). */
 typedef struct dcg_stats {
-    int ranks;                /**< Size of the communicator. */
-    int threads_per_rank;     /**< px_space_concurrency of the space on rank 0. */
-    int compensated;          /**< 1 when the dots were compensated sums (a host space without
-                                   dcg_params.plain_dots), 0 when plain. */
-    double halo_bytes;        /**< Halo bytes received per exchange (one per iteration), summed
-                                   over ranks. */
-    double message_seconds;   /**< Sum over ranks and iterations of t(halos in) - t(receives
-                                   posted). */
-    double exposed_seconds;   /**< Sum over ranks and iterations of
-                                   max(0, t(halos in) - t(interior SpMV done)). */
-    double window_seconds;    /**< Sum over ranks and iterations of t(interior SpMV done) -
-                                   t(receives posted): the time the messages have to travel
-                                   hidden, the most of message_seconds overlap can hide. */
-    double allreduce_seconds; /**< Sum over ranks and allreduces of t(the op reading the
-                                   result starts) -
-                                   t(local contribution ready). */
-    double comm_seconds;      /**< (exposed_seconds + allreduce_seconds) / ranks. */
-    double overlap;           /**< 1 - exposed_seconds / message_seconds; NaN without
-                                   messages. */
+    int ranks;                 /**< Size of the communicator. */
+    int threads_per_rank;      /**< px_space_concurrency of the space on rank 0. */
+    int compensated;           /**< 1 when the dots were compensated sums (a host space without
+                                    dcg_params.plain_dots), 0 when plain. */
+    double halo_bytes;         /**< Halo bytes received per exchange (one per iteration), summed
+                                    over ranks. */
+    double message_seconds;    /**< Sum over ranks and iterations of t(halos in) - t(receives
+                                    posted). */
+    double exposed_seconds;    /**< Sum over ranks and iterations of
+                                    max(0, t(halos in) - t(interior SpMV done)). */
+    double window_seconds;     /**< Sum over ranks and iterations of t(interior SpMV done) -
+                                    t(receives posted): the time the messages have to travel
+                                    hidden, the most of message_seconds overlap can hide. */
+    double window_seconds_max; /**< The largest over ranks of a rank's sum over iterations of
+                                    that window (the rank whose window held the most work,
+                                    such as the host's share of its messages). */
+    double allreduce_seconds;  /**< Sum over ranks and allreduces of t(the op reading the
+                                    result starts) -
+                                    t(local contribution ready). */
+    double comm_seconds;       /**< (exposed_seconds + allreduce_seconds) / ranks. */
+    double overlap;            /**< 1 - exposed_seconds / message_seconds; NaN without
+                                    messages. */
 } dcg_stats;
 
 /**

@@ -85,10 +85,10 @@ static const char usage[] =
     "relres, true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter,\n"
     "min_iter_seconds (fastest single iteration), setup_seconds, gflops, gbs, ranks,\n"
     "threads_per_rank, halo_bytes, comm_seconds, overlap, message_seconds_per_iter,\n"
-    "window_seconds_per_iter, engine, dots (see the README). gbs counts the bytes each\n"
-    "kernel must move once: per iteration 12 nnz + 88 n + 8 bytes for plain CG and\n"
-    "12 nnz + 104 n + 8 with Jacobi (8-byte values and row offsets, 4-byte column indices,\n"
-    "the SpMV's gathered vector counted once).\n"
+    "window_seconds_per_iter, window_seconds_per_iter_max, engine, dots (see the README).\n"
+    "gbs counts the bytes each kernel must move once: per iteration 12 nnz + 88 n + 8\n"
+    "bytes for plain CG and 12 nnz + 104 n + 8 with Jacobi (8-byte values and row offsets,\n"
+    "4-byte column indices, the SpMV's gathered vector counted once).\n"
     "\n"
     "Exit status: 0 converged, 1 error, 2 bad command line, 3 not converged.\n";
 
@@ -281,8 +281,9 @@ typedef struct {
     int ranks, threads_per_rank;
     double halo_bytes, comm_seconds, overlap;
     /* per iteration, averaged over ranks: t(halos in) - t(posted), t(interior done) -
-     * t(posted) (dcg_stats' message_seconds and window_seconds); NaN where overlap is */
-    double message_s, window_s;
+     * t(posted) (dcg_stats' message_seconds and window_seconds), and the window of the rank
+     * where it was longest (window_seconds_max); NaN where overlap is */
+    double message_s, window_s, window_max_s;
     const char *engine; /* "none", "push" or "graph" (--engine) */
     const char *dots;   /* "compensated" or "plain" (--dots; the staging path's are plain) */
 } run_extra;
@@ -333,6 +334,7 @@ static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_
     json_number(stdout, "overlap", x->overlap, 0);
     json_number(stdout, "message_seconds_per_iter", x->message_s, 0);
     json_number(stdout, "window_seconds_per_iter", x->window_s, 0);
+    json_number(stdout, "window_seconds_per_iter_max", x->window_max_s, 0);
     printf("\"engine\": \"%s\", \"dots\": \"%s\"}\n", x->engine, x->dots);
 }
 
@@ -403,7 +405,7 @@ static int run_single(const cli *c, px_space *s, FILE *info)
         fprintf(stderr, "parex-cg: %s: %s\n", name, r.message);
         status = EXIT_FAILURE;
     } else {
-        run_extra x = {1, threads, 0.0, 0.0, NAN, NAN, NAN, "none", "plain"};
+        run_extra x = {1, threads, 0.0, 0.0, NAN, NAN, NAN, NAN, "none", "plain"};
         report(c, info, name, A.n, A.nnz, s, &r, setup_s, &x);
         status = r.converged ? 0 : EXIT_NOT_CONVERGED;
     }
@@ -412,13 +414,13 @@ static int run_single(const cli *c, px_space *s, FILE *info)
 }
 
 #if PX_HAVE_MPI
-/* A dcg_stats sum over ranks and iterations of @p st as seconds per rank and iteration; NaN
- * where no halo message was sent (one rank, or ranks whose rows do not couple) or no
- * iteration ran, as overlap is. */
-static double per_rank_iter(double sum, const dcg_stats *st, int64_t iterations)
+/* A dcg_stats time @p sum of @p st, summed over @p over ranks and over iterations, as
+ * seconds per rank and iteration (over = st->ranks for the sums over ranks, 1 for a one-rank
+ * figure such as window_seconds_max); NaN where no halo message was sent (one rank, or ranks
+ * whose rows do not couple) or no iteration ran, as overlap is. */
+static double per_rank_iter(double sum, int over, const dcg_stats *st, int64_t iterations)
 {
-    return st->halo_bytes > 0.0 && iterations > 0 ? sum / (double)st->ranks / (double)iterations
-                                                  : NAN;
+    return st->halo_bytes > 0.0 && iterations > 0 ? sum / (double)over / (double)iterations : NAN;
 }
 
 /* Count the ranks for which @p failed is set (collective over MPI_COMM_WORLD) and say whether
@@ -521,8 +523,9 @@ static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int 
                        st.halo_bytes,
                        st.comm_seconds,
                        st.overlap,
-                       per_rank_iter(st.message_seconds, &st, r.iterations),
-                       per_rank_iter(st.window_seconds, &st, r.iterations),
+                       per_rank_iter(st.message_seconds, st.ranks, &st, r.iterations),
+                       per_rank_iter(st.window_seconds, st.ranks, &st, r.iterations),
+                       per_rank_iter(st.window_seconds_max, 1, &st, r.iterations),
                        prm.mode == DCG_PUSH ? "push" : "graph",
                        st.compensated ? "compensated" : "plain"};
         if (rank == 0)
