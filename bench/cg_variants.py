@@ -12,6 +12,15 @@ the three variants interleaved and their order rotated every round.
 Prints min and median seconds per iteration and the median halo and allreduce times.
 
   python3 bench/cg_variants.py BUILD [ROUNDS]    (BUILD: a build with bench_cg_bsp; ROUNDS 5)
+
+With --tcp, the rows are instead 2 one-core ranks over run_dcg_tcp.py's shaped TCP link, each
+TESTBED:RATE:GRID:ITERS (testbed lo or veth, tc's rate, points a rank per side, iterations;
+keep ITERS below convergence, as above), and parex-cg (as it comes, ITERS iterations) runs as
+a fourth program: does one allreduce an iteration fewer help where an allreduce crosses a
+network (about 8 us over 1 Gbit/s TCP here, against 0.2 us on shared memory)? Needs what
+run_dcg_tcp.py needs (root, iproute2).
+
+  python3 bench/cg_variants.py --tcp veth:1gbit:16:40,veth:300mbit:32:60 BUILD [ROUNDS]
 """
 import os
 import statistics
@@ -21,7 +30,7 @@ from dcg_launch import oversubscribed, run_json
 
 here = os.path.dirname(os.path.abspath(__file__))
 build = sys.argv[1] if len(sys.argv) > 1 else "build-rel"
-rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+rounds = int(sys.argv[2]) if len(sys.argv) > 2 and build != "--tcp" else 5
 bsp = os.path.join(build, "bench", "bench_cg_bsp")
 matrix = os.path.join(here, "..", "..", "shared", "data", "matrices", "bcsstk16.mtx")
 rows = [("weak 4x1", 4, 1, ["--grid", "32", "--iters", "80"]),
@@ -31,6 +40,46 @@ rows = [("weak 4x1", 4, 1, ["--grid", "32", "--iters", "80"]),
 variants = ["plain", "pipelined", "pipelined-nb"]
 
 
+
+
+
+def tcp_rows(spec, build, rounds):
+    """The --tcp table: bench_cg_bsp's variants and parex-cg on each shaped row of SPEC."""
+    import run_dcg_tcp as tcp
+    rows_ = [r.split(":") for r in spec.split(",")]
+    if any(len(r) != 4 or r[0] not in tcp.TESTBEDS for r in rows_):
+        sys.exit("cg_variants: --tcp rows are TESTBED:RATE:GRID:ITERS, TESTBED lo or veth")
+    tcp.need_netns("cg_variants")
+    progs = [("bsp", ["--cg", v], v) for v in variants] + [("parex", [], "parex-cg")]
+    got = {}
+    try:
+        for r in range(rounds):
+            for testbed, rate, grid, iters in rows_:
+                tcp.TESTBED = testbed
+                tcp.link_up(rate)
+                k = r % len(progs)
+                for prog, flags, label in progs[k:] + progs[:k]:
+                    got.setdefault((testbed, rate, grid, label), []).append(
+                        tcp.run(build, prog, int(grid), int(iters), extra=flags))
+    finally:
+        tcp.teardown()
+    print("| link | grid a rank | iterations | program | min ms | median ms | ratio to plain |")
+    print("|---|---|---:|---|---:|---:|---:|")
+    for testbed, rate, grid, iters in rows_:
+        ms = {label: [d["seconds_per_iter"] * 1e3 for d in got[(testbed, rate, grid, label)]]
+              for _, _, label in progs}
+        for _, _, label in progs:
+            print("| TCP (%s), tbf %s | %s^3 | %s | %s | %.3f | %.3f | %.3f |" % (
+                testbed, rate, grid, iters, label, min(ms[label]), statistics.median(ms[label]),
+                statistics.median(ms[label]) / statistics.median(ms["plain"])))
+    print("\n%d rounds, python3 bench/cg_variants.py --tcp %s %s" % (rounds, spec, build))
+
+
+if build == "--tcp":
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    tcp_rows(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 5)
+    sys.exit(0)
 
 res = {}
 for r in range(rounds):

@@ -167,10 +167,11 @@ def teardown():
         _files.clear()
 
 
-def run(build, prog, grid, iters, btl="tcp,self"):
+def run(build, prog, grid, iters, btl="tcp,self", extra=()):
     """One 2-rank run of PROG ('bsp', 'parex', 'onecall': parex-cg --interior-chunk 0, or
     'plain': parex-cg --dots plain) of BUILD in the namespace, over Open MPI's BTLs BTL (the
-    shaped TCP link; "vader,self" for shared memory); its JSON object."""
+    shaped TCP link; "vader,self" for shared memory), with the program's flags EXTRA added;
+    its JSON object."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMP_NUM_THREADS="1", PX_NUM_THREADS="1", OMP_PROC_BIND="close",
                OMP_PLACES="cores", PX_BIND="close")
@@ -186,6 +187,7 @@ def run(build, prog, grid, iters, btl="tcp,self"):
         if prog == "plain":
             argv += ["--dots", "plain"]
         ok = (0, 3)
+    argv += list(extra)
     if TESTBED == "veth" and "tcp" in btl:
         cmd = ["nice", "-n", "-19", "ip", "netns", "exec", NS_A, "mpirun", "--mca", "btl", btl,
                "--mca", "btl_tcp_if_include", NET, "--mca", "oob_tcp_if_include", NET,
