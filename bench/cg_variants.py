@@ -23,6 +23,7 @@ run_dcg_tcp.py needs (root, iproute2).
   python3 bench/cg_variants.py --tcp veth:1gbit:16:40,veth:300mbit:32:60 BUILD [ROUNDS]
 """
 import os
+import re
 import statistics
 import sys
 
@@ -30,6 +31,8 @@ from dcg_launch import oversubscribed, run_json
 
 here = os.path.dirname(os.path.abspath(__file__))
 build = sys.argv[1] if len(sys.argv) > 1 else "build-rel"
+if "--tcp" in sys.argv[2:]:
+    sys.exit("cg_variants: --tcp comes first\n" + __doc__)
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 and build != "--tcp" else 5
 bsp = os.path.join(build, "bench", "bench_cg_bsp")
 matrix = os.path.join(here, "..", "..", "shared", "data", "matrices", "bcsstk16.mtx")
@@ -47,8 +50,11 @@ def tcp_rows(spec, build, rounds):
     """The --tcp table: bench_cg_bsp's variants and parex-cg on each shaped row of SPEC."""
     import run_dcg_tcp as tcp
     rows_ = [r.split(":") for r in spec.split(",")]
-    if any(len(r) != 4 or r[0] not in tcp.TESTBEDS for r in rows_):
-        sys.exit("cg_variants: --tcp rows are TESTBED:RATE:GRID:ITERS, TESTBED lo or veth")
+    if any(len(r) != 4 or r[0] not in tcp.TESTBEDS or
+           not re.fullmatch(r"[0-9.]+(kbit|mbit|gbit)", r[1]) or not r[2].isdigit() or
+           not r[3].isdigit() for r in rows_):
+        sys.exit("cg_variants: --tcp rows are TESTBED:RATE:GRID:ITERS: TESTBED lo or veth, "
+                 "RATE tc's rate in kbit, mbit or gbit, GRID and ITERS integers")
     tcp.need_netns("cg_variants")
     progs = [("bsp", ["--cg", v], v) for v in variants] + [("parex", [], "parex-cg")]
     got = {}

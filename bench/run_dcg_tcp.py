@@ -75,6 +75,7 @@ NS_A, NS_B = "parex-tcp-a", "parex-tcp-b"
 VETH_A, VETH_B = "pxveth-a", "pxveth-b"
 ADDR_A, ADDR_B, NET = "10.77.0.1", "10.77.0.2", "10.77.0.0/24"
 TESTBEDS = ("lo", "veth")
+RUN_TIMEOUT_S = 600  # one mpirun (the longest rows take seconds)
 TESTBED = "lo"  # set by parse_testbed()
 _files = {}     # the veth testbed's hostfile, rankfile and rsh agent (made by link_up)
 
@@ -201,7 +202,15 @@ def run(build, prog, grid, iters, btl="tcp,self", extra=()):
         cmd = ["nice", "-n", "-19", "ip", "netns", "exec", NS, "mpirun", "--mca", "btl", btl,
                "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo",
                "-np", "2", "--map-by", "slot:PE=1", "--bind-to", "core"] + argv
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    try:
+        # a run takes seconds; a launch that hangs (an orted that never reports back on veth)
+        # must not keep the caller from removing the namespaces
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired as ex:
+        text = [x.decode(errors="replace") if isinstance(x, bytes) else x or ""
+                for x in (ex.stdout, ex.stderr)]
+        sys.exit("run_dcg_tcp: %s did not end in %d s:\n%s%s" % (" ".join(cmd), RUN_TIMEOUT_S,
+                                                                    text[0], text[1]))
     if out.returncode not in ok:
         sys.exit("run_dcg_tcp: %s failed (status %d):\n%s%s" % (" ".join(cmd), out.returncode,
                                                                  out.stdout, out.stderr))
@@ -246,9 +255,9 @@ def main():
         ratio = statistics.median(ps) / statistics.median(bs)
         per_round = statistics.median(x / y for x, y in zip(ps, bs))
         target = "n/a (halo < 10%)" if halo < 0.10 else ("met" if ratio <= 0.9 else "missed")
-        line = "| TCP (%s), tbf %s | %s^3 | %s | %.3f / %.3f | %.1f | %.3f / %.3f | %.2f | %.3f | " \
-               "%.3f | %s |" % (TESTBED, rate, grid, iters, min(bs), statistics.median(bs), 100 * halo,
-                                min(ps), statistics.median(ps),
+        line = "| TCP (%s), tbf %s | %s^3 | %s | %.3f / %.3f | %.1f | %.3f / %.3f | %.2f | " \
+               "%.3f | %.3f | %s |" % (TESTBED, rate, grid, iters, min(bs), statistics.median(bs),
+                                100 * halo, min(ps), statistics.median(ps),
                                 statistics.median(d["overlap"] for d in p), ratio, per_round,
                                 target)
         for label in ("one call", "plain dots"):

@@ -107,9 +107,11 @@ def load(path):
 
 def measure(build, rounds, rows, path):
     """Run ROUNDS rounds of ROWS; the runs' JSON objects by (rate, grid, run key), also written
-    to PATH (when given) for --tables-only."""
+    to PATH (when given) for --tables-only: checked before measuring, written also when a run
+    fails (what was measured until then)."""
     tcp.need_netns("tcp_bound")
     res = {}
+    out = open(path, "w") if path else None
     try:
         for r in range(rounds):
             for rate, grid, iters in rows:
@@ -125,10 +127,11 @@ def measure(build, rounds, rows, path):
                         {k: d[k] for k in KEEP if k in d})
     finally:
         tcp.teardown()
-    if path:
-        with open(path, "w") as f:
-            json.dump({"testbed": tcp.TESTBED, "rows": rows, "rounds": rounds,
-                       "runs": [[k[0], k[1], k[2], d] for k, v in res.items() for d in v]}, f)
+        if out:
+            with out:
+                json.dump({"testbed": tcp.TESTBED, "rows": rows, "rounds": rounds,
+                           "runs": [[k[0], k[1], k[2], d] for k, v in res.items() for d in v]},
+                          out)
     return res
 
 
@@ -157,9 +160,14 @@ def main():
     def med(rate, grid, key, field):
         return statistics.median(d[field] for d in res[(rate, grid, key)]) * 1e3
 
-    print("| link | grid a rank | bsp ms | bsp halo ms (%) | interior ms | host work ms: unshaped "
-          "halo, in the longest window | wire floor ms | bound, optimistic | bound, with C | "
-          "target | parex ms | parex ratio | parex / bound |")
+    # runs from before window_seconds_per_iter_max have the mean window only
+    longest = "window_seconds_per_iter_max" if all(
+        "window_seconds_per_iter_max" in d for k, v in res.items() if k[2] == "parex"
+        for d in v) else "window_seconds_per_iter"
+    print("| link | grid a rank | bsp ms | bsp halo ms (%%) | interior ms | host work ms: unshaped "
+          "halo, in the %s window | wire floor ms | bound, optimistic | bound, with C | "
+          "target | parex ms | parex ratio | parex / bound |"
+          % ("longest" if longest.endswith("_max") else "mean"))
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     for rate, grid, _ in rows:
         tb = med(rate, grid, "bsp", "seconds_per_iter")
@@ -167,9 +175,6 @@ def main():
         tp = med(rate, grid, "parex", "seconds_per_iter")
         interior = med(rate, grid, "shm", "window_seconds_per_iter")
         free = med(rate, grid, "free", "halo_seconds_per_iter")
-        runs = res[(rate, grid, "parex")]
-        longest = "window_seconds_per_iter_max" if all(
-            "window_seconds_per_iter_max" in d for d in runs) else "window_seconds_per_iter"
         landed = med(rate, grid, "parex", longest) - interior
         host = max(free, landed)
         queue = statistics.median(d["halo_bytes"] for d in res[(rate, grid, "parex")]) * \

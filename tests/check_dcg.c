@@ -455,7 +455,8 @@ START_TEST(test_dcg_one_rank_failing_to_record_fails_every_rank)
     }
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "PX_DCG_FAIL=record timeout -k 5 40 '%s' --allow-run-as-root --oversubscribe -np 2 "
+             "PX_DCG_FAIL=record PX_DCG_MODE=graph timeout -k 5 40 '%s' --allow-run-as-root "
+             "--oversubscribe -np 2 "
              "'%s' >'%s' 2>'%s'",
              mpirun, helper, out_path, err_path);
     const int st = system(cmd);
