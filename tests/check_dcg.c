@@ -407,29 +407,41 @@ START_TEST(test_dcg_ranks_without_neighbours_or_interior_rows_match_one_process)
 }
 END_TEST
 
+/* Run tests/dcg_fail_rank on 2 ranks with the environment assignments @p env (e.g.
+ * "PX_DCG_MODE=push") under timeout(1), which turns a hang into exit 124 well before the
+ * case's own timeout; its stdout and stderr land in run_out and run_err. Returns system()'s
+ * status, or -2 where the case does not run here (said on stderr with @p what): it runs once,
+ * on the 2-rank ctests, which pass the helper and mpirun. */
+static int run_fail_rank(const char *env, const char *what)
+{
+    const char *helper = getenv("PX_DCG_FAIL_BIN"), *mpirun = getenv("PX_MPIRUN");
+    if (nranks() != 2 || !helper || !*helper || !mpirun || !*mpirun) {
+        fprintf(stderr, "check_dcg: SKIP %s: runs once, on the 2-rank ctests\n", what);
+        return -2;
+    }
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s timeout -k 5 40 '%s' --allow-run-as-root --oversubscribe -np 2 '%s' >'%s' "
+             "2>'%s'",
+             env, mpirun, helper, out_path, err_path);
+    const int st = system(cmd);
+    px_test_capture(&run_out, out_path);
+    px_test_capture(&run_err, err_path);
+    ck_assert_msg(st != -1 && WIFEXITED(st), "%s did not exit normally", cmd);
+    return st;
+}
+
 /* A rank that fails alone mid-solve (here a truncated halo message, MPI_ERR_TRUNCATE on the
  * last rank only) ends the whole job through MPI_Abort with its message, instead of leaving
  * the other rank waiting for its allreduce forever (dcg.h; tests/dcg_fail_rank.c). */
 START_TEST(test_dcg_one_rank_failing_alone_aborts_the_job)
 {
-    const char *helper = getenv("PX_DCG_FAIL_BIN"), *mpirun = getenv("PX_MPIRUN");
-    if (nranks() != 2 || !helper || !*helper || !mpirun || !*mpirun) {
-        fprintf(stderr, "check_dcg: SKIP failing rank: runs once, on the 2-rank ctests\n");
-        return;
-    }
     /* Both ways of issuing iterations (dcg_fail_rank.c reads PX_DCG_MODE). */
-    static const char *const modes[] = {"graph", "push"};
+    static const char *const modes[] = {"PX_DCG_MODE=graph", "PX_DCG_MODE=push"};
     for (int m = 0; m < 2; m++) {
-        char cmd[2048];
-        /* timeout(1) turns a hang into exit 124 well before the case's own timeout. */
-        snprintf(cmd, sizeof cmd,
-                 "PX_DCG_MODE=%s timeout -k 5 40 '%s' --allow-run-as-root --oversubscribe -np 2 "
-                 "'%s' >'%s' 2>'%s'",
-                 modes[m], mpirun, helper, out_path, err_path);
-        const int st = system(cmd);
-        px_test_capture(&run_out, out_path);
-        px_test_capture(&run_err, err_path);
-        ck_assert_msg(st != -1 && WIFEXITED(st), "%s did not exit normally", cmd);
+        const int st = run_fail_rank(modes[m], "failing rank");
+        if (st == -2)
+            return;
         ck_assert_msg(WEXITSTATUS(st) != 124 && WEXITSTATUS(st) != 137,
                       "%s: the job hung after one rank failed: %s", modes[m], run_err);
         ck_assert_msg(WEXITSTATUS(st) != 0, "%s: exit 0: stdout %s", modes[m], run_out);
@@ -448,22 +460,10 @@ END_TEST
  * nobody aborts and nobody waits. */
 START_TEST(test_dcg_one_rank_failing_to_record_fails_every_rank)
 {
-    const char *helper = getenv("PX_DCG_FAIL_BIN"), *mpirun = getenv("PX_MPIRUN");
-    if (nranks() != 2 || !helper || !*helper || !mpirun || !*mpirun) {
-        fprintf(stderr, "check_dcg: SKIP failing record: runs once, on the 2-rank ctests\n");
+    const int st = run_fail_rank("PX_DCG_FAIL=record PX_DCG_MODE=graph", "failing record");
+    if (st == -2)
         return;
-    }
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "PX_DCG_FAIL=record PX_DCG_MODE=graph timeout -k 5 40 '%s' --allow-run-as-root "
-             "--oversubscribe -np 2 "
-             "'%s' >'%s' 2>'%s'",
-             mpirun, helper, out_path, err_path);
-    const int st = system(cmd);
-    px_test_capture(&run_out, out_path);
-    px_test_capture(&run_err, err_path);
-    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: status %d: %s %s", cmd,
-                  st, run_out, run_err);
+    ck_assert_msg(WEXITSTATUS(st) == 0, "status %d: %s %s", st, run_out, run_err);
     ck_assert_msg(strstr(run_err, "failed alone") == NULL, "a rank aborted: %s", run_err);
     char want[128];
     snprintf(want, sizeof want, "rank 1: dcg_solve returned %s (px_graph_begin",
