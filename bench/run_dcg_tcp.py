@@ -77,6 +77,10 @@ ADDR_A, ADDR_B, NET = "10.77.0.1", "10.77.0.2", "10.77.0.0/24"
 TESTBEDS = ("lo", "veth")
 RUN_TIMEOUT_S = 600  # one mpirun (the longest rows take seconds)
 TESTBED = "lo"  # set by parse_testbed()
+# Every rank's environment: one thread, bound (both programs)
+RANK_ENV = {"OMP_NUM_THREADS": "1", "PX_NUM_THREADS": "1", "OMP_PROC_BIND": "close",
+            "OMP_PLACES": "cores", "PX_BIND": "close"}
+UNITS = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9}  # tc's rate units
 _files = {}     # the veth testbed's hostfile, rankfile and rsh agent (made by link_up)
 
 
@@ -105,6 +109,18 @@ def netns_up(rate):
         return
     sh(nse + ["tc", "qdisc", "add", "dev", "lo", "root", "tbf", "rate", rate, "burst", "3000",
               "latency", "20ms"])
+
+
+def bits_per_s(rate, prog):
+    """tc's rate RATE (e.g. 300mbit) in bits per second; exits with PROG's message where RATE
+    is not a number in kbit, mbit or gbit."""
+    for unit, scale in UNITS.items():
+        if rate.endswith(unit):
+            try:
+                return float(rate[:-len(unit)]) * scale
+            except ValueError:
+                break
+    sys.exit("%s: rate %s: give it in kbit, mbit or gbit" % (prog, rate))
 
 
 def parse_testbed(argv, prog):
@@ -174,8 +190,7 @@ def run(build, prog, grid, iters, btl="tcp,self", extra=()):
     shaped TCP link; "vader,self" for shared memory), with the program's flags EXTRA added;
     its JSON object."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMP_NUM_THREADS="1", PX_NUM_THREADS="1", OMP_PROC_BIND="close",
-               OMP_PLACES="cores", PX_BIND="close")
+               **RANK_ENV)
     if prog == "bsp":
         argv = [os.path.join(build, "bench", "bench_cg_bsp"), "--grid", str(grid), "--iters",
                 str(iters), "--json"]
@@ -189,19 +204,18 @@ def run(build, prog, grid, iters, btl="tcp,self", extra=()):
             argv += ["--dots", "plain"]
         ok = (0, 3)
     argv += list(extra)
-    if TESTBED == "veth" and "tcp" in btl:
-        cmd = ["nice", "-n", "-19", "ip", "netns", "exec", NS_A, "mpirun", "--mca", "btl", btl,
-               "--mca", "btl_tcp_if_include", NET, "--mca", "oob_tcp_if_include", NET,
-               "--mca", "plm_rsh_agent", _files["agent"], "--hostfile", _files["hosts"],
-               "--rankfile", _files["ranks"], "-np", "2"]
-        for var in ("OMP_NUM_THREADS", "PX_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES",
-                    "PX_BIND"):
+    veth = TESTBED == "veth" and "tcp" in btl
+    ns, net = (NS_A, NET) if veth else (NS, "lo")
+    cmd = ["nice", "-n", "-19", "ip", "netns", "exec", ns, "mpirun", "--mca", "btl", btl,
+           "--mca", "btl_tcp_if_include", net, "--mca", "oob_tcp_if_include", net, "-np", "2"]
+    if veth:  # rank 1 on the second host, started through the agent; -x: the remote env
+        cmd += ["--mca", "plm_rsh_agent", _files["agent"], "--hostfile", _files["hosts"],
+                "--rankfile", _files["ranks"]]
+        for var in RANK_ENV:
             cmd += ["-x", var]
-        cmd += argv
     else:
-        cmd = ["nice", "-n", "-19", "ip", "netns", "exec", NS, "mpirun", "--mca", "btl", btl,
-               "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo",
-               "-np", "2", "--map-by", "slot:PE=1", "--bind-to", "core"] + argv
+        cmd += ["--map-by", "slot:PE=1", "--bind-to", "core"]
+    cmd += argv
     try:
         # a run takes seconds; a launch that hangs (an orted that never reports back on veth)
         # must not keep the caller from removing the namespaces
@@ -227,6 +241,8 @@ def main():
              ("plain", build, "plain dots")]
     if len(sys.argv) == 5:
         progs.append(("parex", sys.argv[4], "parex (old)"))
+    for rate, _, _ in rows:
+        bits_per_s(rate, "run_dcg_tcp")
     need_netns("run_dcg_tcp")
     res = {}
     try:

@@ -72,21 +72,12 @@ import sys
 
 import run_dcg_tcp as tcp
 
-UNITS = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
 # The least an allreduce message of 2 ranks puts on the wire: Ethernet, IPv4 and TCP (with
 # timestamps) headers and one double (the wire floor, below).
 ALLREDUCE_WIRE_BYTES = 14 + 20 + 32 + 8
 # The fields of a run that the table reads, all that --data keeps.
 KEEP = ("seconds_per_iter", "halo_seconds_per_iter", "window_seconds_per_iter",
         "window_seconds_per_iter_max", "message_seconds_per_iter", "overlap", "halo_bytes")
-
-
-def bits_per_s(rate):
-    """tc's rate (e.g. 300mbit) in bits per second."""
-    for unit, scale in UNITS.items():
-        if rate.endswith(unit):
-            return float(rate[:-len(unit)]) * scale
-    sys.exit("tcp_bound: rate %s: give it in kbit, mbit or gbit" % rate)
 
 
 # (key, program, BTLs, on the shaped link)
@@ -152,7 +143,7 @@ def main():
         if any(len(r) != 3 for r in rows):
             sys.exit("tcp_bound: rows are RATE:GRID:ITERS\n" + __doc__)
         for rate, _, _ in rows:
-            bits_per_s(rate)
+            tcp.bits_per_s(rate, "tcp_bound")
         res = measure(build, rounds, rows, path)
         command = "--testbed %s %s%s" % (tcp.TESTBED, "--data %s " % path if path else "",
                                          " ".join(sys.argv[1:]))
@@ -181,7 +172,7 @@ def main():
             1500 / 1448 + 2 * 2 * ALLREDUCE_WIRE_BYTES
         if tcp.TESTBED == "veth":
             queue /= 2
-        wire = queue * 8 / bits_per_s(rate) * 1e3
+        wire = queue * 8 / tcp.bits_per_s(rate, "tcp_bound") * 1e3
         best = max(wire, tb - max(0.0, min(hb, interior)))
         bound = max(wire, tb - max(0.0, min(hb - host, interior)))
         if hb < 0.10 * tb:
