@@ -15,10 +15,12 @@ Prints min and median seconds per iteration and the median halo and allreduce ti
 
 With --tcp, the rows are instead 2 one-core ranks over run_dcg_tcp.py's shaped TCP link, each
 TESTBED:RATE:GRID:ITERS (testbed lo or veth, tc's rate, points a rank per side, iterations;
-keep ITERS below convergence, as above), and parex-cg (as it comes, ITERS iterations) runs as
-a fourth program: does one allreduce an iteration fewer help where an allreduce crosses a
-network (about 8 us over 1 Gbit/s TCP here, against 0.2 us on shared memory)? Needs what
-run_dcg_tcp.py needs (root, iproute2).
+keep ITERS below convergence, as above), and parex-cg (as it comes, ITERS iterations) and
+parex-cg --cg pipelined (its allreduce an engine op beside the exchange and the SpMV) run as a
+fourth and fifth program: does one allreduce an iteration fewer help where an allreduce
+crosses a network (about 8 us over 1 Gbit/s TCP here, against 0.2 us on shared memory)? Needs
+what run_dcg_tcp.py needs (root, iproute2). The last column is each median over bsp plain's;
+the pipelined parex-cg's over bsp pipelined-nb's is printed below the table.
 
   python3 bench/cg_variants.py --tcp veth:1gbit:16:40,veth:300mbit:32:60 BUILD [ROUNDS]
 """
@@ -56,7 +58,8 @@ def tcp_rows(spec, build, rounds):
     for r in rows_:
         tcp.bits_per_s(r[1], "cg_variants")
     tcp.need_netns("cg_variants")
-    progs = [("bsp", ["--cg", v], v) for v in variants] + [("parex", [], "parex-cg")]
+    progs = [("bsp", ["--cg", v], v) for v in variants] + [
+        ("parex", [], "parex-cg"), ("parex", ["--cg", "pipelined"], "parex-cg pipelined")]
     got = {}
     try:
         for r in range(rounds):
@@ -78,6 +81,12 @@ def tcp_rows(spec, build, rounds):
             print("| TCP (%s), tbf %s | %s^3 | %s | %s | %.3f | %.3f | %.3f |" % (
                 testbed, rate, grid, iters, label, min(ms[label]), statistics.median(ms[label]),
                 statistics.median(ms[label]) / statistics.median(ms["plain"])))
+    for testbed, rate, grid, iters in rows_:
+        med = {label: statistics.median(d["seconds_per_iter"]
+                                        for d in got[(testbed, rate, grid, label)])
+               for label in ("pipelined-nb", "parex-cg pipelined")}
+        print("TCP (%s), tbf %s, %s^3: parex-cg pipelined / bsp pipelined-nb = %.3f" % (
+            testbed, rate, grid, med["parex-cg pipelined"] / med["pipelined-nb"]))
     print("\n%d rounds, python3 bench/cg_variants.py --tcp %s %s" % (rounds, spec, build))
 
 

@@ -114,6 +114,7 @@ typedef struct {
     double window_max;      /* window_seconds_per_iter_max */
     char engine[16];        /* "none", "push" or "graph" */
     char dots[16];          /* "compensated" or "plain" */
+    char cg[16];            /* "plain" or "pipelined" (--cg) */
 } outcome;
 
 /* Copy string field @key of JSON line @j into @buf (at most @size - 1 characters). */
@@ -157,6 +158,7 @@ static int solve(int np, const char *args, outcome *o)
     o->n = json_num(j, "n");
     json_str(j, "engine", o->engine, sizeof o->engine);
     json_str(j, "dots", o->dots, sizeof o->dots);
+    json_str(j, "cg", o->cg, sizeof o->cg);
     return 1;
 }
 
@@ -352,14 +354,21 @@ START_TEST(test_dcg_indefinite_matrix_is_a_breakdown_on_every_rank)
     for (int i = 1; i <= n; i++)
         fprintf(f, "%d %d %s\n", i, i, i % 2 ? "1.0" : "-3.0");
     fclose(f);
-    snprintf(args, sizeof args, "--matrix '%s' --partition block --space threads", mtx);
-    const int st = run(np, args);
+    /* the pipelined CG's first alpha = r.r / r.Ar is negative too (r = b = A 1) */
+    static const char *const variants[] = {"plain", "pipelined"};
+    for (int v = 0; v < 2; v++) {
+        snprintf(args, sizeof args, "--matrix '%s' --partition block --space threads --cg %s", mtx,
+                 variants[v]);
+        const int st = run(np, args);
+        if (st < 0)
+            break;
+        ck_assert_msg(st != 0, "%s: exit 0 for a breakdown; stderr: %s", variants[v], run_err);
+        ck_assert_msg(strstr(run_err, "breakdown at iteration 1") != NULL, "%s: stderr: %s",
+                      variants[v], run_err);
+        ck_assert_msg(strstr(run_err, "failed alone") == NULL, "%s: stderr: %s", variants[v],
+                      run_err);
+    }
     unlink(mtx);
-    if (st < 0)
-        return;
-    ck_assert_msg(st != 0, "exit 0 for a breakdown; stderr: %s", run_err);
-    ck_assert_msg(strstr(run_err, "breakdown at iteration 1") != NULL, "stderr: %s", run_err);
-    ck_assert_msg(strstr(run_err, "failed alone") == NULL, "stderr: %s", run_err);
 }
 END_TEST
 
@@ -473,6 +482,37 @@ START_TEST(test_dcg_one_rank_failing_to_record_fails_every_rank)
              "rank 0: dcg_solve returned %s (another rank failed to record its iteration",
              px_strerror(PX_EBUSY));
     ck_assert_msg(strstr(run_out, want) != NULL, "want '%s' in: %s", want, run_out);
+}
+END_TEST
+
+/* The pipelined CG's first exchange is part of its start (dcg.c, pipe_setup), before the
+ * ranks agree to iterate: the truncated halo message of dcg_fail_rank's last rank (PX_EMPI
+ * there alone) then makes every rank return that status, with "another rank failed to start
+ * or record its iteration" on the others, in both ways of issuing iterations; nobody aborts,
+ * nobody waits. */
+START_TEST(test_dcg_pipelined_start_failing_on_one_rank_fails_every_rank)
+{
+    static const char *const modes[] = {"PX_DCG_CG=pipelined PX_DCG_MODE=graph",
+                                        "PX_DCG_CG=pipelined PX_DCG_MODE=push"};
+    for (int m = 0; m < 2; m++) {
+        const int st = run_fail_rank(modes[m], "failing pipelined start");
+        if (st == -2)
+            return;
+        ck_assert_msg(WEXITSTATUS(st) == 0, "%s: status %d: %s %s", modes[m], st, run_out, run_err);
+        ck_assert_msg(strstr(run_err, "failed alone") == NULL, "%s: a rank aborted: %s", modes[m],
+                      run_err);
+        char want[160];
+        snprintf(want, sizeof want, "rank 1: dcg_solve returned %s (px_engine_wait_for_all",
+                 px_strerror(PX_EMPI));
+        ck_assert_msg(strstr(run_out, want) != NULL, "%s: want '%s' in: %s", modes[m], want,
+                      run_out);
+        snprintf(want, sizeof want,
+                 "rank 0: dcg_solve returned %s (another rank failed to start or record its "
+                 "iteration",
+                 px_strerror(PX_EMPI));
+        ck_assert_msg(strstr(run_out, want) != NULL, "%s: want '%s' in: %s", modes[m], want,
+                      run_out);
+    }
 }
 END_TEST
 
@@ -606,6 +646,71 @@ START_TEST(test_dcg_plain_dots_keep_the_iterations)
 }
 END_TEST
 
+/* --cg pipelined (dcg.h, DCG_CG_PIPELINED: one allreduce an iteration, posted before the halo
+ * exchange and the SpMV) on HPCG 16^3 a rank: the iterations and the error of plain CG (in
+ * exact arithmetic the same iterates; the recursive residual rounds otherwise, so within the 2 %
+ * of compare), pushed and recorded alike to the bit, and the JSON says which loop ran. */
+START_TEST(test_dcg_pipelined_hpcg_matches_plain)
+{
+    const int np = nranks(), thr = px_test_env_int("PX_NUM_THREADS", 1);
+    outcome plain, graph, push;
+    if (!solve(np, "--grid 16 --space threads", &plain) ||
+        !solve(np, "--grid 16 --space threads --cg pipelined", &graph) ||
+        !solve(np, "--grid 16 --space threads --cg pipelined --engine push", &push))
+        return;
+    ck_assert_str_eq(plain.cg, "plain");
+    ck_assert_str_eq(graph.cg, "pipelined");
+    ck_assert_str_eq(push.engine, "push");
+    compare(&plain, &graph, np, thr, "pipelined hpcg 16");
+    ck_assert_double_eq(push.iterations, graph.iterations);
+    ck_assert_double_eq(push.max_abs_err, graph.max_abs_err);
+    ck_assert_double_lt(graph.max_abs_err, 1e-6);
+}
+END_TEST
+
+/* The pipelined CG with Jacobi on bcsstk16 (METIS parts): within 2 % of the one-process plain
+ * CG's iterations with its error, and, its three sums being compensated, the same iterations
+ * and error to the bit as on one rank (mpirun -np 1); on the staging path (the device's: plain
+ * sums by separate dot ops) within 2 % as well. */
+START_TEST(test_dcg_pipelined_bcsstk16_jacobi_matches_one_process)
+{
+    char p[1024], args[1400];
+    if (!matrix_path("bcsstk16.mtx", p, sizeof p))
+        return;
+    const int np = nranks(), thr = px_test_env_int("PX_NUM_THREADS", 1);
+    outcome ref, one, d, staged;
+    snprintf(args, sizeof args, "--matrix '%s' --precond jacobi --space threads", p);
+    if (!solve(0, args, &ref))
+        return;
+    snprintf(args, sizeof args, "--matrix '%s' --precond jacobi --space threads --cg pipelined", p);
+    if (!solve(1, args, &one) || !solve(np, args, &d))
+        return;
+    compare(&ref, &d, np, thr, "pipelined bcsstk16 jacobi");
+    ck_assert_double_eq(d.iterations, one.iterations);
+    ck_assert_double_eq(d.max_abs_err, one.max_abs_err);
+    ck_assert_str_eq(d.dots, "compensated");
+    ck_assert_int_eq(setenv("PX_CG_HOST_STAGING", "1", 1), 0);
+    const int ok = solve(np, args, &staged);
+    unsetenv("PX_CG_HOST_STAGING");
+    if (!ok)
+        return;
+    ck_assert_str_eq(staged.dots, "plain");
+    compare(&ref, &staged, np, thr, "pipelined bcsstk16 jacobi, host staging");
+}
+END_TEST
+
+/* --cg: a bad value, pipelined with --engine none or without mpirun: usage errors. */
+START_TEST(test_dcg_cg_flag_misuse_exits_2)
+{
+    if (!usage_error(nranks(), "--grid 4 --cg fast", "--cg 'fast' is not plain or pipelined"))
+        return;
+    if (nranks() == 1)
+        usage_error(1, "--grid 4 --cg pipelined --engine none",
+                    "--cg pipelined runs on the distributed solver: --engine push or graph");
+    usage_error(0, "--grid 4 --cg pipelined", "start parex-cg under mpirun");
+}
+END_TEST
+
 /* --engine: a bad value, none on several ranks, push/graph without mpirun: usage errors. */
 START_TEST(test_dcg_engine_flag_misuse_exits_2)
 {
@@ -732,6 +837,10 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_engine_flag_misuse_exits_2);
     tcase_add_test(tc, test_dcg_interior_chunks_give_the_same_solve);
     tcase_add_test(tc, test_dcg_plain_dots_keep_the_iterations);
+    tcase_add_test(tc, test_dcg_pipelined_hpcg_matches_plain);
+    tcase_add_test(tc, test_dcg_pipelined_bcsstk16_jacobi_matches_one_process);
+    tcase_add_test(tc, test_dcg_cg_flag_misuse_exits_2);
+    tcase_add_test(tc, test_dcg_pipelined_start_failing_on_one_rank_fails_every_rank);
     tcase_add_test(tc, test_dcg_one_thread_posts_the_sends_before_the_interior_rows);
     suite_add_tcase(s, tc);
     return s;

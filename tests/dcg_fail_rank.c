@@ -13,7 +13,12 @@
  * dcg_solve (and leaves the halo alone), so that dcg_solve's recording of the iteration
  * (px_graph_begin: PX_EBUSY) fails on that rank only. The ranks agree on the recording before
  * the first iteration, so every rank must return that status (rank 0 with "another rank
- * failed to record its iteration"), not abort: each rank prints its line, exit 0. */
+ * failed to record its iteration"), not abort: each rank prints its line, exit 0.
+ *
+ * With PX_DCG_CG=pipelined the solve is the pipelined CG, whose start holds the first halo
+ * exchange (dcg.c, pipe_setup): the truncation then fails that start on the last rank, before
+ * the ranks agree to iterate, so every rank returns (rank 0 with "another rank failed to start
+ * or record its iteration"); each rank prints its line, exit 0. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +60,10 @@ int main(int argc, char **argv)
     prm.mode = m && strcmp(m, "push") == 0 ? DCG_PUSH : DCG_GRAPH;
     prm.interior_chunk = 0;
     prm.plain_dots = 0;
+    /* PX_DCG_CG=pipelined takes the pipelined CG, whose start (before the ranks agree to
+     * iterate) holds the first exchange: the truncation then fails every rank alike */
+    const char *v = getenv("PX_DCG_CG");
+    prm.variant = v && strcmp(v, "pipelined") == 0 ? DCG_CG_PIPELINED : DCG_CG_PLAIN;
     const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, &prm, &res, &st);
     printf("dcg_fail_rank: rank %d: dcg_solve returned %s (%s)\n", rank, px_strerror(rc),
            res.message);

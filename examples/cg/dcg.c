@@ -60,18 +60,26 @@ typedef struct {
     double *b, *x, *r, *p, *ap, *dinv; /* x and p: n_ext (owned + halo) */
     double *send_d, *send_h, *recv_h;  /* send_h == send_d on host spaces; recv_h: cuda only */
     int64_t n_send, n_recv;
-    px_var *v_vec[2]; /* owned part of p (0) and of x (1) */
+    px_var *v_vec[3]; /* owned part of p (0), of x (1) and of the pipelined m (2) */
     px_var **v_halo;  /* one per neighbour */
     px_var **v_bnd;   /* the boundary SpMV's reads: n_neighbors + 4 slots */
     px_var *v_hdev, *v_send, *v_ap, *v_r, *v_loc, *v_glob, *v_clk_h, *v_clk_i, *v_clk_l;
-    px_var *v_coef;  /* coef (and coef_d): written by the scalar ops, read by the updates */
-    px_var *v_state; /* the iteration state below, written by the scalar ops */
+    px_var *v_scr, *v_clk_b; /* DCG_CG_PIPELINED: the SpMV's unused dot, its end's clock */
+    px_var *v_coef;          /* coef (and coef_d): written by the scalar ops, read by the updates */
+    px_var *v_state;         /* the iteration state below, written by the scalar ops */
     dcg_mode mode;
+    dcg_variant variant;
     px_graph *g[2]; /* DCG_GRAPH: one iteration recorded with halo tag 100 (0) and 101 (1) */
-    /* The two sums of an allreduce, compensated (cg_dd.h): p.Ap's interior and boundary
-     * halves, or r.r (plain), or {r.M^-1 r, r.r} (Jacobi). The staging path's plain reducers
-     * write the hi halves (lo stays 0). */
-    cg_dd loc[2], glob[2];
+    /* The sums of an allreduce, compensated (cg_dd.h): p.Ap's interior and boundary
+     * halves, or r.r (plain), or {r.M^-1 r, r.r} (Jacobi); DCG_CG_PIPELINED's three are a
+     * dcg_pipe_sums. The plain reducers write the hi halves (lo stays 0). */
+    cg_dd loc[3], glob[3];
+    cg_dd scr[2]; /* DCG_CG_PIPELINED: where the SpMV's p.Ap goes, unread */
+    /* DCG_CG_PIPELINED's vectors besides x, r, p (dcg_pipe_args): m (n_ext), and w, u, q
+     * with Jacobi only; and its scalars from one iteration to the next. */
+    double *pm, *pw, *pu, *pq, *pz, *ps;
+    double gamma_old, alpha_old;
+    int stop; /* the scalar op found the solve done: the update runs with alpha = beta = 0 */
     MPI_Datatype dd_type; /* one cg_dd */
     MPI_Op dd_op;         /* their sum */
     double coef[2];       /* alpha, beta (host) */
@@ -84,7 +92,7 @@ typedef struct {
     const cg_options *o;
     int64_t interior_chunk; /* rows a piece of the interior SpMV; 0: one call a thread */
     double t_iter, min_iter, next_progress, t0; /* dcg_next's clocks */
-    double t_post, t_int, t_in, t_loc;
+    double t_post, t_int, t_in, t_loc, t_spmv;
     copy_op cp_send, cp_recv, cp_coef;
     int tag_parity;
     double msg_s, exposed_s, window_s, allred_s;
@@ -123,11 +131,17 @@ static size_t halo_ready(const dcg *d, px_var *const **vars)
     return 1;
 }
 
-/* Post one halo exchange of vector @p which (0: p, 1: x). */
+/* The exchanged vector @p which: 0 p, 1 x, 2 the pipelined CG's m. */
+static double *exchanged(const dcg *d, int which)
+{
+    return which == 0 ? d->p : which == 1 ? d->x : d->pm;
+}
+
+/* Post one halo exchange of vector @p which (exchanged). */
 static int push_exchange(dcg *d, int which)
 {
     const cgp_part *P = d->P;
-    double *vec = which ? d->x : d->p;
+    double *vec = exchanged(d, which);
     const int tag = 100 + d->tag_parity;
     d->tag_parity ^= 1;
     if (P->n_neighbors == 0)
@@ -199,27 +213,32 @@ static px_range_policy interior_policy(const dcg *d)
 }
 
 /* Ap = A vec on all local rows, the interior while the halos travel; the two partial sums of
- * vec.Ap land in d->loc[0] (interior) and d->loc[1] (boundary). */
+ * vec.Ap land in d->loc[0] (interior) and d->loc[1] (boundary). For the pipelined CG's m
+ * (which 2) the sums are not wanted and go to d->scr, plain and under v_scr, so that the
+ * SpMV does not wait for the allreduce that reads d->loc meanwhile; a clock then notes the
+ * SpMV's end. */
 static int push_spmv(dcg *d, int which)
 {
-    const px_kernel *kern = d->dd ? &cg_spmv_dot_dd : &cg_spmv_dot;
-    const px_reducer *red = d->dd ? &cg_dd_sum : &px_sum_f64;
+    const int pipe = which == 2;
+    const px_kernel *kern = d->dd && !pipe ? &cg_spmv_dot_dd : &cg_spmv_dot;
+    const px_reducer *red = d->dd && !pipe ? &cg_dd_sum : &px_sum_f64;
+    cg_dd *sums = pipe ? d->scr : d->loc;
     const cgp_part *P = d->P;
     spmv_args sa;
     sa.row_ptr = d->A.row_ptr;
     sa.col = d->A.col;
     sa.val = d->A.val;
-    sa.p = which ? d->x : d->p;
+    sa.p = exchanged(d, which);
     sa.ap = d->ap;
-    px_var *w[2] = {d->v_ap, d->v_loc};
+    px_var *w[2] = {d->v_ap, pipe ? d->v_scr : d->v_loc};
     /* The interior rows need only the vector: they are queued beside the post clock and the
      * pack, after them. The thread that finishes the post clock or the pack posts the receives
      * or sends those make ready before it takes the interior rows (an MPI op is PX_FN_ASYNC,
      * and the engine runs such an op at once on the thread that makes it ready: engine.h), so
      * the messages travel while the interior rows are computed, also on one thread a rank. */
-    DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_spmv_interior", interior_policy(d),
-                                              kern, &sa, sizeof sa, red, dot_slot(d, &d->loc[0]),
-                                              &d->v_vec[which], 1, w, 2));
+    DCG_TRY(d, px_engine_push_parallel_reduce(
+                   d->e, d->s, "dcg_spmv_interior", interior_policy(d), kern, &sa, sizeof sa, red,
+                   pipe ? &sums[0].hi : dot_slot(d, &sums[0]), &d->v_vec[which], 1, w, 2));
     px_var *const *hv;
     const size_t nh = halo_ready(d, &hv);
     if (P->n_neighbors > 0) {
@@ -234,20 +253,33 @@ static int push_spmv(dcg *d, int which)
     reads[2] = d->v_clk_i;
     for (size_t k = 0; k < nh; k++)
         reads[3 + k] = hv[k];
-    DCG_TRY(d, px_engine_push_parallel_reduce(
-                   d->e, d->s, "dcg_spmv_boundary", px_range(P->n_interior, P->n_local), kern, &sa,
-                   sizeof sa, red, dot_slot(d, &d->loc[1]), reads, 3 + nh, w, 2));
+    DCG_TRY(d,
+            px_engine_push_parallel_reduce(
+                d->e, d->s, "dcg_spmv_boundary", px_range(P->n_interior, P->n_local), kern, &sa,
+                sizeof sa, red, pipe ? &sums[1].hi : dot_slot(d, &sums[1]), reads, 3 + nh, w, 2));
+    if (pipe)
+        DCG_TRY(d, push_stamp(d, &d->t_spmv, &d->v_ap, 1, &d->v_clk_b, 1, "dcg_clock_spmv"));
     return PX_OK;
 }
 
-/* Sum d->loc[0..1] over the ranks into d->glob through an allreduce op (no wait: the scalar
- * op that reads d->glob is ordered after it by v_glob). */
-static int push_allreduce(dcg *d)
+/* Sum d->loc[0 .. count) over the ranks into d->glob through an allreduce op (no wait: the
+ * scalar op that reads d->glob is ordered after it by v_glob). */
+static int push_allreduce(dcg *d, int count)
 {
     DCG_TRY(d, push_stamp(d, &d->t_loc, &d->v_loc, 1, &d->v_clk_l, 1, "dcg_clock_local"));
-    DCG_TRY(d, px_engine_push_mpi_allreduce(d->e, d->loc, d->glob, 2, d->dd_type, d->dd_op, d->comm,
-                                            d->v_loc, d->v_glob));
+    DCG_TRY(d, px_engine_push_mpi_allreduce(d->e, d->loc, d->glob, count, d->dd_type, d->dd_op,
+                                            d->comm, d->v_loc, d->v_glob));
     return PX_OK;
+}
+
+/* Book the exchange's clocks (the scalar op after the SpMV). */
+static void book_halo(dcg *d)
+{
+    if (d->P->n_neighbors > 0) {
+        d->msg_s += d->t_in - d->t_post;
+        d->exposed_s += d->t_in > d->t_int ? d->t_in - d->t_int : 0.0;
+        d->window_s += d->t_int - d->t_post;
+    }
 }
 
 /* Scalar op after the p.Ap allreduce: books the message clocks and alpha = rz / p.Ap, or fails
@@ -257,11 +289,7 @@ static int dcg_alpha(const px_run_context *rc, void *arg)
     (void)rc;
     dcg *d = (dcg *)arg;
     d->allred_s += cg_now() - d->t_loc;
-    if (d->P->n_neighbors > 0) {
-        d->msg_s += d->t_in - d->t_post;
-        d->exposed_s += d->t_in > d->t_int ? d->t_in - d->t_int : 0.0;
-        d->window_s += d->t_int - d->t_post;
-    }
+    book_halo(d);
     cg_dd sum = d->glob[0];
     cg_dd_join(&sum, &d->glob[1]);
     const double pap = cg_dd_value(&sum);
@@ -298,16 +326,64 @@ static int dcg_beta(const px_run_context *rc, void *arg)
     return PX_OK;
 }
 
+/* The pipelined CG's scalar op, after its allreduce and the SpMV (dcg.h, DCG_CG_PIPELINED):
+ * books the clocks, takes the relative residual from r.r, and either stops (the residual is
+ * below the tolerance or the iteration limit is reached: alpha = beta = 0 make the update
+ * leave x and r as they are) or computes beta = gamma / gamma_old and alpha = gamma / (delta -
+ * beta gamma / alpha_old) (the first: beta = 0, alpha = gamma / delta). A non-finite residual
+ * or an alpha that is not positive and finite fails the iteration on every rank (global
+ * values). */
+static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    dcg *d = (dcg *)arg;
+    const double t = cg_now(), ready = d->t_loc > d->t_spmv ? d->t_loc : d->t_spmv;
+    d->allred_s += t > ready ? t - ready : 0.0;
+    book_halo(d);
+    const double gamma = cg_dd_value(&d->glob[0]), delta = cg_dd_value(&d->glob[1]);
+    const double rr = d->jacobi ? cg_dd_value(&d->glob[2]) : gamma;
+    d->relres = sqrt(rr) / d->bnorm;
+    if (!isfinite(d->relres)) {
+        d->collective = 1;
+        snprintf(d->msg, d->msglen, "residual became %g at iteration %lld", d->relres,
+                 (long long)d->it);
+        return PX_EINVAL;
+    }
+    if (d->relres < d->o->tol || d->it >= d->o->max_iters) {
+        d->stop = 1;
+        d->coef[0] = d->coef[1] = 0.0;
+        return PX_OK;
+    }
+    const double beta = d->it > 0 ? gamma / d->gamma_old : 0.0;
+    const double alpha = gamma / (d->it > 0 ? delta - beta * gamma / d->alpha_old : delta);
+    if (!(alpha > 0.0) || !isfinite(alpha)) {
+        d->collective = 1;
+        snprintf(d->msg, d->msglen,
+                 "breakdown at iteration %lld: pipelined CG's alpha = %g (the matrix is not "
+                 "symmetric positive definite, or rounding has swamped the recurrences)",
+                 (long long)(d->it + 1), alpha);
+        return PX_EINVAL;
+    }
+    d->gamma_old = gamma;
+    d->alpha_old = alpha;
+    d->coef[0] = alpha;
+    d->coef[1] = beta;
+    d->it++;
+    return PX_OK;
+}
+
 /* Push scalar op @fn (reading the allreduce result, writing the coefficients and the state),
- * then, off host, the coefficients' copy to the space. */
+ * then, off host, the coefficients' copy to the space. The pipelined CG's also reads the
+ * SpMV's end clock. */
 static int push_scalar(dcg *d, px_sync_fn fn, const char *name)
 {
     px_context cpu;
     cpu.type = PX_DEV_CPU;
     cpu.device_id = 0;
-    px_var *r[4] = {d->v_glob, d->v_clk_l, d->v_clk_h, d->v_clk_i};
+    px_var *r[5] = {d->v_glob, d->v_clk_l, d->v_clk_h, d->v_clk_i, d->v_clk_b};
     px_var *w[2] = {d->v_coef, d->v_state};
-    DCG_TRY(d, px_engine_push_sync(d->e, fn, d, cpu, r, 4, w, 2, PX_FN_NORMAL, 0, name));
+    const size_t nr = d->variant == DCG_CG_PIPELINED ? 5 : 4;
+    DCG_TRY(d, px_engine_push_sync(d->e, fn, d, cpu, r, nr, w, 2, PX_FN_NORMAL, 0, name));
     if (!d->on_host)
         DCG_TRY(d, px_engine_push_sync(d->e, dcg_copy, &d->cp_coef, cpu, NULL, 0, &d->v_coef, 1,
                                        PX_FN_COPY_TO_DEVICE, 0, "dcg_stage_coef"));
@@ -368,6 +444,52 @@ static int push_update_xp(dcg *d)
     return PX_OK;
 }
 
+/* The pipelined CG's update and its sums into d->loc (dcg_pipe_sums): one fused pass with
+ * compensated sums (d->dd), else the update, then each sum by cg_dot (plain sums, as the
+ * staging path's reducers must be). It reads n (v_ap) and the coefficients (v_coef), and
+ * writes m (v_vec[2]), x (v_vec[1]), the sums (v_loc), and r with the recurrences' vectors
+ * u, w, z, q, s and p (v_r: no other op of an iteration touches them). */
+static int push_pipe_update(dcg *d)
+{
+    dcg_pipe_args pa;
+    pa.coef = d->coef_d;
+    pa.n = d->ap;
+    pa.dinv = d->jacobi ? d->dinv : NULL;
+    pa.x = d->x;
+    pa.r = d->r;
+    pa.u = d->pu;
+    pa.w = d->pw;
+    pa.m = d->pm;
+    pa.z = d->pz;
+    pa.q = d->pq;
+    pa.s = d->ps;
+    pa.p = d->p;
+    const px_range_policy all = px_range(0, d->P->n_local);
+    px_var *rd[2] = {d->v_ap, d->v_coef};
+    px_var *w[4] = {d->v_r, d->v_vec[1], d->v_vec[2], d->v_loc};
+    if (d->dd)
+        return px_engine_push_parallel_reduce(d->e, d->s, "dcg_pipe_update", all,
+                                              d->jacobi ? &dcg_pipe_update_jacobi_dd
+                                                        : &dcg_pipe_update_dd,
+                                              &pa, sizeof pa, &dcg_pipe_sum, d->loc, rd, 2, w, 4);
+    DCG_TRY(d, px_engine_push_parallel_for(d->e, d->s, "dcg_pipe_update", all,
+                                           d->jacobi ? &dcg_pipe_update_jacobi : &dcg_pipe_update,
+                                           &pa, sizeof pa, rd, 2, w, 3));
+    /* {r.u, w.u, r.r}; without a preconditioner u is r and w is kept in m: {r.r, m.r} */
+    const double *u = d->jacobi ? d->pu : d->r, *wv = d->jacobi ? d->pw : d->pm;
+    const double *lhs[3] = {d->r, wv, d->r}, *rhs[3] = {u, u, d->r};
+    for (int k = 0; k < (d->jacobi ? 3 : 2); k++) {
+        dot_args da;
+        da.u = lhs[k];
+        da.v = rhs[k];
+        px_var *dr[2] = {d->v_r, d->v_vec[2]};
+        DCG_TRY(d,
+                px_engine_push_parallel_reduce(d->e, d->s, "cg_dot", all, &cg_dot, &da, sizeof da,
+                                               &px_sum_f64, &d->loc[k].hi, dr, 2, &d->v_loc, 1));
+    }
+    return PX_OK;
+}
+
 static int dcg_next(const px_run_context *rc, void *arg);
 
 /* One CG iteration as engine ops, pushed without waiting (HPCG's CG loop body): the exchange
@@ -379,14 +501,23 @@ static int dcg_next(const px_run_context *rc, void *arg);
  * Pushed by the host or from inside dcg_next. */
 static int push_iteration(dcg *d)
 {
-    DCG_TRY(d, push_exchange(d, 0));
-    DCG_TRY(d, push_spmv(d, 0));
-    DCG_TRY(d, push_allreduce(d));
-    DCG_TRY(d, push_scalar(d, dcg_alpha, "dcg_alpha"));
-    DCG_TRY(d, push_update_r(d));
-    DCG_TRY(d, push_allreduce(d));
-    DCG_TRY(d, push_scalar(d, dcg_beta, "dcg_beta"));
-    DCG_TRY(d, push_update_xp(d));
+    if (d->variant == DCG_CG_PIPELINED) {
+        /* the allreduce first: it travels while the exchange and the SpMV run */
+        DCG_TRY(d, push_allreduce(d, 3));
+        DCG_TRY(d, push_exchange(d, 2));
+        DCG_TRY(d, push_spmv(d, 2));
+        DCG_TRY(d, push_scalar(d, dcg_pipe_scalar, "dcg_pipe_scalar"));
+        DCG_TRY(d, push_pipe_update(d));
+    } else {
+        DCG_TRY(d, push_exchange(d, 0));
+        DCG_TRY(d, push_spmv(d, 0));
+        DCG_TRY(d, push_allreduce(d, 2));
+        DCG_TRY(d, push_scalar(d, dcg_alpha, "dcg_alpha"));
+        DCG_TRY(d, push_update_r(d));
+        DCG_TRY(d, push_allreduce(d, 2));
+        DCG_TRY(d, push_scalar(d, dcg_beta, "dcg_beta"));
+        DCG_TRY(d, push_update_xp(d));
+    }
     px_context cpu;
     cpu.type = PX_DEV_CPU;
     cpu.device_id = 0;
@@ -413,7 +544,7 @@ static int dcg_next(const px_run_context *rc, void *arg)
         fflush(o->progress);
         d->next_progress = t + o->progress_s;
     }
-    if (d->relres < o->tol || d->it >= o->max_iters)
+    if (d->variant == DCG_CG_PIPELINED ? d->stop : d->relres < o->tol || d->it >= o->max_iters)
         return PX_OK;
     if (d->mode == DCG_GRAPH) /* iteration it + 1 runs the graph of tag parity it mod 2 */
         return px_graph_launch(d->g[d->it & 1]);
@@ -523,6 +654,40 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
     return global_dot(d, "cg_init", &cg_init_dd, &cg_init, &ia, sizeof ia, rz);
 }
 
+/* The pipelined CG's start (before the clock, like the rest of the set-up): w = A u with u =
+ * M^-1 r (setup left it in p; its exchange and SpMV as plain CG's), m = M^-1 w, the other
+ * vectors zeroed (dcg_pipe_start), then the update with alpha = beta = 0, which moves nothing
+ * and folds the first allreduce's sums {r.u, w.u, r.r}. */
+static int pipe_setup(dcg *d)
+{
+    d->stop = 0;
+    d->gamma_old = d->alpha_old = 1.0;
+    DCG_TRY(d, push_exchange(d, 0));
+    DCG_TRY(d, push_spmv(d, 0));
+    DCG_TRY(d, px_engine_wait_for_all(d->e));
+    dcg_pipe_args pa;
+    memset(&pa, 0, sizeof pa);
+    pa.n = d->ap;
+    pa.dinv = d->jacobi ? d->dinv : NULL;
+    pa.u = d->pu;
+    pa.w = d->pw;
+    pa.m = d->pm;
+    pa.z = d->pz;
+    pa.q = d->pq;
+    pa.s = d->ps;
+    pa.p = d->p;
+    DCG_TRY(d, px_parallel_for(d->s, "dcg_pipe_start", px_range(0, d->P->n_local), &dcg_pipe_start,
+                               &pa, sizeof pa));
+    d->coef[0] = d->coef[1] = 0.0;
+    if (!d->on_host)
+        DCG_TRY(d, px_deep_copy(d->s, d->coef_d, d->host, d->coef, sizeof d->coef));
+    DCG_TRY(d, px_fence(d->s));
+    memset(d->loc, 0, sizeof d->loc);
+    DCG_TRY(d, push_pipe_update(d));
+    DCG_TRY(d, px_engine_wait_for_all(d->e));
+    return PX_OK;
+}
+
 /* The iteration loop (cg.c's solve_with, distributed): push the first iteration, whose
  * dcg_next pushes the next, and wait for the solve; the waiting thread runs the ops itself
  * (help-while-waiting, px_engine_wait_for_all). */
@@ -539,7 +704,9 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
     d->next_progress = d->t0 + o->progress_s;
     d->min_iter = HUGE_VAL;
     if (d->relres >= o->tol && o->max_iters > 0) {
-        int rc = d->mode == DCG_GRAPH ? record_graphs(d) : PX_OK;
+        int rc = d->variant == DCG_CG_PIPELINED ? pipe_setup(d) : PX_OK;
+        if (rc == PX_OK && d->mode == DCG_GRAPH)
+            rc = record_graphs(d);
         /* The ranks agree that the recording worked (a rank whose recording failed makes
          * every rank return its status, where it used to end the job through abort_alone),
          * and start the clock together, as bench_cg_bsp does with
@@ -554,7 +721,8 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
         }
         if (all != PX_OK) {
             if (rc == PX_OK)
-                snprintf(d->msg, d->msglen, "another rank failed to record its iteration (%s)",
+                snprintf(d->msg, d->msglen, "another rank failed to %s its iteration (%s)",
+                         d->variant == DCG_CG_PIPELINED ? "start or record" : "record",
                          px_strerror(all));
             d->collective = 1; /* every rank returns all */
             return all;
@@ -568,8 +736,8 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
     const int rc = px_engine_wait_for_all(d->e);
     /* The graphs alternate the halo tags as the pushed iterations do: the verification's
      * exchange takes the next one. */
-    if (d->mode == DCG_GRAPH)
-        d->tag_parity = (int)(d->it & 1);
+    if (d->mode == DCG_GRAPH) /* the pipelined CG launched once more: its last made no step */
+        d->tag_parity = (int)((d->it + (d->variant == DCG_CG_PIPELINED)) & 1);
     if (rc != PX_OK) {
         /* A scalar op's message (d->collective) or a failed push's stays. */
         if (!d->msg[0])
@@ -643,8 +811,21 @@ static int dcg_alloc(dcg *d)
                            : (double *)px_malloc(d->host, (size_t)d->n_send * sizeof(double) + 8);
     d->recv_h =
         d->on_host ? NULL : (double *)px_malloc(d->host, (size_t)d->n_recv * sizeof(double) + 8);
+    int pipe_ok = 1;
+    if (d->variant == DCG_CG_PIPELINED) {
+        /* m with its halo; w, u and q are Jacobi's alone (dcg_pipe_args) */
+        d->pm = (double *)px_malloc(s, ne);
+        d->pz = (double *)px_malloc(s, nl);
+        d->ps = (double *)px_malloc(s, nl);
+        if (d->jacobi) {
+            d->pw = (double *)px_malloc(s, nl);
+            d->pu = (double *)px_malloc(s, nl);
+            d->pq = (double *)px_malloc(s, nl);
+        }
+        pipe_ok = d->pm && d->pz && d->ps && (!d->jacobi || (d->pw && d->pu && d->pq));
+    }
     if (!d->send_idx || !d->b || !d->r || !d->ap || !d->dinv || !d->x || !d->p || !d->send_d ||
-        !d->send_h || (!d->on_host && !d->recv_h)) {
+        !d->send_h || (!d->on_host && !d->recv_h) || !pipe_ok) {
         snprintf(d->msg, d->msglen, "out of memory for vectors of %lld doubles",
                  (long long)P->n_ext);
         return PX_ENOMEM;
@@ -679,9 +860,10 @@ static int dcg_alloc(dcg *d)
     for (int k = 0; k < P->n_neighbors; k++)
         if (!(d->v_halo[k] = px_var_new(d->e)))
             return PX_ENOMEM;
-    px_var **vs[] = {&d->v_vec[0], &d->v_vec[1], &d->v_hdev, &d->v_send,  &d->v_ap,
-                     &d->v_r,      &d->v_loc,    &d->v_glob, &d->v_clk_h, &d->v_clk_i,
-                     &d->v_clk_l,  &d->v_coef,   &d->v_state};
+    px_var **vs[] = {&d->v_vec[0], &d->v_vec[1], &d->v_vec[2], &d->v_hdev,
+                     &d->v_send,   &d->v_ap,     &d->v_r,      &d->v_loc,
+                     &d->v_glob,   &d->v_clk_h,  &d->v_clk_i,  &d->v_clk_l,
+                     &d->v_coef,   &d->v_state,  &d->v_scr,    &d->v_clk_b};
     for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++)
         if (!(*vs[k] = px_var_new(d->e)))
             return PX_ENOMEM;
@@ -693,9 +875,9 @@ static void dcg_release(dcg *d)
     if (d->e) {
         (void)px_engine_wait_for_all(d->e);
         destroy_graphs(d);
-        px_var *vs[] = {d->v_vec[0], d->v_vec[1], d->v_hdev, d->v_send,  d->v_ap,
-                        d->v_r,      d->v_loc,    d->v_glob, d->v_clk_h, d->v_clk_i,
-                        d->v_clk_l,  d->v_coef,   d->v_state};
+        px_var *vs[] = {d->v_vec[0], d->v_vec[1], d->v_vec[2], d->v_hdev,  d->v_send,  d->v_ap,
+                        d->v_r,      d->v_loc,    d->v_glob,   d->v_clk_h, d->v_clk_i, d->v_clk_l,
+                        d->v_coef,   d->v_state,  d->v_scr,    d->v_clk_b};
         for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++)
             if (vs[k])
                 (void)px_var_delete(d->e, vs[k]);
@@ -707,7 +889,8 @@ static void dcg_release(dcg *d)
     free(d->v_halo);
     free(d->v_bnd);
     dcg_dd_mpi_free(&d->dd_type, &d->dd_op);
-    double *vecs[] = {d->b, d->r, d->ap, d->dinv, d->x, d->p, d->send_d};
+    double *vecs[] = {d->b,  d->r,  d->ap, d->dinv, d->x,  d->p,     d->pm,
+                      d->pw, d->pu, d->pq, d->pz,   d->ps, d->send_d};
     for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; k++)
         (void)px_free(d->s, vecs[k]);
     (void)px_free(d->s, d->send_idx);
@@ -748,6 +931,14 @@ static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *
     st->overlap = sm[1] > 0.0 ? 1.0 - sm[2] / sm[1] : NAN;
     const double dn = (double)P->n_global, dnnz = (double)P->nnz_global;
     const double di = (double)res->iterations;
+    if (d->variant == DCG_CG_PIPELINED) {
+        /* The SpMV as cg.c's (12 nnz + 24 n + 8, its unused dot's 2 n flops not counted),
+         * then the fused update: 7 vectors read and 6 written, 16 flops a row with its two
+         * sums; with Jacobi 11 read (dinv too) and 9 written, 23 flops with three. */
+        res->bytes = di * (12.0 * dnnz + 24.0 * dn + 8.0 + (o->jacobi ? 160.0 : 104.0) * dn);
+        res->flops = di * (2.0 * dnnz + (o->jacobi ? 23.0 : 16.0) * dn);
+        return PX_OK;
+    }
     /* cg.c's model, with the x and p update on every iteration (dcg.c's last one updates p
      * too, where cg.c's only updates x). */
     const double extra = o->jacobi ? 8.0 * dn : 0.0;
@@ -780,6 +971,12 @@ int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options
                  "dcg_solve: mode %d is not DCG_PUSH or DCG_GRAPH", (int)mode);
         return PX_EINVAL;
     }
+    if (prm->variant != DCG_CG_PLAIN && prm->variant != DCG_CG_PIPELINED) {
+        snprintf(res->message, sizeof res->message,
+                 "dcg_solve: variant %d is not DCG_CG_PLAIN or DCG_CG_PIPELINED",
+                 (int)prm->variant);
+        return PX_EINVAL;
+    }
     if (prm->interior_chunk < 0) {
         snprintf(res->message, sizeof res->message, "dcg_solve: interior_chunk %lld is negative",
                  (long long)prm->interior_chunk);
@@ -799,6 +996,8 @@ int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options
     d.comm = comm;
     d.P = part;
     d.mode = mode;
+    d.variant = prm->variant;
+    d.jacobi = o->jacobi; /* dcg_alloc: the pipelined CG's Jacobi vectors */
     d.dd_type = MPI_DATATYPE_NULL;
     d.dd_op = MPI_OP_NULL;
     /* PX_CG_HOST_STAGING=1 takes the device path (staging buffers, copy ops, two reductions

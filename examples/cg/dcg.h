@@ -55,6 +55,36 @@ extern "C" {
  */
 typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
 
+/**
+ * Which CG recurrence dcg_solve runs (parex-cg --cg plain|pipelined).
+ *
+ * DCG_CG_PLAIN: HPCG's CG (the op sequence at the top of this file): two allreduces an
+ * iteration, each waited for by the scalar op that reads it, with nothing else to do meanwhile.
+ *
+ * DCG_CG_PIPELINED: Ghysels and Vanroose's pipelined CG (2014; PETSc's KSPPIPECG, with Jacobi
+ * their preconditioned Algorithm 3), bench_cg_bsp's --cg pipelined-nb on engine ops. One
+ * allreduce an iteration, of {gamma = r.u, delta = w.u, r.r} (u = M^-1 r, w = A u; without a
+ * preconditioner u = r and r.r is gamma), posted before the halo exchange of m = M^-1 w and
+ * the SpMV n = A m, so that the allreduce travels while the exchange and the SpMV run:
+ *
+ *   allreduce  (px_engine_push_mpi_allreduce of the sums the last update folded)
+ *   halo exchange of m, interior SpMV, boundary SpMV (n = A m), as plain CG's of p
+ *   scalars    dcg_pipe_scalar: relres from r.r, stop or alpha and beta
+ *   update     one fused pass: z = n + beta z, q = m + beta q, s = w + beta s,
+ *              p = u + beta p, x += alpha p, r -= alpha s, u -= alpha q, w -= alpha z,
+ *              m = M^-1 w, and the next iteration's sums
+ *   next       dcg_next
+ *
+ * Ten vectors instead of five, and in exact arithmetic plain CG's iterates; in floating point
+ * the recursively updated residual drifts from b - A x further than plain CG's (Cools et al.
+ * 2018, "residual gap"), so on ill-conditioned matrices it may need more iterations or stall
+ * above a tight tolerance: the true residual and error in the result tell. The stopping test
+ * is plain CG's, on the recursive ||r||, taken when that residual's allreduce arrives; the
+ * iteration that finds it converged makes no step (its update runs with alpha = beta = 0, so
+ * x stays), which spends one SpMV, as bench_cg_bsp's loop does.
+ */
+typedef enum dcg_variant { DCG_CG_PLAIN = 0, DCG_CG_PIPELINED = 1 } dcg_variant;
+
 /** What the distributed run adds to cg_result (see the README for the exact definitions). */
 typedef struct dcg_stats {
     int ranks;                 /**< Size of the communicator. */
@@ -73,9 +103,12 @@ typedef struct dcg_stats {
     double window_seconds_max; /**< The largest over ranks of a rank's sum over iterations of
                                     that window (the rank whose window held the most work,
                                     such as the host's share of its messages). */
-    double allreduce_seconds;  /**< Sum over ranks and allreduces of t(the op reading the
-                                    result starts) -
-                                    t(local contribution ready). */
+    double allreduce_seconds;  /**< Sum over ranks and allreduces of the time an allreduce
+                                    held the iteration up: t(the op reading the result
+                                    starts) - t(local contribution ready) for DCG_CG_PLAIN;
+                                    for DCG_CG_PIPELINED that op's start less the later of
+                                    t(local contribution ready) and t(SpMV done), at least
+                                    0 (the part the exchange and the SpMV did not hide). */
     double comm_seconds;       /**< (exposed_seconds + allreduce_seconds) / ranks. */
     double overlap;            /**< 1 - exposed_seconds / message_seconds; NaN without
                                     messages. */
@@ -92,9 +125,11 @@ typedef struct dcg_stats {
 #define DCG_INTERIOR_CHUNK_DEFAULT 4096
 
 /**
- * How dcg_solve runs: parex-cg's --engine, --interior-chunk and --dots.
+ * How dcg_solve runs: parex-cg's --engine, --interior-chunk, --dots and --cg.
  *
  * mode: how the iterations are issued (DCG_PUSH or DCG_GRAPH).
+ *
+ * variant: the CG recurrence (dcg_variant): DCG_CG_PLAIN or DCG_CG_PIPELINED.
  *
  * interior_chunk (rows, >= 0; default DCG_INTERIOR_CHUNK_DEFAULT): 0 runs the interior SpMV
  * as one call a thread (the automatic chunk); R > 0 cuts each thread's block into pieces of
@@ -118,6 +153,7 @@ typedef struct dcg_params {
     dcg_mode mode;
     int64_t interior_chunk;
     int plain_dots;
+    dcg_variant variant; /* DCG_CG_PLAIN (default, 0) or DCG_CG_PIPELINED (dcg_variant) */
 } dcg_params;
 
 /**
@@ -129,8 +165,9 @@ typedef struct dcg_params {
  * max_abs_err; seconds and min_iter_seconds are the largest over ranks; flops and bytes
  * follow cg.c's model for the global matrix.
  * @return PX_OK when the solve ran (converged or not); PX_EFAULT for a NULL pointer;
- *         PX_EINVAL for a mode that is not a dcg_mode, a negative interior_chunk or a
- *         plain_dots other than 0 or 1 (message in res->message), or for an unsuitable matrix
+ *         PX_EINVAL for a mode that is not a dcg_mode, a variant that is not a dcg_variant,
+ *         a negative interior_chunk or a plain_dots other than 0 or 1 (message in
+ *         res->message), or for an unsuitable matrix
  *         (as cg_solve, the message in res->message on every rank: a non-positive Jacobi
  *         diagonal, a zero right-hand side, a CG breakdown, a non-finite residual, all decided
  *         on global values); PX_ENOMEM or another status when allocating the vectors, buffers

@@ -114,6 +114,115 @@ PX_REDUCE(dcg_update_r_pair_dd, dcg_r_args, cg_dd2, i, a, acc)
     cg_dd_add(&acc->rr, ri * ri);
 }
 
+/* ---- pipelined CG (dcg.h, DCG_CG_PIPELINED) ---------------------------------------------- */
+
+static void pipe_sums_identity(void *v)
+{
+    dcg_pipe_sums *d = (dcg_pipe_sums *)v;
+    d->gamma.hi = d->gamma.lo = 0.0;
+    d->delta.hi = d->delta.lo = 0.0;
+    d->rr.hi = d->rr.lo = 0.0;
+}
+
+static void pipe_sums_join(void *dst, const void *src)
+{
+    dcg_pipe_sums *d = (dcg_pipe_sums *)dst;
+    const dcg_pipe_sums *s = (const dcg_pipe_sums *)src;
+    cg_dd_join(&d->gamma, &s->gamma);
+    cg_dd_join(&d->delta, &s->delta);
+    cg_dd_join(&d->rr, &s->rr);
+}
+
+const px_reducer dcg_pipe_sum =
+    PX_REDUCER_INIT(dcg_pipe_sums, pipe_sums_identity, pipe_sums_join, "dcg_pipe_sum");
+
+/* w = n (= A u), m = M^-1 w, u = p (= M^-1 r after cg_init), and the recurrences' vectors
+ * zeroed: the first update (beta = 0) must multiply finite values. Without a preconditioner
+ * m holds w and u, q are r, s (dcg_pipe_args). */
+PX_FOR(dcg_pipe_start, dcg_pipe_args, i, a)
+{
+    if (a->dinv) {
+        a->u[i] = a->p[i];
+        a->w[i] = a->n[i];
+        a->m[i] = a->dinv[i] * a->n[i];
+        a->q[i] = 0.0;
+    } else {
+        a->m[i] = a->n[i];
+    }
+    a->z[i] = 0.0;
+    a->s[i] = 0.0;
+    a->p[i] = 0.0;
+}
+
+/* One unpreconditioned step on row i (w kept in m); returns r_i and w_i through ro, wo. */
+static inline PX_HOST_DEVICE void pipe_row(const dcg_pipe_args *a, int64_t i, double *ro,
+                                           double *wo)
+{
+    const double alpha = a->coef[0], beta = a->coef[1];
+    const double zi = a->n[i] + beta * a->z[i], si = a->m[i] + beta * a->s[i];
+    const double pi = a->r[i] + beta * a->p[i];
+    a->z[i] = zi;
+    a->s[i] = si;
+    a->p[i] = pi;
+    a->x[i] += alpha * pi;
+    const double ri = a->r[i] - alpha * si, wi = a->m[i] - alpha * zi;
+    a->r[i] = ri;
+    a->m[i] = wi;
+    *ro = ri;
+    *wo = wi;
+}
+
+/* One Jacobi-preconditioned step on row i; returns r_i, u_i, w_i. */
+static inline PX_HOST_DEVICE void pipe_row_jacobi(const dcg_pipe_args *a, int64_t i, double *ro,
+                                                  double *uo, double *wo)
+{
+    const double alpha = a->coef[0], beta = a->coef[1];
+    const double zi = a->n[i] + beta * a->z[i], qi = a->m[i] + beta * a->q[i];
+    const double si = a->w[i] + beta * a->s[i], pi = a->u[i] + beta * a->p[i];
+    a->z[i] = zi;
+    a->q[i] = qi;
+    a->s[i] = si;
+    a->p[i] = pi;
+    a->x[i] += alpha * pi;
+    const double ri = a->r[i] - alpha * si, ui = a->u[i] - alpha * qi, wi = a->w[i] - alpha * zi;
+    a->r[i] = ri;
+    a->u[i] = ui;
+    a->w[i] = wi;
+    a->m[i] = a->dinv[i] * wi;
+    *ro = ri;
+    *uo = ui;
+    *wo = wi;
+}
+
+PX_FOR(dcg_pipe_update, dcg_pipe_args, i, a)
+{
+    double ri, wi;
+    pipe_row(a, i, &ri, &wi);
+}
+
+PX_FOR(dcg_pipe_update_jacobi, dcg_pipe_args, i, a)
+{
+    double ri, ui, wi;
+    pipe_row_jacobi(a, i, &ri, &ui, &wi);
+}
+
+PX_REDUCE(dcg_pipe_update_dd, dcg_pipe_args, dcg_pipe_sums, i, a, acc)
+{
+    double ri, wi;
+    pipe_row(a, i, &ri, &wi);
+    cg_dd_add(&acc->gamma, ri * ri);
+    cg_dd_add(&acc->delta, wi * ri);
+}
+
+PX_REDUCE(dcg_pipe_update_jacobi_dd, dcg_pipe_args, dcg_pipe_sums, i, a, acc)
+{
+    double ri, ui, wi;
+    pipe_row_jacobi(a, i, &ri, &ui, &wi);
+    cg_dd_add(&acc->gamma, ri * ui);
+    cg_dd_add(&acc->delta, wi * ui);
+    cg_dd_add(&acc->rr, ri * ri);
+}
+
 /* MPI user function: inout[k] += in[k] for @p len cg_dd values. */
 static void dd_mpi_sum(void *in, void *inout, int *len, MPI_Datatype *type)
 {

@@ -57,6 +57,28 @@ typedef struct {
     double *x, *p;
 } dcg_xp_args;
 
+/**
+ * The pipelined CG's vectors on the local rows (dcg.h, DCG_CG_PIPELINED; Ghysels and
+ * Vanroose's names). With Jacobi (dinv non-NULL) m = M^-1 w is the exchanged vector (owned
+ * part plus halo) and u, q are their own vectors; without a preconditioner u is r, q is s and
+ * m is w, so the kernels leave u and q alone and keep w in m (the exchanged vector).
+ */
+typedef struct {
+    const double *coef; /* [alpha, beta], read at run time */
+    const double *n;    /* A m (dcg_pipe_start: A u, which becomes w) */
+    const double *dinv; /* NULL: no preconditioner */
+    double *x, *r, *u, *w, *m, *z, *q, *s, *p;
+} dcg_pipe_args;
+
+/** The three sums one pipelined iteration reduces: gamma = r.u, delta = w.u and r.r (without
+ * a preconditioner gamma is r.r and rr stays 0). */
+typedef struct {
+    cg_dd gamma, delta, rr;
+} dcg_pipe_sums;
+
+/** Joins dcg_pipe_sums (host spaces only: a custom reducer). */
+extern const px_reducer dcg_pipe_sum;
+
 /* The kernels (dcg_kernels.c). Args in brackets; "dd": compensated (host spaces only). */
 extern const px_kernel dcg_pack;             /* [pack_args]   out[j] = v[idx[j]] */
 extern const px_kernel dcg_update_r;         /* [dcg_r_args]  r -= alpha Ap, r.r */
@@ -65,6 +87,14 @@ extern const px_kernel dcg_update_xp;        /* [dcg_xp_args] x += alpha p, p = 
 extern const px_kernel dcg_update_xp_jacobi; /* [dcg_xp_args] ... p = M^-1 r + beta p */
 extern const px_kernel dcg_update_r_dd;      /* [dcg_r_args]  r -= alpha Ap, r.r (cg_dd) */
 extern const px_kernel dcg_update_r_pair_dd; /* [dcg_r_args]  ... {r.M^-1 r, r.r} (cg_dd2) */
+/* Pipelined CG (dcg_pipe_args): the start, w = A u (from n), m = M^-1 w, u = M^-1 r (from
+ * p, which holds it after cg_init), z = q = s = p = 0; and the update of dcg.h's op sequence,
+ * plain (the sums then by cg_dot) or folding its sums (dcg_pipe_sums, compensated). */
+extern const px_kernel dcg_pipe_start;
+extern const px_kernel dcg_pipe_update;
+extern const px_kernel dcg_pipe_update_jacobi;
+extern const px_kernel dcg_pipe_update_dd;        /* {r.r, w.r} */
+extern const px_kernel dcg_pipe_update_jacobi_dd; /* {r.u, w.u, r.r} */
 
 #ifdef __cplusplus
 }

@@ -43,7 +43,7 @@ static const char usage[] =
     "                [--space serial|threads|cuda] [--precond none|jacobi] [--tol X]\n"
     "                [--max-iters N] [--progress S] [--partition metis|block]\n"
     "                [--engine graph|push|none] [--interior-chunk R]\n"
-    "                [--dots compensated|plain] [--json]\n"
+    "                [--dots compensated|plain] [--cg plain|pipelined] [--json]\n"
     "                [--px-* runtime flags, see --px-help]\n"
     "\n"
     "Solves A x = b by Conjugate Gradient with b = A * ones and x0 = 0, stopping when\n"
@@ -79,13 +79,16 @@ static const char usage[] =
     "                     products as double-double sums, iterations independent of the\n"
     "                     split over ranks) or plain (double sums, as the bulk-synchronous\n"
     "                     baseline bench_cg_bsp: the same arithmetic, for comparisons)\n"
+    "  --cg VARIANT       distributed solve: plain (default) or pipelined (Ghysels-\n"
+    "                     Vanroose: one allreduce an iteration, overlapping the halo\n"
+    "                     exchange and SpMV); needs mpirun and --engine push|graph\n"
     "  --json             print one JSON object as the last line of output (rank 0)\n"
     "\n"
     "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, tol,\n"
     "relres, true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter,\n"
     "min_iter_seconds (fastest single iteration), setup_seconds, gflops, gbs, ranks,\n"
     "threads_per_rank, halo_bytes, comm_seconds, overlap, message_seconds_per_iter,\n"
-    "window_seconds_per_iter, window_seconds_per_iter_max, engine, dots (see the README).\n"
+    "window_seconds_per_iter, window_seconds_per_iter_max, engine, dots, cg (see the README).\n"
     "gbs counts the bytes each kernel must move once: per iteration 12 nnz + 88 n + 8\n"
     "bytes for plain CG and 12 nnz + 104 n + 8 with Jacobi (8-byte values and row offsets,\n"
     "4-byte column indices, the SpMV's gathered vector counted once).\n"
@@ -105,6 +108,7 @@ typedef struct {
     double progress_s;
     int64_t interior_chunk; /* --interior-chunk R: rows a piece of the interior SpMV; 0: one call */
     int plain_dots;         /* --dots plain: 1; compensated (default): 0 */
+    int pipelined;          /* --cg pipelined: 1; plain (default): 0 */
     int json;
 } cli;
 
@@ -138,10 +142,10 @@ static int parse_grid(const char *val, int64_t dim[3])
  * usage exit status. */
 static int apply_option(size_t which, const char *val, cli *c)
 {
-    static const char *const precond[] = {"none", "jacobi"},
-                             *const dots[] = {"compensated", "plain"},
-                             *const engine[] = {"none", "push", "graph"},
-                             *const partition[] = {"block", "metis"};
+    static const char *const
+        precond[] = {"none", "jacobi"},
+        *const dots[] = {"compensated", "plain"}, *const engine[] = {"none", "push", "graph"},
+        *const variant[] = {"plain", "pipelined"}, *const partition[] = {"block", "metis"};
     switch (which) {
     case 0:
         if (*val == '\0')
@@ -182,6 +186,10 @@ static int apply_option(size_t which, const char *val, cli *c)
         if ((c->plain_dots = ex_cli_choice(val, dots, 2)) < 0)
             return ex_cli_usage_error(PROG, "--dots '%s' is not compensated or plain", val);
         break;
+    case 11:
+        if ((c->pipelined = ex_cli_choice(val, variant, 2)) < 0)
+            return ex_cli_usage_error(PROG, "--cg '%s' is not plain or pipelined", val);
+        break;
     case 8:
         if ((c->engine = ex_cli_choice(val, engine, 3)) < 0)
             return ex_cli_usage_error(PROG, "--engine '%s' is not graph, push or none", val);
@@ -212,6 +220,7 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
     c->interior_chunk = 0; /* parsed, unused: this build has no distributed solve */
 #endif
     c->plain_dots = 0;
+    c->pipelined = 0;
     c->json = 0;
     *help = 0;
     for (int i = 1; i < argc; i++) {
@@ -225,8 +234,8 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
             continue;
         }
         static const char *const valued[] = {
-            "--matrix",   "--grid",      "--space",  "--precond",        "--tol", "--max-iters",
-            "--progress", "--partition", "--engine", "--interior-chunk", "--dots"};
+            "--matrix",   "--grid",      "--space",  "--precond",        "--tol",  "--max-iters",
+            "--progress", "--partition", "--engine", "--interior-chunk", "--dots", "--cg"};
         const char *val = NULL;
         const int which = ex_cli_valued_option(PROG, argc, argv, &i, valued,
                                                sizeof valued / sizeof valued[0], &val);
@@ -286,6 +295,7 @@ typedef struct {
     double message_s, window_s, window_max_s;
     const char *engine; /* "none", "push" or "graph" (--engine) */
     const char *dots;   /* "compensated" or "plain" (--dots; the staging path's are plain) */
+    const char *cg;     /* "plain" or "pipelined" (--cg) */
 } run_extra;
 
 /* The human-readable summary and (with --json) the JSON line, on rank 0 only. */
@@ -335,7 +345,7 @@ static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_
     json_number(stdout, "message_seconds_per_iter", x->message_s, 0);
     json_number(stdout, "window_seconds_per_iter", x->window_s, 0);
     json_number(stdout, "window_seconds_per_iter_max", x->window_max_s, 0);
-    printf("\"engine\": \"%s\", \"dots\": \"%s\"}\n", x->engine, x->dots);
+    printf("\"engine\": \"%s\", \"dots\": \"%s\", \"cg\": \"%s\"}\n", x->engine, x->dots, x->cg);
 }
 
 static void fill_options(const cli *c, FILE *info, cg_options *o)
@@ -405,7 +415,7 @@ static int run_single(const cli *c, px_space *s, FILE *info)
         fprintf(stderr, "parex-cg: %s: %s\n", name, r.message);
         status = EXIT_FAILURE;
     } else {
-        run_extra x = {1, threads, 0.0, 0.0, NAN, NAN, NAN, NAN, "none", "plain"};
+        run_extra x = {1, threads, 0.0, 0.0, NAN, NAN, NAN, NAN, "none", "plain", "plain"};
         report(c, info, name, A.n, A.nnz, s, &r, setup_s, &x);
         status = r.converged ? 0 : EXIT_NOT_CONVERGED;
     }
@@ -512,6 +522,7 @@ static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int 
     prm.mode = c->engine == 1 ? DCG_PUSH : DCG_GRAPH;
     prm.interior_chunk = c->interior_chunk;
     prm.plain_dots = c->plain_dots;
+    prm.variant = c->pipelined ? DCG_CG_PIPELINED : DCG_CG_PLAIN;
     const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, &prm, &r, &st);
     if (rc != PX_OK) {
         if (rank == 0)
@@ -527,7 +538,8 @@ static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int 
                        per_rank_iter(st.window_seconds, st.ranks, &st, r.iterations),
                        per_rank_iter(st.window_seconds_max, 1, &st, r.iterations),
                        prm.mode == DCG_PUSH ? "push" : "graph",
-                       st.compensated ? "compensated" : "plain"};
+                       st.compensated ? "compensated" : "plain",
+                       c->pipelined ? "pipelined" : "plain"};
         if (rank == 0)
             report(c, info, name, part.n_global, part.nnz_global, s, &r, setup_s, &x);
         status = r.converged ? 0 : EXIT_NOT_CONVERGED;
@@ -590,10 +602,19 @@ static px_space *pick_space(const cli *c, int mpi, int rank, int nranks)
 }
 
 /* --engine against the launch: none needs one rank, push and graph need MPI (mpirun, also
- * for one rank). 0 or the usage exit status (rank 0 alone speaks: stderr is silenced on the
- * others until the options are checked). */
+ * for one rank), and so does --cg pipelined (the distributed solver's), which excludes none.
+ * 0 or the usage exit status (rank 0 alone speaks: stderr is silenced on the others until the
+ * options are checked). */
 static int check_engine_mode(const cli *c, int mpi, int nranks)
 {
+    if (c->pipelined && c->engine == 0)
+        return ex_cli_usage_error(PROG, "--cg pipelined runs on the distributed solver: "
+                                        "--engine push or graph, not none");
+    if (c->pipelined && !mpi)
+        return ex_cli_usage_error(PROG,
+                                  "--cg pipelined runs on the distributed solver: start parex-cg "
+                                  "under mpirun (mpirun -np 1 for one rank)%s",
+                                  PX_HAVE_MPI ? "" : "; this build has no MPI");
     if (c->engine == 0 && nranks > 1)
         return ex_cli_usage_error(PROG,
                                   "--engine none runs the shared-memory solver: one rank "
@@ -676,7 +697,7 @@ int main(int argc, char **argv)
     }
     FILE *info = c.json ? stderr : stdout;
 #if PX_HAVE_MPI
-    if (nranks > 1 || c.engine > 0)
+    if (nranks > 1 || c.engine > 0 || c.pipelined)
         status = run_distributed(&c, s, info, rank, nranks);
     else
 #endif
