@@ -467,11 +467,12 @@ static int push_pipe_update(dcg *d)
     const px_range_policy all = px_range(0, d->P->n_local);
     px_var *rd[2] = {d->v_ap, d->v_coef};
     px_var *w[4] = {d->v_r, d->v_vec[1], d->v_vec[2], d->v_loc};
-    if (d->dd)
-        return px_engine_push_parallel_reduce(d->e, d->s, "dcg_pipe_update", all,
-                                              d->jacobi ? &dcg_pipe_update_jacobi_dd
-                                                        : &dcg_pipe_update_dd,
-                                              &pa, sizeof pa, &dcg_pipe_sum, d->loc, rd, 2, w, 4);
+    if (d->dd) {
+        const px_kernel *k = d->jacobi ? &dcg_pipe_update_jacobi_dd : &dcg_pipe_update_dd;
+        DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_pipe_update", all, k, &pa,
+                                                  sizeof pa, &dcg_pipe_sum, d->loc, rd, 2, w, 4));
+        return PX_OK;
+    }
     DCG_TRY(d, px_engine_push_parallel_for(d->e, d->s, "dcg_pipe_update", all,
                                            d->jacobi ? &dcg_pipe_update_jacobi : &dcg_pipe_update,
                                            &pa, sizeof pa, rd, 2, w, 3));
@@ -498,6 +499,7 @@ static int dcg_next(const px_run_context *rc, void *arg);
  * the convergence test, which pushes the next iteration itself: the host pushes the first and
  * waits once for the whole solve (no host synchronisation per iteration). Every iteration
  * updates p (cg.c's last one only updates x): x is the same, the solve stops on the residual.
+ * The pipelined CG's iteration is its own sequence (dcg.h, DCG_CG_PIPELINED).
  * Pushed by the host or from inside dcg_next. */
 static int push_iteration(dcg *d)
 {

@@ -506,11 +506,12 @@ static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int 
     const double setup_s = cg_now() - t_setup;
     if (rank == 0) {
         fprintf(info,
-                "parex-cg: %s, n = %lld, nnz = %lld, %d ranks x space %s (%d), %s CG, "
+                "parex-cg: %s, n = %lld, nnz = %lld, %d ranks x space %s (%d), %s%s CG, "
                 "tol %.1e\n",
                 name, (long long)part.n_global, (long long)part.nnz_global, nranks,
                 px_space_name(s), px_space_concurrency(s),
-                c->jacobi ? "Jacobi-preconditioned" : "plain", c->tol);
+                c->jacobi ? "Jacobi-preconditioned" : "plain", c->pipelined ? " pipelined" : "",
+                c->tol);
         fflush(info);
     }
     cg_options o;
