@@ -8,8 +8,9 @@ MPI_Iallreduce waited for after the halo exchange and the SpMV), on the 4-rank r
 bench/run_dcg.sh (weak 32^3 a rank, 4x1 and 4x2; bcsstk16 METIS parts, 4x1) and one row that
 is not oversubscribed (weak 2x1), with run_dcg.sh's launch options and environment for each
 row, fixed iterations (below convergence: pipelined CG breaks down on rounding noise past it),
-the three variants interleaved and their order rotated every round.
-Prints min and median seconds per iteration and the median halo and allreduce times.
+the three variants interleaved and their order rotated every round, and parex-cg, plain and
+--cg pipelined, with the same launch and iterations (--max-iters, --tol 1e-300) in the rotation.
+Prints min and median seconds per iteration and bsp's median halo and allreduce times.
 
   python3 bench/cg_variants.py BUILD [ROUNDS]    (BUILD: a build with bench_cg_bsp; ROUNDS 5)
 
@@ -96,20 +97,39 @@ if build == "--tcp":
     tcp_rows(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 5)
     sys.exit(0)
 
+parex = os.path.join(build, "examples", "cg", "parex-cg")
+
+
+def parex_argv(args, cg):
+    """parex-cg's command for a row's bench_cg_bsp ARGS (--iters K: --max-iters K below a
+    tolerance no solve reaches) and --cg CG."""
+    out = []
+    for k, a in enumerate(args):
+        if k > 0 and args[k - 1] == "--iters":
+            out += [a, "--tol", "1e-300"]
+        else:
+            out.append("--max-iters" if a == "--iters" else a)
+    return [parex] + out + ["--cg", cg, "--progress", "0", "--json"]
+
+
+programs = [(v, lambda args, v=v: [bsp, "--cg", v, "--json"] + args, (0,)) for v in variants] + [
+    ("parex-cg " + cg, lambda args, cg=cg: parex_argv(args, cg), (0, 3))
+    for cg in ("plain", "pipelined")]
 res = {}
 for r in range(rounds):
     for name, p, t, args in rows:
-        for v in variants[r % 3:] + variants[:r % 3]:
-            res.setdefault((name, v), []).append(
-                run_json(p, t, [bsp, "--cg", v, "--json"] + args))
-print("| row | oversubscribed | --cg | min ms | median ms | halo ms | allreduce ms |")
+        k = r % len(programs)
+        for label, argv, ok in programs[k:] + programs[:k]:
+            res.setdefault((name, label), []).append(run_json(p, t, argv(args), ok=ok))
+print("| row | oversubscribed | program | min ms | median ms | halo ms | allreduce ms |")
 print("|---|---|---|---:|---:|---:|---:|")
 for name, p, t, _ in rows:
-    for v in variants:
-        ds = res[(name, v)]
-        med = lambda k: statistics.median(d[k] for d in ds) * 1e3
-        print("| %s | %s | %s | %.3f | %.3f | %.3f | %.3f |" % (
-            name, "yes" if oversubscribed(p, t) else "no", v,
+    for label, _, _ in programs:
+        ds = res[(name, label)]
+        med = lambda k: ("%.3f" % (statistics.median(d[k] for d in ds) * 1e3)
+                         if k in ds[0] else "-")
+        print("| %s | %s | %s | %.3f | %s | %s | %s |" % (
+            name, "yes" if oversubscribed(p, t) else "no", label,
             min(d["seconds_per_iter"] for d in ds) * 1e3, med("seconds_per_iter"),
             med("halo_seconds_per_iter"), med("allreduce_seconds_per_iter")))
 print("\n%d rounds, %s" % (rounds, " ".join(["python3", "bench/cg_variants.py"] + sys.argv[1:])))
