@@ -754,6 +754,13 @@ def self_test():
     assert small["pipelined"] < small["overlap"]
     big = model((4, 4, 4), (128, 128, 128), 1e-8, net, 2)
     assert big["pipelined"] > big["overlap"]
+    # an allreduce longer than the exchange and the SpMV: one of the A = 2 allreduces shows,
+    # then the rest of the bigger iteration
+    slower = Network(latency_s=1e-3, bandwidth_bs=1e10)
+    m = model((1024, 1, 1), (8, 8, 8), 1e-8, slower, 2)  # 2 messages, 10 allreduce steps
+    t_cp, fp = m["compute"] * pipe_scale(), spmv_fraction(vector_bytes=PIPE_VECTOR_BYTES)
+    assert m["allreduce"] / 2 > m["halo"] + t_cp
+    assert abs(m["pipelined"] - (m["allreduce"] / 2 + (1.0 - fp) * t_cp)) < 1e-12
     m = model((2, 2, 1), (8, 8, 8), s, net, 2, stretch=stretch, ar_in_compute=True)
     assert m["allreduce"] == 0.0 and model((2, 2, 1), (8, 8, 8), s, net, 2)["allreduce"] > 0
     print("cg_model.py: self-test passed")

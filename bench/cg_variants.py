@@ -109,7 +109,7 @@ def parex_argv(args, cg):
             out += [a, "--tol", "1e-300"]
         else:
             out.append("--max-iters" if a == "--iters" else a)
-    return [parex] + out + ["--cg", cg, "--progress", "0", "--json"]
+    return [parex] + out + ["--space", "threads", "--cg", cg, "--progress", "0", "--json"]
 
 
 programs = [(v, lambda args, v=v: [bsp, "--cg", v, "--json"] + args, (0,)) for v in variants] + [

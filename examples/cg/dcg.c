@@ -444,12 +444,8 @@ static int push_update_xp(dcg *d)
     return PX_OK;
 }
 
-/* The pipelined CG's update and its sums into d->loc (dcg_pipe_sums): one fused pass with
- * compensated sums (d->dd), else the update, then each sum by cg_dot (plain sums, as the
- * staging path's reducers must be). It reads n (v_ap) and the coefficients (v_coef), and
- * writes m (v_vec[2]), x (v_vec[1]), the sums (v_loc), and r with the recurrences' vectors
- * u, w, z, q, s and p (v_r: no other op of an iteration touches them). */
-static int push_pipe_update(dcg *d)
+/* The pipelined kernels' arguments (dcg_pipe_args): n is Ap's buffer. */
+static dcg_pipe_args pipe_args(const dcg *d)
 {
     dcg_pipe_args pa;
     pa.coef = d->coef_d;
@@ -464,6 +460,17 @@ static int push_pipe_update(dcg *d)
     pa.q = d->pq;
     pa.s = d->ps;
     pa.p = d->p;
+    return pa;
+}
+
+/* The pipelined CG's update and its sums into d->loc (dcg_pipe_sums): one fused pass with
+ * compensated sums (d->dd), else the update, then each sum by cg_dot (plain sums, as the
+ * staging path's reducers must be). It reads n (v_ap) and the coefficients (v_coef), and
+ * writes m (v_vec[2]), x (v_vec[1]), the sums (v_loc), and r with the recurrences' vectors
+ * u, w, z, q, s and p (v_r: no other op of an iteration touches them). */
+static int push_pipe_update(dcg *d)
+{
+    const dcg_pipe_args pa = pipe_args(d);
     const px_range_policy all = px_range(0, d->P->n_local);
     px_var *rd[2] = {d->v_ap, d->v_coef};
     px_var *w[4] = {d->v_r, d->v_vec[1], d->v_vec[2], d->v_loc};
@@ -656,6 +663,8 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
     return global_dot(d, "cg_init", &cg_init_dd, &cg_init, &ia, sizeof ia, rz);
 }
 
+static void abort_alone(const dcg *d, int rc);
+
 /* The pipelined CG's start (before the clock, like the rest of the set-up): w = A u with u =
  * M^-1 r (setup left it in p; its exchange and SpMV as plain CG's), m = M^-1 w, the other
  * vectors zeroed (dcg_pipe_start), then the update with alpha = beta = 0, which moves nothing
@@ -664,20 +673,20 @@ static int pipe_setup(dcg *d)
 {
     d->stop = 0;
     d->gamma_old = d->alpha_old = 1.0;
-    DCG_TRY(d, push_exchange(d, 0));
-    DCG_TRY(d, push_spmv(d, 0));
+    int rc = push_exchange(d, 0);
+    if (rc == PX_OK)
+        rc = push_spmv(d, 0);
+    /* A push that failed here may have left this rank's halo sends unposted: its neighbours
+     * would wait for them in their own start while this rank waits in the agreement after it,
+     * so a failure here ends the job as one mid-solve does (dcg.h). A failure in the wait
+     * below (a message or kernel that failed) comes after the sends were posted, and is
+     * agreed on in iterate. */
+    if (rc != PX_OK && d->P->nranks > 1)
+        abort_alone(d, rc);
+    if (rc != PX_OK)
+        return rc;
     DCG_TRY(d, px_engine_wait_for_all(d->e));
-    dcg_pipe_args pa;
-    memset(&pa, 0, sizeof pa);
-    pa.n = d->ap;
-    pa.dinv = d->jacobi ? d->dinv : NULL;
-    pa.u = d->pu;
-    pa.w = d->pw;
-    pa.m = d->pm;
-    pa.z = d->pz;
-    pa.q = d->pq;
-    pa.s = d->ps;
-    pa.p = d->p;
+    const dcg_pipe_args pa = pipe_args(d); /* n: w = A u, just computed */
     DCG_TRY(d, px_parallel_for(d->s, "dcg_pipe_start", px_range(0, d->P->n_local), &dcg_pipe_start,
                                &pa, sizeof pa));
     d->coef[0] = d->coef[1] = 0.0;

@@ -75,13 +75,16 @@ typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
  *              m = M^-1 w, and the next iteration's sums
  *   next       dcg_next
  *
- * Ten vectors instead of five, and in exact arithmetic plain CG's iterates; in floating point
+ * Ten vectors with Jacobi (seven without) instead of five, and in exact arithmetic plain CG's
+ * iterates; in floating point
  * the recursively updated residual drifts from b - A x further than plain CG's (Cools et al.
  * 2018, "residual gap"), so on ill-conditioned matrices it may need more iterations or stall
  * above a tight tolerance: the true residual and error in the result tell. The stopping test
  * is plain CG's, on the recursive ||r||, taken when that residual's allreduce arrives; the
  * iteration that finds it converged makes no step (its update runs with alpha = beta = 0, so
- * x stays), which spends one SpMV, as bench_cg_bsp's loop does.
+ * x stays): that last launch spends one more allreduce, exchange, SpMV and (empty) update,
+ * which the seconds include and the iterations do not count (bench_cg_bsp's loop spends the
+ * exchange and the SpMV, not the update).
  */
 typedef enum dcg_variant { DCG_CG_PLAIN = 0, DCG_CG_PIPELINED = 1 } dcg_variant;
 
@@ -163,7 +166,7 @@ typedef struct dcg_params {
  * options and parameters. Results in @p res
  * are global (identical on every rank): iterations, converged, relres, true_relres,
  * max_abs_err; seconds and min_iter_seconds are the largest over ranks; flops and bytes
- * follow cg.c's model for the global matrix.
+ * follow cg.c's model for the global matrix (DCG_CG_PIPELINED: its own, README.md).
  * @return PX_OK when the solve ran (converged or not); PX_EFAULT for a NULL pointer;
  *         PX_EINVAL for a mode that is not a dcg_mode, a variant that is not a dcg_variant,
  *         a negative interior_chunk or a plain_dots other than 0 or 1 (message in
@@ -174,7 +177,10 @@ typedef struct dcg_params {
  *         or Vars failed on some rank (agreed before the solve starts: "another rank failed"
  *         on the others), or when recording the DCG_GRAPH iteration failed on some rank
  *         (agreed before the first iteration: "another rank failed to record its iteration"
- *         on the others). Every rank returns the same status.
+ *         on the others), or, DCG_CG_PIPELINED, when its start (pipe_setup in dcg.c: an
+ *         exchange, an SpMV and the first update) failed in a message or kernel on some rank
+ *         (agreed likewise: "another rank failed to start or record its iteration"). Every
+ *         rank returns the same status.
  *
  * Messages. The halo messages use tags 100 and 101 (alternating exchanges) on @p comm and the
  * dot products MPI_Iallreduce on it, posted by engine threads: pass a communicator on which
@@ -189,7 +195,9 @@ typedef struct dcg_params {
  * for this rank's next halo message or allreduce contribution with no time limit. On more
  * than one rank dcg_solve then prints "dcg_solve: rank R of P failed alone (status):
  * message; calling MPI_Abort" to stderr and calls MPI_Abort(comm, 1), which ends the whole
- * job (mpirun exits non-zero); it does not return. On one rank it returns the status.
+ * job (mpirun exits non-zero); it does not return. On one rank it returns the status. So
+ * does a push that fails in the pipelined CG's start (its halo sends may not have been
+ * posted, and the neighbours wait for them).
  */
 int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options *o,
               const dcg_params *prm, cg_result *res, dcg_stats *st);

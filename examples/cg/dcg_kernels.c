@@ -237,9 +237,10 @@ PX_REDUCE(dcg_pipe_update_jacobi_dd_row, dcg_pipe_args, dcg_pipe_sums, i, a, acc
 }
 
 /* The host entries of the pipelined updates: dcg_update_r_dd_host's lanes (row i into lane i
- * mod DCG_DD_LANES from the call's begin) for each of the sums. Row by row the two sums'
- * TwoSum chains held the unpreconditioned update at 88 us for 32^3 rows, against 24 us for
- * plain CG's two updates (PX_PROFILE, one rank, one thread). */
+ * mod DCG_DD_LANES from the call's begin) for each of the sums. On a cache-resident 16^3 box
+ * they take the unpreconditioned update from 11-13 us row by row to 8.2 us (PX_PROFILE, one
+ * rank, one thread); at 32^3 the update streams its vectors from memory (88-109 us either way,
+ * against 24 us for plain CG's two updates: bench/RESULTS.md, session 19). */
 DCG_LANES_CLONES static void dcg_pipe_update_dd_host(int64_t b, int64_t e, void *args, void *accp)
 {
     const dcg_pipe_args *a = (const dcg_pipe_args *)args;

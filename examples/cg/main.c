@@ -91,7 +91,7 @@ static const char usage[] =
     "window_seconds_per_iter, window_seconds_per_iter_max, engine, dots, cg (see the README).\n"
     "gbs counts the bytes each kernel must move once: per iteration 12 nnz + 88 n + 8\n"
     "bytes for plain CG and 12 nnz + 104 n + 8 with Jacobi (8-byte values and row offsets,\n"
-    "4-byte column indices, the SpMV's gathered vector counted once).\n"
+    "4-byte column indices, the SpMV's gathered vector counted once; --cg pipelined: README).\n"
     "\n"
     "Exit status: 0 converged, 1 error, 2 bad command line, 3 not converged.\n";
 
@@ -631,12 +631,13 @@ static int check_engine_mode(const cli *c, int mpi, int nranks)
 }
 
 #if PX_HAVE_MPI
-/* The distributed solver's allreduces (dcg.c: 2 compensated sums, 64 bytes, twice an
- * iteration) are nonblocking engine ops, MPI_Iallreduce. Open MPI's libnbc runs every one
- * under 64 KiB as a binomial reduce to rank 0, then a binomial broadcast: 2 log2 P message
- * steps, each of which, with ranks sharing cores, waits until its peer is scheduled; recursive
- * doubling, which the blocking MPI_Allreduce of bench_cg_bsp (coll/tuned) runs at this size,
- * takes log2 P. Asked for before MPI_Init unless the user chose (the environment, or mpirun's
+/* The distributed solver's allreduces (dcg.c: 2 compensated sums, 32 bytes, twice an
+ * iteration; the pipelined CG's 3, 48 bytes, once) are nonblocking engine ops, MPI_Iallreduce. Open
+ * MPI's libnbc runs every one under 64 KiB as a binomial reduce to rank 0, then a binomial
+ * broadcast: 2 log2 P message steps, each of which, with ranks sharing cores, waits until its peer
+ * is scheduled; recursive doubling, which the blocking MPI_Allreduce of bench_cg_bsp (coll/tuned)
+ * runs at this size, takes log2 P. Asked for before MPI_Init unless the user chose (the
+ * environment, or mpirun's
  * --mca, which sets it); other MPI libraries ignore the name. bench/RESULTS.md, "Session 8:
  * oversubscribed one-thread ranks": 4 ranks on 2 cores, bcsstk16, sched_yield per iteration
  * and rank 4.2 -> 2.7. */
