@@ -305,6 +305,19 @@ static int dcg_alpha(const px_run_context *rc, void *arg)
     return PX_OK;
 }
 
+/* The relative residual from r.r (a global value), or PX_EINVAL with the message on every
+ * rank when it is not finite. */
+static int set_relres(dcg *d, double rr)
+{
+    d->relres = sqrt(rr) / d->bnorm;
+    if (isfinite(d->relres))
+        return PX_OK;
+    d->collective = 1;
+    snprintf(d->msg, d->msglen, "residual became %g at iteration %lld", d->relres,
+             (long long)d->it);
+    return PX_EINVAL;
+}
+
 /* Scalar op after the residual allreduce: the iteration's relative residual and beta. */
 static int dcg_beta(const px_run_context *rc, void *arg)
 {
@@ -314,13 +327,8 @@ static int dcg_beta(const px_run_context *rc, void *arg)
     const double rz_new = cg_dd_value(&d->glob[0]);
     const double rr = d->jacobi ? cg_dd_value(&d->glob[1]) : rz_new;
     d->it++;
-    d->relres = sqrt(rr) / d->bnorm;
-    if (!isfinite(d->relres)) {
-        d->collective = 1;
-        snprintf(d->msg, d->msglen, "residual became %g at iteration %lld", d->relres,
-                 (long long)d->it);
+    if (set_relres(d, rr) != PX_OK)
         return PX_EINVAL;
-    }
     d->coef[1] = rz_new / d->rz;
     d->rz = rz_new;
     return PX_OK;
@@ -342,13 +350,8 @@ static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
     book_halo(d);
     const double gamma = cg_dd_value(&d->glob[0]), delta = cg_dd_value(&d->glob[1]);
     const double rr = d->jacobi ? cg_dd_value(&d->glob[2]) : gamma;
-    d->relres = sqrt(rr) / d->bnorm;
-    if (!isfinite(d->relres)) {
-        d->collective = 1;
-        snprintf(d->msg, d->msglen, "residual became %g at iteration %lld", d->relres,
-                 (long long)d->it);
+    if (set_relres(d, rr) != PX_OK)
         return PX_EINVAL;
-    }
     if (d->relres < d->o->tol || d->it >= d->o->max_iters) {
         d->stop = 1;
         d->coef[0] = d->coef[1] = 0.0;
