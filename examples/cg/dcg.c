@@ -60,9 +60,12 @@ typedef struct {
     double *b, *x, *r, *p, *ap, *dinv; /* x and p: n_ext (owned + halo) */
     double *send_d, *send_h, *recv_h;  /* send_h == send_d on host spaces; recv_h: cuda only */
     int64_t n_send, n_recv;
-    px_var *v_vec[3]; /* owned part of p (0), of x (1) and of the pipelined m (2) */
-    px_var **v_halo;  /* one per neighbour */
-    px_var **v_bnd;   /* the boundary SpMV's reads: n_neighbors + 4 slots */
+    /* owned part of p (0), of x (1) and of the pipelined m (2); the pipelined CG exchanges p
+     * only in its start, and its updates then write p under v_r with the other vectors that
+     * no other op of an iteration touches */
+    px_var *v_vec[3];
+    px_var **v_halo; /* one per neighbour */
+    px_var **v_bnd;  /* the boundary SpMV's reads: n_neighbors + 4 slots */
     px_var *v_hdev, *v_send, *v_ap, *v_r, *v_loc, *v_glob, *v_clk_h, *v_clk_i, *v_clk_l;
     px_var *v_scr, *v_clk_b; /* DCG_CG_PIPELINED: the SpMV's unused dot, its end's clock */
     px_var *v_coef;          /* coef (and coef_d): written by the scalar ops, read by the updates */
