@@ -7,9 +7,10 @@ Runs bench_cg_bsp's three loops, --cg plain (two MPI_Allreduce an iteration), pi
 MPI_Iallreduce waited for after the halo exchange and the SpMV), on the 4-rank rows of
 bench/run_dcg.sh (weak 32^3 a rank, 4x1 and 4x2; bcsstk16 METIS parts, 4x1) and one row that
 is not oversubscribed (weak 2x1), with run_dcg.sh's launch options and environment for each
-row, fixed iterations (below convergence: pipelined CG breaks down on rounding noise past it),
-the three variants interleaved and their order rotated every round, and parex-cg, plain and
---cg pipelined, with the same launch and iterations (--max-iters, --tol 1e-300) in the rotation.
+row, fixed iterations (below convergence: past it parex-cg's pipelined CG replaces its residual,
+which the bsp loops do not), the three variants interleaved and their order rotated every
+round, and parex-cg, plain and --cg pipelined, with the same launch and iterations
+(--max-iters, --tol 1e-300) in the rotation.
 Prints min and median seconds per iteration and bsp's median halo and allreduce times.
 
   python3 bench/cg_variants.py BUILD [ROUNDS]    (BUILD: a build with bench_cg_bsp; ROUNDS 5)

@@ -708,6 +708,71 @@ START_TEST(test_dcg_pipelined_bcsstk16_jacobi_matches_one_process)
 }
 END_TEST
 
+/* The pipelined CG's residual replacement (dcg.h, DCG_CG_PIPELINED) on 1138_bus without a
+ * preconditioner, whose recursive residual drifts from b - A x: the solve stops only on a true
+ * residual below the tolerance (before the replacement it stopped at 2.8e-8 on 2 ranks), after
+ * at least one replacement, pushed and recorded alike to the bit. */
+START_TEST(test_dcg_pipelined_stops_on_the_true_residual)
+{
+    char p[1024], args[1400];
+    if (!matrix_path("1138_bus.mtx", p, sizeof p))
+        return;
+    static const char *const engines[] = {"graph", "push"};
+    double it[2], rel[2], rep[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args,
+                 "--matrix '%s' --space threads --cg pipelined --engine %s --progress 0 --json", p,
+                 engines[k]);
+        const int st = run(nranks(), args);
+        if (st < 0)
+            return;
+        ck_assert_msg(st == 0, "%s: exit %d: %s", engines[k], st, run_err);
+        const char *j = last_line();
+        it[k] = json_num(j, "iterations");
+        rel[k] = json_num(j, "true_relres");
+        rep[k] = json_num(j, "replacements");
+        fprintf(stderr,
+                "check_dcg: pipelined 1138_bus (%s): %.0f iterations, true relres %.2e, "
+                "%.0f replacements\n",
+                engines[k], it[k], rel[k], rep[k]);
+        ck_assert_msg(rel[k] < 1e-8, "%s: true relres %g above the tolerance", engines[k], rel[k]);
+        ck_assert_double_ge(rep[k], 1.0);
+    }
+    ck_assert_double_eq(it[0], it[1]);
+    ck_assert_double_eq(rel[0], rel[1]);
+    ck_assert_double_eq(rep[0], rep[1]);
+}
+END_TEST
+
+/* Past the attainable accuracy (--tol 1e-300) the pipelined CG used to break down (alpha <= 0
+ * on rounding noise: exit 1); it now replaces the residual at each such point and stops as
+ * stagnated (exit 3, not converged) once a replacement's true residual is not half the last
+ * one's, at about the accuracy plain CG reaches, long before the iteration limit. Plain CG
+ * with --max-iters 10 and the pipelined CG's first step on an indefinite matrix are checked
+ * elsewhere (the limit; the breakdown that stays an error). */
+START_TEST(test_dcg_pipelined_stagnates_past_the_attainable_accuracy)
+{
+    const int st = run(nranks(), "--grid 16 --space threads --cg pipelined --tol 1e-300 "
+                                 "--max-iters 5000 --progress 0 --json");
+    if (st < 0)
+        return;
+    ck_assert_msg(st == 3, "exit %d, not 3: %s", st, run_err);
+    ck_assert_msg(strstr(run_err, "rounding limits the attainable accuracy") != NULL, "stderr: %s",
+                  run_err);
+    const char *j = last_line();
+    ck_assert_ptr_nonnull(strstr(j, "\"converged\": false"));
+    const double it = json_num(j, "iterations"), rel = json_num(j, "true_relres");
+    const double rep = json_num(j, "replacements");
+    fprintf(stderr,
+            "check_dcg: pipelined hpcg 16, tol 1e-300: %.0f iterations, true relres %.2e, "
+            "%.0f replacements\n",
+            it, rel, rep);
+    ck_assert_double_lt(it, 5000.0);
+    ck_assert_double_lt(rel, 1e-13);
+    ck_assert_double_ge(rep, 2.0);
+}
+END_TEST
+
 /* --cg: a bad value, pipelined with --engine none or without mpirun: usage errors. */
 START_TEST(test_dcg_cg_flag_misuse_exits_2)
 {
@@ -847,6 +912,8 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_plain_dots_keep_the_iterations);
     tcase_add_test(tc, test_dcg_pipelined_hpcg_matches_plain);
     tcase_add_test(tc, test_dcg_pipelined_bcsstk16_jacobi_matches_one_process);
+    tcase_add_test(tc, test_dcg_pipelined_stops_on_the_true_residual);
+    tcase_add_test(tc, test_dcg_pipelined_stagnates_past_the_attainable_accuracy);
     tcase_add_test(tc, test_dcg_cg_flag_misuse_exits_2);
     tcase_add_test(tc, test_dcg_pipelined_start_failing_on_one_rank_fails_every_rank);
     tcase_add_test(tc, test_dcg_one_thread_posts_the_sends_before_the_interior_rows);

@@ -72,7 +72,8 @@ typedef struct {
     px_var *v_state;         /* the iteration state below, written by the scalar ops */
     dcg_mode mode;
     dcg_variant variant;
-    px_graph *g[2]; /* DCG_GRAPH: one iteration recorded with halo tag 100 (0) and 101 (1) */
+    px_graph *g[2];   /* DCG_GRAPH: one iteration recorded with halo tag 100 (0) and 101 (1) */
+    int64_t launches; /* DCG_GRAPH: graph launches so far (the next launches g[launches & 1]) */
     /* The sums of an allreduce, compensated (cg_dd.h): p.Ap's interior and boundary
      * halves, or r.r (plain), or {r.M^-1 r, r.r} (Jacobi); DCG_CG_PIPELINED's three are a
      * dcg_pipe_sums. The plain reducers write the hi halves (lo stays 0). */
@@ -83,6 +84,13 @@ typedef struct {
     double *pm, *pw, *pu, *pq, *pz, *ps;
     double gamma_old, alpha_old;
     int stop; /* the scalar op found the solve done: the update runs with alpha = beta = 0 */
+    /* Residual replacement (dcg.h, DCG_CG_PIPELINED): the scalar op sets replace (this launch
+     * makes no step, and dcg_next pushes push_replace before the next launch) and replaced
+     * (the next allreduce's r is b - A x); restart: the next step takes beta = 0, as the
+     * first. last_true: the true relative residual at the last replacement. */
+    int replace, replaced, restart, stagnated;
+    int64_t replacements;
+    double last_true;
     MPI_Datatype dd_type; /* one cg_dd */
     MPI_Op dd_op;         /* their sum */
     double coef[2];       /* alpha, beta (host) */
@@ -96,8 +104,11 @@ typedef struct {
     int64_t interior_chunk; /* rows a piece of the interior SpMV; 0: one call a thread */
     double t_iter, min_iter, next_progress, t0; /* dcg_next's clocks */
     double t_post, t_int, t_in, t_loc, t_spmv;
-    copy_op cp_send, cp_recv, cp_coef;
-    int tag_parity;
+    /* cp_recv[which]: the received halo into the exchanged vector's halo (exchanged()), one
+     * per vector, fixed at allocation: a queued or recorded copy reads its op's struct when it
+     * runs, after later pushes (a residual replacement's exchanges of x and p) */
+    copy_op cp_send, cp_recv[3], cp_coef;
+    int tag_base, tag_parity; /* halo tag: tag_base (100; 102 in push_replace) + parity */
     double msg_s, exposed_s, window_s, allred_s;
     int collective; /* the failure being returned was decided on global values */
     char *msg;
@@ -145,7 +156,7 @@ static int push_exchange(dcg *d, int which)
 {
     const cgp_part *P = d->P;
     double *vec = exchanged(d, which);
-    const int tag = 100 + d->tag_parity;
+    const int tag = d->tag_base + d->tag_parity;
     d->tag_parity ^= 1;
     if (P->n_neighbors == 0)
         return PX_OK;
@@ -179,8 +190,7 @@ static int push_exchange(dcg *d, int which)
                                              P->neighbor[k], tag, d->comm, d->v_send));
     }
     if (!d->on_host) {
-        d->cp_recv.dst = vec + P->n_local;
-        DCG_TRY(d, px_engine_push_sync(d->e, dcg_copy, &d->cp_recv, cpu, d->v_halo,
+        DCG_TRY(d, px_engine_push_sync(d->e, dcg_copy, &d->cp_recv[which], cpu, d->v_halo,
                                        (size_t)P->n_neighbors, &d->v_hdev, 1, PX_FN_COPY_TO_DEVICE,
                                        0, "dcg_stage_recv"));
     }
@@ -337,17 +347,33 @@ static int dcg_beta(const px_run_context *rc, void *arg)
     return PX_OK;
 }
 
+/* The pipelined CG's launch that makes no step: alpha = beta = 0 leave x and r as they are
+ * (the update still folds the sums). */
+static int pipe_no_step(dcg *d)
+{
+    d->coef[0] = d->coef[1] = 0.0;
+    return PX_OK;
+}
+
 /* The pipelined CG's scalar op, after its allreduce and the SpMV (dcg.h, DCG_CG_PIPELINED):
- * books the clocks, takes the relative residual from r.r, and either stops (the residual is
- * below the tolerance or the iteration limit is reached: alpha = beta = 0 make the update
- * leave x and r as they are) or computes beta = gamma / gamma_old and alpha = gamma / (delta -
- * beta gamma / alpha_old) (the first: beta = 0, alpha = gamma / delta). A non-finite residual
- * or an alpha that is not positive and finite fails the iteration on every rank (global
- * values). */
+ * books the clocks and takes the relative residual from r.r. Then, on global values (every
+ * rank decides alike), one of:
+ *   - stop: the residual is below the tolerance and is a true one (the last launch replaced
+ *     it), or it is a true one that a restart did not halve since the last replacement
+ *     (stagnated: rounding limits the accuracy), or the iteration limit is reached;
+ *   - replace: the recursive residual is below the tolerance (checked against b - A x
+ *     before the solve may stop), or alpha is not positive and finite after at least one
+ *     step since the last (re)start (the recurrences have lost their accuracy);
+ *   - step: beta = gamma / gamma_old and alpha = gamma / (delta - beta gamma / alpha_old),
+ *     or after a (re)start beta = 0 and alpha = gamma / delta.
+ * Stop and replace make no step. A non-finite residual, or an alpha that is not positive and
+ * finite on the first step after a (re)start (u.Au <= 0: the matrix, or M, is not positive
+ * definite), fails the iteration on every rank. */
 static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
 {
     (void)rc;
     dcg *d = (dcg *)arg;
+    const cg_options *o = d->o;
     const double t = cg_now(), ready = d->t_loc > d->t_spmv ? d->t_loc : d->t_spmv;
     d->allred_s += t > ready ? t - ready : 0.0;
     book_halo(d);
@@ -355,21 +381,39 @@ static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
     const double rr = d->jacobi ? cg_dd_value(&d->glob[2]) : gamma;
     if (set_relres(d, rr) != PX_OK)
         return PX_EINVAL;
-    if (d->relres < d->o->tol || d->it >= d->o->max_iters) {
-        d->stop = 1;
-        d->coef[0] = d->coef[1] = 0.0;
-        return PX_OK;
+    const int true_r = d->replaced;
+    d->replaced = 0;
+    if (d->relres < o->tol) {
+        d->stop = true_r;
+        d->replace = d->replaced = d->restart = !true_r;
+        return pipe_no_step(d);
     }
-    const double beta = d->it > 0 ? gamma / d->gamma_old : 0.0;
-    const double alpha = gamma / (d->it > 0 ? delta - beta * gamma / d->alpha_old : delta);
+    if (true_r) {
+        if (!(d->relres < 0.5 * d->last_true)) {
+            d->stop = d->stagnated = 1;
+            return pipe_no_step(d);
+        }
+        d->last_true = d->relres;
+    }
+    if (d->it >= o->max_iters) {
+        d->stop = 1;
+        return pipe_no_step(d);
+    }
+    const double beta = d->restart ? 0.0 : gamma / d->gamma_old;
+    const double alpha = gamma / (d->restart ? delta : delta - beta * gamma / d->alpha_old);
     if (!(alpha > 0.0) || !isfinite(alpha)) {
+        if (!d->restart) {
+            d->replace = d->replaced = d->restart = 1;
+            return pipe_no_step(d);
+        }
         d->collective = 1;
         snprintf(d->msg, d->msglen,
-                 "breakdown at iteration %lld: pipelined CG's alpha = %g (the matrix is not "
-                 "symmetric positive definite, or rounding has swamped the recurrences)",
+                 "breakdown at iteration %lld: pipelined CG's alpha = %g (u.Au <= 0: the matrix "
+                 "or its preconditioner is not symmetric positive definite)",
                  (long long)(d->it + 1), alpha);
         return PX_EINVAL;
     }
+    d->restart = 0;
     d->gamma_old = gamma;
     d->alpha_old = alpha;
     d->coef[0] = alpha;
@@ -457,6 +501,7 @@ static dcg_pipe_args pipe_args(const dcg *d)
     pa.coef = d->coef_d;
     pa.n = d->ap;
     pa.dinv = d->jacobi ? d->dinv : NULL;
+    pa.b = d->b;
     pa.x = d->x;
     pa.r = d->r;
     pa.u = d->pu;
@@ -505,6 +550,7 @@ static int push_pipe_update(dcg *d)
 }
 
 static int dcg_next(const px_run_context *rc, void *arg);
+static int push_replace(dcg *d);
 
 /* One CG iteration as engine ops, pushed without waiting (HPCG's CG loop body): the exchange
  * of p and Ap = A p overlapping it, the p.Ap allreduce, alpha, r -= alpha Ap with its sums and
@@ -561,8 +607,15 @@ static int dcg_next(const px_run_context *rc, void *arg)
     }
     if (d->variant == DCG_CG_PIPELINED ? d->stop : d->relres < o->tol || d->it >= o->max_iters)
         return PX_OK;
-    if (d->mode == DCG_GRAPH) /* iteration it + 1 runs the graph of tag parity it mod 2 */
-        return px_graph_launch(d->g[d->it & 1]);
+    if (d->replace) { /* ordered after this launch's update by the Vars, before the next */
+        d->replace = 0;
+        d->replacements++;
+        const int rc = push_replace(d);
+        if (rc != PX_OK)
+            return rc;
+    }
+    if (d->mode == DCG_GRAPH) /* launch k (from 0) runs the graph of tag parity k mod 2 */
+        return px_graph_launch(d->g[d->launches++ & 1]);
     return push_iteration(d);
 }
 
@@ -669,19 +722,65 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
     return global_dot(d, "cg_init", &cg_init_dd, &cg_init, &ia, sizeof ia, rz);
 }
 
+/* The pipelined CG's (re)start as ops, from u = M^-1 r in p (after cg_init or
+ * dcg_pipe_residual) and alpha = beta = 0 in the coefficients: the exchange of p and w = A u,
+ * m = M^-1 w with the other vectors zeroed (dcg_pipe_start), then the update, which moves
+ * nothing and folds the next allreduce's sums {r.u, w.u, r.r}. */
+static int push_pipe_start(dcg *d)
+{
+    DCG_TRY(d, push_exchange(d, 0));
+    DCG_TRY(d, push_spmv(d, 0));
+    const dcg_pipe_args pa = pipe_args(d); /* n: w = A u */
+    px_var *w[3] = {d->v_r, d->v_vec[0], d->v_vec[2]};
+    DCG_TRY(d, px_engine_push_parallel_for(d->e, d->s, "dcg_pipe_start", px_range(0, d->P->n_local),
+                                           &dcg_pipe_start, &pa, sizeof pa, &d->v_ap, 1, w, 3));
+    return push_pipe_update(d);
+}
+
+/* The pipelined CG's residual replacement (dcg.h), pushed by dcg_next after a launch whose
+ * scalar op asked for it (that launch made no step, so the coefficients are 0): the exchange
+ * of x and A x, r = b - A x and u = M^-1 r (dcg_pipe_residual), then the restart of
+ * push_pipe_start. Its exchanges take tags 102 and 103 (tag_base), apart from the
+ * iterations'. */
+static int push_replace(dcg *d)
+{
+    d->tag_base = 102;
+    int rc = push_exchange(d, 1);
+    if (rc == PX_OK)
+        rc = push_spmv(d, 1);
+    if (rc == PX_OK) {
+        const dcg_pipe_args pa = pipe_args(d); /* n: A x */
+        px_var *w[2] = {d->v_r, d->v_vec[0]};
+        rc =
+            px_engine_push_parallel_for(d->e, d->s, "dcg_pipe_residual", px_range(0, d->P->n_local),
+                                        &dcg_pipe_residual, &pa, sizeof pa, &d->v_ap, 1, w, 2);
+        if (rc != PX_OK)
+            snprintf(d->msg, d->msglen, "pushing dcg_pipe_residual failed: %s", px_strerror(rc));
+    }
+    if (rc == PX_OK)
+        rc = push_pipe_start(d);
+    d->tag_base = 100;
+    return rc;
+}
+
 static void abort_alone(const dcg *d, int rc);
 
-/* The pipelined CG's start (before the clock, like the rest of the set-up): w = A u with u =
- * M^-1 r (setup left it in p; its exchange and SpMV as plain CG's), m = M^-1 w, the other
- * vectors zeroed (dcg_pipe_start), then the update with alpha = beta = 0, which moves nothing
- * and folds the first allreduce's sums {r.u, w.u, r.r}. */
+/* The pipelined CG's start (before the clock, like the rest of the set-up): u = M^-1 r is in
+ * p after cg_init; push_pipe_start with alpha = beta = 0, and wait. */
 static int pipe_setup(dcg *d)
 {
-    d->stop = 0;
+    d->stop = d->replace = d->replaced = d->stagnated = 0;
+    d->restart = 1;
+    d->replacements = 0;
+    d->last_true = HUGE_VAL;
     d->gamma_old = d->alpha_old = 1.0;
-    int rc = push_exchange(d, 0);
-    if (rc == PX_OK)
-        rc = push_spmv(d, 0);
+    d->coef[0] = d->coef[1] = 0.0;
+    if (!d->on_host) {
+        DCG_TRY(d, px_deep_copy(d->s, d->coef_d, d->host, d->coef, sizeof d->coef));
+        DCG_TRY(d, px_fence(d->s));
+    }
+    memset(d->loc, 0, sizeof d->loc);
+    const int rc = push_pipe_start(d);
     /* A push that failed here may have left this rank's halo sends unposted: its neighbours
      * would wait for them in their own start while this rank waits in the agreement after it,
      * so a failure here ends the job as one mid-solve does (dcg.h). A failure in the wait
@@ -691,16 +790,6 @@ static int pipe_setup(dcg *d)
         abort_alone(d, rc);
     if (rc != PX_OK)
         return rc;
-    DCG_TRY(d, px_engine_wait_for_all(d->e));
-    const dcg_pipe_args pa = pipe_args(d); /* n: w = A u, just computed */
-    DCG_TRY(d, px_parallel_for(d->s, "dcg_pipe_start", px_range(0, d->P->n_local), &dcg_pipe_start,
-                               &pa, sizeof pa));
-    d->coef[0] = d->coef[1] = 0.0;
-    if (!d->on_host)
-        DCG_TRY(d, px_deep_copy(d->s, d->coef_d, d->host, d->coef, sizeof d->coef));
-    DCG_TRY(d, px_fence(d->s));
-    memset(d->loc, 0, sizeof d->loc);
-    DCG_TRY(d, push_pipe_update(d));
     DCG_TRY(d, px_engine_wait_for_all(d->e));
     return PX_OK;
 }
@@ -746,6 +835,7 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
         }
         d->t0 = d->t_iter = cg_now();
         d->next_progress = d->t0 + o->progress_s;
+        d->launches = 1;
         rc = d->mode == DCG_GRAPH ? px_graph_launch(d->g[0]) : push_iteration(d);
         if (rc != PX_OK)
             return rc;
@@ -753,8 +843,8 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
     const int rc = px_engine_wait_for_all(d->e);
     /* The graphs alternate the halo tags as the pushed iterations do: the verification's
      * exchange takes the next one. */
-    if (d->mode == DCG_GRAPH) /* the pipelined CG launched once more: its last made no step */
-        d->tag_parity = (int)((d->it + (d->variant == DCG_CG_PIPELINED)) & 1);
+    if (d->mode == DCG_GRAPH) /* the pipelined CG's launches that made no step count too */
+        d->tag_parity = (int)(d->launches & 1);
     if (rc != PX_OK) {
         /* A scalar op's message (d->collective) or a failed push's stays. */
         if (!d->msg[0])
@@ -855,10 +945,14 @@ static int dcg_alloc(dcg *d)
     d->cp_send.src_s = s;
     d->cp_send.src = d->send_d;
     d->cp_send.bytes = (size_t)d->n_send * sizeof(double);
-    d->cp_recv.dst_s = s;
-    d->cp_recv.src_s = d->host;
-    d->cp_recv.src = d->recv_h;
-    d->cp_recv.bytes = (size_t)d->n_recv * sizeof(double);
+    for (int k = 0; k < 3; k++) {
+        double *vec = exchanged(d, k); /* m only in the pipelined CG */
+        d->cp_recv[k].dst_s = s;
+        d->cp_recv[k].dst = vec ? vec + P->n_local : NULL;
+        d->cp_recv[k].src_s = d->host;
+        d->cp_recv[k].src = d->recv_h;
+        d->cp_recv[k].bytes = (size_t)d->n_recv * sizeof(double);
+    }
     d->coef_d = d->on_host ? d->coef : (double *)px_malloc(s, sizeof d->coef);
     if (!d->coef_d) {
         snprintf(d->msg, d->msglen, "out of memory for the CG coefficients");
@@ -938,6 +1032,8 @@ static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *
         return PX_EMPI;
     st->threads_per_rank = thr;
     st->compensated = d->dd;
+    st->replacements = d->replacements;
+    st->stagnated = d->stagnated;
     st->halo_bytes = sm[0];
     st->message_seconds = sm[1];
     st->exposed_seconds = sm[2];
@@ -1014,6 +1110,7 @@ int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options
     d.P = part;
     d.mode = mode;
     d.variant = prm->variant;
+    d.tag_base = 100;
     d.jacobi = o->jacobi; /* dcg_alloc: the pipelined CG's Jacobi vectors */
     d.dd_type = MPI_DATATYPE_NULL;
     d.dd_op = MPI_OP_NULL;

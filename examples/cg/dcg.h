@@ -76,15 +76,32 @@ typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
  *   next       dcg_next
  *
  * Ten vectors with Jacobi (seven without) instead of five, and in exact arithmetic plain CG's
- * iterates; in floating point
- * the recursively updated residual drifts from b - A x further than plain CG's (Cools et al.
- * 2018, "residual gap"), so on ill-conditioned matrices it may need more iterations or stall
- * above a tight tolerance: the true residual and error in the result tell. The stopping test
- * is plain CG's, on the recursive ||r||, taken when that residual's allreduce arrives; the
- * iteration that finds it converged makes no step (its update runs with alpha = beta = 0, so
- * x stays): that last launch spends one more allreduce, exchange, SpMV and (empty) update,
- * which the seconds include and the iterations do not count (bench_cg_bsp's loop spends the
- * exchange and the SpMV, not the update).
+ * iterates. In floating point the recursively updated residual drifts from b - A x further
+ * than plain CG's (Cools et al. 2018, "residual gap"), and past the attainable accuracy the
+ * recurrences run on rounding noise until alpha turns non-positive. So the scalar op
+ * replaces the residual (r = b - A x, u = M^-1 r, w = A u, and a restart: beta = 0 on the
+ * next step) where the solve would otherwise stop or fail:
+ *
+ *   - the recursive ||r|| is below the tolerance: the solve stops only when the replaced,
+ *     true residual is below it too (else it goes on from b - A x);
+ *   - alpha is not positive and finite after at least one step since the last (re)start
+ *     (on the first step after one it is u.Au <= 0: a genuine breakdown, an error);
+ *   - a replacement whose true residual is above the tolerance and not half the last
+ *     replacement's ends the solve as stagnated (dcg_stats.stagnated, not converged):
+ *     rounding limits the accuracy there (HPCG 16^3 a rank: about 1e-15).
+ *
+ * This is the true-residual check at convergence of Trilinos Belos' implicit residual test
+ * and a restart on breakdown; Cools et al.'s automated criterion (PETSc's KSPPIPECGRR), which
+ * also replaces mid-solve, fired every 9-40 iterations on these matrices in a prototype
+ * (its worst-case gap estimates ran 600-900x the measured gap; bench/RESULTS.md, session
+ * 20), and is not used. A replacement costs the launch that makes no step, two exchanges
+ * (tags 102 and 103) and two SpMVs, and is counted in dcg_stats.replacements; a converging
+ * solve makes one (the check) unless it broke down on the way. The stopping launch makes no
+ * step either (its update runs with alpha = beta = 0, so x stays): the launches that make no
+ * step spend one more allreduce, exchange, SpMV and (empty) update each, which the seconds
+ * include and the iterations do not count (bench_cg_bsp's loop spends the exchange and the
+ * SpMV of the last, not the update). The replacement's exchanges are not in the message
+ * statistics.
  */
 typedef enum dcg_variant { DCG_CG_PLAIN = 0, DCG_CG_PIPELINED = 1 } dcg_variant;
 
@@ -115,6 +132,12 @@ typedef struct dcg_stats {
     double comm_seconds;       /**< (exposed_seconds + allreduce_seconds) / ranks. */
     double overlap;            /**< 1 - exposed_seconds / message_seconds; NaN without
                                     messages. */
+    int64_t replacements;      /**< DCG_CG_PIPELINED: residual replacements made (dcg_variant);
+                                    0 for DCG_CG_PLAIN. */
+    int stagnated;             /**< DCG_CG_PIPELINED: 1 when the solve stopped because a
+                                    replacement's true residual, above the tolerance, was not
+                                    half the last one's (dcg_variant); cg_result.converged
+                                    is then 0. */
 } dcg_stats;
 
 /**
@@ -182,7 +205,8 @@ typedef struct dcg_params {
  *         (agreed likewise: "another rank failed to start or record its iteration"). Every
  *         rank returns the same status.
  *
- * Messages. The halo messages use tags 100 and 101 (alternating exchanges) on @p comm and the
+ * Messages. The halo messages use tags 100 and 101 (alternating exchanges; 102 and 103 for
+ * DCG_CG_PIPELINED's residual replacements) on @p comm and the
  * dot products MPI_Iallreduce on it, posted by engine threads: pass a communicator on which
  * no other code sends messages with those tags or starts collectives during the solve (an
  * MPI_Comm_dup of the application's, if it has traffic of its own). parex-cg has none.

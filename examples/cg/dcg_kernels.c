@@ -165,6 +165,13 @@ PX_FOR(dcg_pipe_start, dcg_pipe_args, i, a)
     a->p[i] = 0.0;
 }
 
+PX_FOR(dcg_pipe_residual, dcg_pipe_args, i, a)
+{
+    const double ri = a->b[i] - a->n[i];
+    a->r[i] = ri;
+    a->p[i] = a->dinv ? a->dinv[i] * ri : ri;
+}
+
 /* One unpreconditioned step on row i (w kept in m); returns r_i and w_i through ro, wo. */
 static inline PX_HOST_DEVICE void pipe_row(const dcg_pipe_args *a, int64_t i, double *ro,
                                            double *wo)

@@ -65,8 +65,9 @@ typedef struct {
  */
 typedef struct {
     const double *coef; /* [alpha, beta], read at run time */
-    const double *n;    /* A m (dcg_pipe_start: A u, which becomes w) */
+    const double *n;    /* A m (dcg_pipe_start: A u, which becomes w; dcg_pipe_residual: A x) */
     const double *dinv; /* NULL: no preconditioner */
+    const double *b;    /* the right-hand side (dcg_pipe_residual only) */
     double *x, *r, *u, *w, *m, *z, *q, *s, *p;
 } dcg_pipe_args;
 
@@ -91,6 +92,9 @@ extern const px_kernel dcg_update_r_pair_dd; /* [dcg_r_args]  ... {r.M^-1 r, r.r
  * p, which holds it after cg_init), z = q = s = p = 0; and the update of dcg.h's op sequence,
  * plain (the sums then by cg_dot) or folding its sums (dcg_pipe_sums, compensated). */
 extern const px_kernel dcg_pipe_start;
+/* The residual replacement's first step (dcg.c, push_replace): r = b - A x (A x in n) and
+ * u = M^-1 r into p, where dcg_pipe_start takes it from, as after cg_init. */
+extern const px_kernel dcg_pipe_residual;
 extern const px_kernel dcg_pipe_update;
 extern const px_kernel dcg_pipe_update_jacobi;
 extern const px_kernel dcg_pipe_update_dd;        /* {r.r, w.r} */

@@ -81,14 +81,16 @@ static const char usage[] =
     "                     baseline bench_cg_bsp: the same arithmetic, for comparisons)\n"
     "  --cg VARIANT       distributed solve: plain (default) or pipelined (Ghysels-\n"
     "                     Vanroose: one allreduce an iteration, overlapping the halo\n"
-    "                     exchange and SpMV); needs mpirun and --engine push|graph\n"
+    "                     exchange and SpMV, and b - A x in place of r where it would\n"
+    "                     stop or break down); needs mpirun and --engine push|graph\n"
     "  --json             print one JSON object as the last line of output (rank 0)\n"
     "\n"
     "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, tol,\n"
     "relres, true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter,\n"
     "min_iter_seconds (fastest single iteration), setup_seconds, gflops, gbs, ranks,\n"
     "threads_per_rank, halo_bytes, comm_seconds, overlap, message_seconds_per_iter,\n"
-    "window_seconds_per_iter, window_seconds_per_iter_max, engine, dots, cg (see the README).\n"
+    "window_seconds_per_iter, window_seconds_per_iter_max, engine, dots, cg, replacements\n"
+    "(see the README).\n"
     "gbs counts the bytes each kernel must move once: per iteration 12 nnz + 88 n + 8\n"
     "bytes for plain CG and 12 nnz + 104 n + 8 with Jacobi (8-byte values and row offsets,\n"
     "4-byte column indices, the SpMV's gathered vector counted once; --cg pipelined: README).\n"
@@ -293,9 +295,11 @@ typedef struct {
      * t(posted) (dcg_stats' message_seconds and window_seconds), and the window of the rank
      * where it was longest (window_seconds_max); NaN where overlap is */
     double message_s, window_s, window_max_s;
-    const char *engine; /* "none", "push" or "graph" (--engine) */
-    const char *dots;   /* "compensated" or "plain" (--dots; the staging path's are plain) */
-    const char *cg;     /* "plain" or "pipelined" (--cg) */
+    const char *engine;   /* "none", "push" or "graph" (--engine) */
+    const char *dots;     /* "compensated" or "plain" (--dots; the staging path's are plain) */
+    const char *cg;       /* "plain" or "pipelined" (--cg) */
+    int64_t replacements; /* --cg pipelined: residual replacements (dcg_stats) */
+    int stagnated;        /* --cg pipelined stopped on a stagnating true residual (dcg_stats) */
 } run_extra;
 
 /* The human-readable summary and (with --json) the JSON line, on rank 0 only. */
@@ -318,6 +322,12 @@ static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_
             fprintf(info, ", overlap %.2f", x->overlap);
         fputc('\n', info);
     }
+    if (x->replacements > 0)
+        fprintf(info, "parex-cg: %lld residual replacements (r = b - A x)\n",
+                (long long)x->replacements);
+    if (x->stagnated)
+        fprintf(info, "parex-cg: stopped: the true residual after a replacement was not half the "
+                      "last one's (rounding limits the attainable accuracy)\n");
     if (!c->json)
         return;
     fflush(stderr);
@@ -345,7 +355,8 @@ static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_
     json_number(stdout, "message_seconds_per_iter", x->message_s, 0);
     json_number(stdout, "window_seconds_per_iter", x->window_s, 0);
     json_number(stdout, "window_seconds_per_iter_max", x->window_max_s, 0);
-    printf("\"engine\": \"%s\", \"dots\": \"%s\", \"cg\": \"%s\"}\n", x->engine, x->dots, x->cg);
+    printf("\"engine\": \"%s\", \"dots\": \"%s\", \"cg\": \"%s\", \"replacements\": %lld}\n",
+           x->engine, x->dots, x->cg, (long long)x->replacements);
 }
 
 static void fill_options(const cli *c, FILE *info, cg_options *o)
@@ -415,7 +426,7 @@ static int run_single(const cli *c, px_space *s, FILE *info)
         fprintf(stderr, "parex-cg: %s: %s\n", name, r.message);
         status = EXIT_FAILURE;
     } else {
-        run_extra x = {1, threads, 0.0, 0.0, NAN, NAN, NAN, NAN, "none", "plain", "plain"};
+        run_extra x = {1, threads, 0.0, 0.0, NAN, NAN, NAN, NAN, "none", "plain", "plain", 0, 0};
         report(c, info, name, A.n, A.nnz, s, &r, setup_s, &x);
         status = r.converged ? 0 : EXIT_NOT_CONVERGED;
     }
@@ -540,7 +551,9 @@ static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int 
                        per_rank_iter(st.window_seconds_max, 1, &st, r.iterations),
                        prm.mode == DCG_PUSH ? "push" : "graph",
                        st.compensated ? "compensated" : "plain",
-                       c->pipelined ? "pipelined" : "plain"};
+                       c->pipelined ? "pipelined" : "plain",
+                       st.replacements,
+                       st.stagnated};
         if (rank == 0)
             report(c, info, name, part.n_global, part.nnz_global, s, &r, setup_s, &x);
         status = r.converged ? 0 : EXIT_NOT_CONVERGED;
