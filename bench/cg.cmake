@@ -29,3 +29,11 @@ if(PX_BUILD_EXAMPLES)
     set_target_properties(bench_cg_pieces PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
   endif()
 endif()
+
+# Whether glibc's placement of a CSR matrix (brk heap, one mmap an array, the heap's layout in
+# one mmap) changes the SpMV loop's speed (bench/RESULTS.md, session 20). Glibc and Linux only.
+# Run: taskset -c 0 build-*/bench/spmv_placement [N [ROUNDS [REPS]]]   (root: page frames too)
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  add_executable(spmv_placement spmv_placement.c)
+  target_compile_options(spmv_placement PRIVATE ${PX_C_WARNINGS})
+endif()
