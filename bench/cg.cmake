@@ -33,7 +33,9 @@ endif()
 # Whether glibc's placement of a CSR matrix (brk heap, one mmap an array, the heap's layout in
 # one mmap) changes the SpMV loop's speed (bench/RESULTS.md, session 20). Glibc and Linux only.
 # Run: taskset -c 0 build-*/bench/spmv_placement [N [ROUNDS [REPS]]]   (root: page frames too)
-if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+include(CheckSymbolExists)
+check_symbol_exists(M_MMAP_THRESHOLD "malloc.h" PX_HAVE_M_MMAP_THRESHOLD)
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND PX_HAVE_M_MMAP_THRESHOLD)
   add_executable(spmv_placement spmv_placement.c)
   target_compile_options(spmv_placement PRIVATE ${PX_C_WARNINGS})
 endif()

@@ -3,8 +3,9 @@
 
 dcg.c's pipelined CG (examples/cg/dcg.h, DCG_CG_PIPELINED) replaces its residual (r = b - A x,
 u = M^-1 r, w = A u, restart with beta = 0) where the recursive residual says "converged" and
-where alpha breaks down after a step; a replacement whose true residual is not half the last
-one's ends the solve as stagnated. This script runs that rule beside two others on the same
+where alpha breaks down after a step; a replacement whose true residual is not 10 % below the
+last one's ends the solve, as stagnated, or as a breakdown when it followed one and the true
+residual is above sqrt(eps). This script runs that rule beside two others on the same
 recurrences, one process, plain double dots (so counts differ from parex's compensated ones by
 a few iterations):
 
@@ -15,7 +16,8 @@ a few iterations):
          SpMV: k eps ||A||_inf ||v||, k the most entries in a row) and replace when the bound
          of r's gap first passes sqrt(eps) ||r|| (van der Vorst and Ye's rule), then replace s,
          q and z too (s = A p, q = M^-1 s, z = A q) and keep the Krylov directions;
-  check  dcg.c's rule.
+  check  dcg.c's rule (the iteration limit is tested before the tolerance here, after it in
+         dcg.c: the counts differ only for a solve that reaches the limit).
 
 and plain CG. Columns: iterations, how it ended, the true relative residual ||b - A x|| / ||b||,
 replacements. With --gap NAME it prints, every 20 iterations of the plain pipelined CG, the
@@ -164,7 +166,9 @@ def pipelined(A, b, tol, max_iters, dinv, rule, gap=False):
             replaced = restart = True
             count += 1
             t = np.linalg.norm(r) / bn
-            if not t < tol and not t < 0.5 * last_true:
+            if not t < tol and not t < 0.9 * last_true:
+                if why == "breakdown" and t >= np.sqrt(EPS):
+                    return it, "breakdown", t, count
                 return it, "stagnated", t, count
             last_true = t
             continue

@@ -68,6 +68,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from dcg_launch import fixed_iterations
 
 NS = "parex-tcp"
 # The veth testbed: two namespaces ("hosts") joined by a veth pair on a private /24.
@@ -228,7 +229,7 @@ def run(build, prog, grid, iters, btl="tcp,self", extra=()):
     if out.returncode not in ok:
         sys.exit("run_dcg_tcp: %s failed (status %d):\n%s%s" % (" ".join(cmd), out.returncode,
                                                                  out.stdout, out.stderr))
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return fixed_iterations(json.loads(out.stdout.strip().splitlines()[-1]), ok, cmd)
 
 
 def main():

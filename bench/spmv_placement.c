@@ -20,7 +20,7 @@
  * consecutive and how many distinct 2 MiB physical frames they touch, which matters when the
  * hypervisor backs the guest with huge pages (a 2-D page walk per guest page otherwise).
  *
- *   spmv_placement [N [ROUNDS [REPS]]]   (N = 48, ROUNDS = 12, REPS = 40 SpMVs a timing)
+ *   spmv_placement [N [ROUNDS [REPS]]]   (N = 48, 4-52; ROUNDS = 12, REPS = 40 SpMVs a timing)
  *
  * Prints each copy's median and minimum milliseconds per SpMV and the ratio to heap.
  */
@@ -136,12 +136,22 @@ int main(int argc, char **argv)
     const int rounds = argc > 2 ? atoi(argv[2]) : 12;
     const int reps = argc > 3 ? atoi(argv[3]) : 40;
     if (n < 4 || n > 400 || rounds < 1 || reps < 1) {
-        fprintf(stderr, "usage: spmv_placement [N (4-400) [ROUNDS [REPS]]]\n");
+        fprintf(stderr, "usage: spmv_placement [N (4-52) [ROUNDS [REPS]]]\n");
         return 2;
     }
     const int64_t rows = (int64_t)n * n * n, nnz = nnz_of(n);
     const size_t b_rp = (size_t)(rows + 1) * 8, b_col = (size_t)nnz * 4, b_val = (size_t)nnz * 8;
     const size_t b_vec = (size_t)rows * 8;
+    /* glibc serves a request at or above the mmap threshold (at most 32 MiB on 64-bit) by mmap
+     * whatever it is set to: the heap copy needs every array below it (N <= 52) */
+    if (b_val >= (size_t)32 * 1024 * 1024) {
+        fprintf(stderr,
+                "spmv_placement: N = %d makes a %.1f MiB value array, above glibc's "
+                "largest mmap threshold (32 MiB): the heap copy would be mmap'ed; "
+                "use N <= 52\n",
+                n, (double)b_val / 1048576.0);
+        return 2;
+    }
     csr c[3] = {{"heap", 0, 0, 0, 0, 0}, {"mmap", 0, 0, 0, 0, 0}, {"onemap", 0, 0, 0, 0, 0}};
 
     /* heap: the brk heap, in parex-cg's order (matrix, then vectors) */

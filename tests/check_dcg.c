@@ -112,6 +112,7 @@ typedef struct {
     double iterations, max_abs_err, ranks, threads, halo_bytes, comm_seconds, overlap, n;
     double message, window; /* message_ and window_seconds_per_iter */
     double window_max;      /* window_seconds_per_iter_max */
+    double replacements;    /* the pipelined CG's residual replacements */
     char engine[16];        /* "none", "push" or "graph" */
     char dots[16];          /* "compensated" or "plain" */
     char cg[16];            /* "plain" or "pipelined" (--cg) */
@@ -156,6 +157,8 @@ static int solve(int np, const char *args, outcome *o)
     o->window = json_num(j, "window_seconds_per_iter");
     o->window_max = json_num(j, "window_seconds_per_iter_max");
     o->n = json_num(j, "n");
+    o->replacements = json_num(j, "replacements");
+    ck_assert_ptr_nonnull(strstr(j, "\"stagnated\": false"));
     json_str(j, "engine", o->engine, sizeof o->engine);
     json_str(j, "dots", o->dots, sizeof o->dots);
     json_str(j, "cg", o->cg, sizeof o->cg);
@@ -364,6 +367,29 @@ START_TEST(test_dcg_indefinite_matrix_is_a_breakdown_on_every_rank)
             break;
         ck_assert_msg(st != 0, "%s: exit 0 for a breakdown; stderr: %s", variants[v], run_err);
         ck_assert_msg(strstr(run_err, "breakdown at iteration 1") != NULL, "%s: stderr: %s",
+                      variants[v], run_err);
+        ck_assert_msg(strstr(run_err, "failed alone") == NULL, "%s: stderr: %s", variants[v],
+                      run_err);
+    }
+    /* diag(1, 2, -1, 3, ...): the first step is fine (r.Ar = sum d^3 > 0), the second breaks
+     * down; the pipelined CG replaces its residual there, restarts, makes no progress from a
+     * large residual and reports a breakdown too (dcg.h), not a stagnation */
+    f = fopen(mtx, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n%d %d %d\n", n, n, n);
+    static const char *const later[] = {"1.0", "2.0", "-1.0", "3.0"};
+    for (int i = 1; i <= n; i++)
+        fprintf(f, "%d %d %s\n", i, i, later[(i - 1) % 4]);
+    fclose(f);
+    for (int v = 0; v < 2; v++) {
+        snprintf(args, sizeof args, "--matrix '%s' --partition block --space threads --cg %s", mtx,
+                 variants[v]);
+        const int st = run(np, args);
+        if (st < 0)
+            break;
+        ck_assert_msg(st == 1, "%s, later breakdown: exit %d; stderr: %s", variants[v], st,
+                      run_err);
+        ck_assert_msg(strstr(run_err, "breakdown at iteration 2") != NULL, "%s: stderr: %s",
                       variants[v], run_err);
         ck_assert_msg(strstr(run_err, "failed alone") == NULL, "%s: stderr: %s", variants[v],
                       run_err);
@@ -674,6 +700,12 @@ START_TEST(test_dcg_pipelined_hpcg_matches_plain)
                            "--json");
     ck_assert_msg(st == 3, "--max-iters 10: exit %d, not 3: %s", st, run_err);
     ck_assert_double_eq(json_num(last_line(), "iterations"), 10.0);
+    /* the limit stops it: no replacement, not stagnated; a converged one checked b - A x once */
+    ck_assert_double_eq(json_num(last_line(), "replacements"), 0.0);
+    ck_assert_ptr_nonnull(strstr(last_line(), "\"stagnated\": false"));
+    ck_assert_double_eq(plain.replacements, 0.0);
+    ck_assert_double_eq(graph.replacements, 1.0);
+    ck_assert_double_eq(push.replacements, 1.0);
 }
 END_TEST
 
@@ -710,8 +742,9 @@ END_TEST
 
 /* The pipelined CG's residual replacement (dcg.h, DCG_CG_PIPELINED) on 1138_bus without a
  * preconditioner, whose recursive residual drifts from b - A x: the solve stops only on a true
- * residual below the tolerance (before the replacement it stopped at 2.8e-8 on 2 ranks), after
- * at least one replacement, pushed and recorded alike to the bit. */
+ * residual below the tolerance (without the replacement it stopped on its recursive residual
+ * with a true one of 2.8e-8, which fails this test), after at least one replacement (2 on this
+ * machine: a breakdown and the check), pushed and recorded alike to the bit. */
 START_TEST(test_dcg_pipelined_stops_on_the_true_residual)
 {
     char p[1024], args[1400];
@@ -746,30 +779,42 @@ END_TEST
 
 /* Past the attainable accuracy (--tol 1e-300) the pipelined CG used to break down (alpha <= 0
  * on rounding noise: exit 1); it now replaces the residual at each such point and stops as
- * stagnated (exit 3, not converged) once a replacement's true residual is not half the last
- * one's, at about the accuracy plain CG reaches, long before the iteration limit. Plain CG
- * with --max-iters 10 and the pipelined CG's first step on an indefinite matrix are checked
- * elsewhere (the limit; the breakdown that stays an error). */
+ * stagnated (exit 3, not converged, JSON stagnated) once a replacement's true residual is not
+ * 10 % below the last one's, at about the accuracy plain CG reaches, long before the
+ * iteration limit: recorded and pushed, and on the staging path (whose halo copies each
+ * replacement's exchanges of x and p once sent to the wrong vector). */
 START_TEST(test_dcg_pipelined_stagnates_past_the_attainable_accuracy)
 {
-    const int st = run(nranks(), "--grid 16 --space threads --cg pipelined --tol 1e-300 "
-                                 "--max-iters 5000 --progress 0 --json");
-    if (st < 0)
-        return;
-    ck_assert_msg(st == 3, "exit %d, not 3: %s", st, run_err);
-    ck_assert_msg(strstr(run_err, "rounding limits the attainable accuracy") != NULL, "stderr: %s",
-                  run_err);
-    const char *j = last_line();
-    ck_assert_ptr_nonnull(strstr(j, "\"converged\": false"));
-    const double it = json_num(j, "iterations"), rel = json_num(j, "true_relres");
-    const double rep = json_num(j, "replacements");
-    fprintf(stderr,
-            "check_dcg: pipelined hpcg 16, tol 1e-300: %.0f iterations, true relres %.2e, "
-            "%.0f replacements\n",
-            it, rel, rep);
-    ck_assert_double_lt(it, 5000.0);
-    ck_assert_double_lt(rel, 1e-13);
-    ck_assert_double_ge(rep, 2.0);
+    static const char *const engines[] = {"graph", "push"};
+    for (int k = 0; k < 4; k++) {
+        char args[256];
+        snprintf(args, sizeof args,
+                 "--grid 16 --space threads --cg pipelined --engine %s --tol 1e-300 "
+                 "--max-iters 3000 --progress 0 --json",
+                 engines[k & 1]);
+        if (k >= 2)
+            ck_assert_int_eq(setenv("PX_CG_HOST_STAGING", "1", 1), 0);
+        const int st = run(nranks(), args);
+        unsetenv("PX_CG_HOST_STAGING");
+        if (st < 0)
+            return;
+        const char *what = k >= 2 ? "staging" : "host";
+        ck_assert_msg(st == 3, "%s %s: exit %d, not 3: %s", what, engines[k & 1], st, run_err);
+        ck_assert_msg(strstr(run_err, "rounding limits the attainable accuracy") != NULL,
+                      "stderr: %s", run_err);
+        const char *j = last_line();
+        ck_assert_ptr_nonnull(strstr(j, "\"converged\": false"));
+        ck_assert_ptr_nonnull(strstr(j, "\"stagnated\": true"));
+        const double it = json_num(j, "iterations"), rel = json_num(j, "true_relres");
+        const double rep = json_num(j, "replacements");
+        fprintf(stderr,
+                "check_dcg: pipelined hpcg 16, tol 1e-300, %s %s: %.0f iterations, true relres "
+                "%.2e, %.0f replacements\n",
+                what, engines[k & 1], it, rel, rep);
+        ck_assert_double_lt(it, 3000.0);
+        ck_assert_double_lt(rel, 1e-13);
+        ck_assert_double_ge(rep, 2.0);
+    }
 }
 END_TEST
 

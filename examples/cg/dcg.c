@@ -17,6 +17,7 @@
  */
 #include "dcg.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,8 +62,9 @@ typedef struct {
     double *send_d, *send_h, *recv_h;  /* send_h == send_d on host spaces; recv_h: cuda only */
     int64_t n_send, n_recv;
     /* owned part of p (0), of x (1) and of the pipelined m (2); the pipelined CG exchanges p
-     * only in its start, and its updates then write p under v_r with the other vectors that
-     * no other op of an iteration touches */
+     * only in its start and its residual replacements (push_pipe_start); its updates write p
+     * under v_r with the other vectors no other op of an iteration touches, and under
+     * v_vec[0] too, for those exchanges */
     px_var *v_vec[3];
     px_var **v_halo; /* one per neighbour */
     px_var **v_bnd;  /* the boundary SpMV's reads: n_neighbors + 4 slots */
@@ -87,8 +89,10 @@ typedef struct {
     /* Residual replacement (dcg.h, DCG_CG_PIPELINED): the scalar op sets replace (this launch
      * makes no step, and dcg_next pushes push_replace before the next launch) and replaced
      * (the next allreduce's r is b - A x); restart: the next step takes beta = 0, as the
-     * first. last_true: the true relative residual at the last replacement. */
+     * first. last_true: the true relative residual at the last replacement (HUGE_VAL before
+     * the first, which has no reference: only later ones can find no progress). */
     int replace, replaced, restart, stagnated;
+    int replaced_on_breakdown; /* the last replacement followed alpha <= 0, not convergence */
     int64_t replacements;
     double last_true;
     MPI_Datatype dd_type; /* one cg_dd */
@@ -347,6 +351,13 @@ static int dcg_beta(const px_run_context *rc, void *arg)
     return PX_OK;
 }
 
+/* A residual replacement (dcg.h, DCG_CG_PIPELINED) whose true residual, above the tolerance,
+ * is not below DCG_PIPE_PROGRESS times the last replacement's ends the solve: the restart
+ * made no progress. 0.9 lets a slow approach to the tolerance go on (1.5 tol, then 1.01 tol)
+ * and stops at the rounding floor after a few replacements (the true residual there moves by
+ * a few per cent either way). */
+#define DCG_PIPE_PROGRESS 0.9
+
 /* The pipelined CG's launch that makes no step: alpha = beta = 0 leave x and r as they are
  * (the update still folds the sums). */
 static int pipe_no_step(dcg *d)
@@ -359,16 +370,20 @@ static int pipe_no_step(dcg *d)
  * books the clocks and takes the relative residual from r.r. Then, on global values (every
  * rank decides alike), one of:
  *   - stop: the residual is below the tolerance and is a true one (the last launch replaced
- *     it), or it is a true one that a restart did not halve since the last replacement
- *     (stagnated: rounding limits the accuracy), or the iteration limit is reached;
+ *     it), or it is a true one that a restart did not bring below DCG_PIPE_PROGRESS times
+ *     the last replacement's (stagnated: rounding limits the accuracy), or the iteration
+ *     limit is reached;
  *   - replace: the recursive residual is below the tolerance (checked against b - A x
  *     before the solve may stop), or alpha is not positive and finite after at least one
  *     step since the last (re)start (the recurrences have lost their accuracy);
  *   - step: beta = gamma / gamma_old and alpha = gamma / (delta - beta gamma / alpha_old),
  *     or after a (re)start beta = 0 and alpha = gamma / delta.
- * Stop and replace make no step. A non-finite residual, or an alpha that is not positive and
+ * Stop and replace make no step. A non-finite residual, an alpha that is not positive and
  * finite on the first step after a (re)start (u.Au <= 0: the matrix, or M, is not positive
- * definite), fails the iteration on every rank. */
+ * definite), or no progress after a replacement that followed a breakdown while the true
+ * residual is still above sqrt(eps) (an indefinite matrix breaking down after some steps
+ * looks like that; rounding past the attainable accuracy leaves a smaller residual) fails
+ * the iteration on every rank. */
 static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
 {
     (void)rc;
@@ -386,10 +401,22 @@ static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
     if (d->relres < o->tol) {
         d->stop = true_r;
         d->replace = d->replaced = d->restart = !true_r;
+        d->replaced_on_breakdown = 0;
         return pipe_no_step(d);
     }
     if (true_r) {
-        if (!(d->relres < 0.5 * d->last_true)) {
+        if (!(d->relres < DCG_PIPE_PROGRESS * d->last_true)) {
+            if (d->replaced_on_breakdown && d->relres >= sqrt(DBL_EPSILON)) {
+                d->collective = 1;
+                snprintf(d->msg, d->msglen,
+                         "breakdown at iteration %lld: the pipelined CG restarted from b - A x "
+                         "after alpha <= 0, and its true relative residual %.3e is not below "
+                         "%.1f of the last replacement's (%.3e): the matrix or its "
+                         "preconditioner is not symmetric positive definite, or rounding swamps "
+                         "the pipelined recurrences (--cg plain)",
+                         (long long)d->it, d->relres, DCG_PIPE_PROGRESS, d->last_true);
+                return PX_EINVAL;
+            }
             d->stop = d->stagnated = 1;
             return pipe_no_step(d);
         }
@@ -403,7 +430,7 @@ static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
     const double alpha = gamma / (d->restart ? delta : delta - beta * gamma / d->alpha_old);
     if (!(alpha > 0.0) || !isfinite(alpha)) {
         if (!d->restart) {
-            d->replace = d->replaced = d->restart = 1;
+            d->replace = d->replaced = d->restart = d->replaced_on_breakdown = 1;
             return pipe_no_step(d);
         }
         d->collective = 1;
@@ -517,23 +544,24 @@ static dcg_pipe_args pipe_args(const dcg *d)
 /* The pipelined CG's update and its sums into d->loc (dcg_pipe_sums): one fused pass with
  * compensated sums (d->dd), else the update, then each sum by cg_dot (plain sums, as the
  * staging path's reducers must be). It reads n (v_ap) and the coefficients (v_coef), and
- * writes m (v_vec[2]), x (v_vec[1]), the sums (v_loc), and r with the recurrences' vectors
- * u, w, z, q, s and p (v_r: no other op of an iteration touches them). */
+ * writes m (v_vec[2]), x (v_vec[1]), the sums (v_loc), p (v_vec[0], which a replacement's
+ * exchange reads) and r with the recurrences' vectors u, w, z, q, s and p (v_r: no other op
+ * of an iteration touches them). */
 static int push_pipe_update(dcg *d)
 {
     const dcg_pipe_args pa = pipe_args(d);
     const px_range_policy all = px_range(0, d->P->n_local);
     px_var *rd[2] = {d->v_ap, d->v_coef};
-    px_var *w[4] = {d->v_r, d->v_vec[1], d->v_vec[2], d->v_loc};
+    px_var *w[5] = {d->v_r, d->v_vec[1], d->v_vec[2], d->v_vec[0], d->v_loc};
     if (d->dd) {
         const px_kernel *k = d->jacobi ? &dcg_pipe_update_jacobi_dd : &dcg_pipe_update_dd;
         DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_pipe_update", all, k, &pa,
-                                                  sizeof pa, &dcg_pipe_sum, d->loc, rd, 2, w, 4));
+                                                  sizeof pa, &dcg_pipe_sum, d->loc, rd, 2, w, 5));
         return PX_OK;
     }
     DCG_TRY(d, px_engine_push_parallel_for(d->e, d->s, "dcg_pipe_update", all,
                                            d->jacobi ? &dcg_pipe_update_jacobi : &dcg_pipe_update,
-                                           &pa, sizeof pa, rd, 2, w, 3));
+                                           &pa, sizeof pa, rd, 2, w, 4));
     /* {r.u, w.u, r.r}; without a preconditioner u is r and w is kept in m: {r.r, m.r} */
     const double *u = d->jacobi ? d->pu : d->r, *wv = d->jacobi ? d->pw : d->pm;
     const double *lhs[3] = {d->r, wv, d->r}, *rhs[3] = {u, u, d->r};
@@ -588,8 +616,10 @@ static int push_iteration(dcg *d)
 
 /* The op after an iteration's residual (reads v_state): books the iteration's time, prints
  * progress on rank 0, and pushes the next iteration unless the residual is below the
- * tolerance or the iteration limit is reached (the same decision on every rank: global
- * values). A failed push fails this op, which wait_for_all reports. */
+ * tolerance or the iteration limit is reached (the pipelined CG: unless its scalar op said
+ * stop; when it asked for a residual replacement, push_replace's ops come first). The same
+ * decision on every rank: global values. A failed push fails this op, which wait_for_all
+ * reports. */
 static int dcg_next(const px_run_context *rc, void *arg)
 {
     (void)rc;

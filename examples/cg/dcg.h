@@ -51,6 +51,7 @@ extern "C" {
  * copies, one per halo tag), and each iteration is one px_graph_launch, made by the last op
  * of the previous launch: no per-op Var locking inside the iteration. The same ops, in the
  * same dependency order, so the same arithmetic: iterations and errors equal DCG_PUSH's.
+ * (The pipelined CG's residual replacements are pushed between two launches in both modes.)
  * Either way the host waits once per solve. (CUDA graphs / Kokkos Experimental::Graph.)
  */
 typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
@@ -69,7 +70,7 @@ typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
  *
  *   allreduce  (px_engine_push_mpi_allreduce of the sums the last update folded)
  *   halo exchange of m, interior SpMV, boundary SpMV (n = A m), as plain CG's of p
- *   scalars    dcg_pipe_scalar: relres from r.r, stop or alpha and beta
+ *   scalars    dcg_pipe_scalar: relres from r.r; stop, replace, or alpha and beta
  *   update     one fused pass: z = n + beta z, q = m + beta q, s = w + beta s,
  *              p = u + beta p, x += alpha p, r -= alpha s, u -= alpha q, w -= alpha z,
  *              m = M^-1 w, and the next iteration's sums
@@ -86,22 +87,28 @@ typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
  *     true residual is below it too (else it goes on from b - A x);
  *   - alpha is not positive and finite after at least one step since the last (re)start
  *     (on the first step after one it is u.Au <= 0: a genuine breakdown, an error);
- *   - a replacement whose true residual is above the tolerance and not half the last
- *     replacement's ends the solve as stagnated (dcg_stats.stagnated, not converged):
- *     rounding limits the accuracy there (HPCG 16^3 a rank: about 1e-15).
+ *   - a replacement whose true residual is above the tolerance and not 10 % below the last
+ *     replacement's ends the solve: as stagnated (dcg_stats.stagnated, not converged) where
+ *     rounding limits the accuracy (HPCG 16^3 a rank: about 1e-15); as a breakdown error
+ *     when that replacement followed a breakdown and the true residual is still above
+ *     sqrt(eps) (an indefinite matrix that breaks down after some steps; plain CG reports
+ *     its p.Ap <= 0 there).
  *
  * This is the true-residual check at convergence of Trilinos Belos' implicit residual test
  * and a restart on breakdown; Cools et al.'s automated criterion (PETSc's KSPPIPECGRR), which
  * also replaces mid-solve, fired every 9-40 iterations on these matrices in a prototype
  * (its worst-case gap estimates ran 600-900x the measured gap; bench/RESULTS.md, session
  * 20), and is not used. A replacement costs the launch that makes no step, two exchanges
- * (tags 102 and 103) and two SpMVs, and is counted in dcg_stats.replacements; a converging
- * solve makes one (the check) unless it broke down on the way. The stopping launch makes no
- * step either (its update runs with alpha = beta = 0, so x stays): the launches that make no
- * step spend one more allreduce, exchange, SpMV and (empty) update each, which the seconds
- * include and the iterations do not count (bench_cg_bsp's loop spends the exchange and the
- * SpMV of the last, not the update). The replacement's exchanges are not in the message
- * statistics.
+ * (tags 102 and 103) and two SpMVs, about three iterations' worth, and is counted in
+ * dcg_stats.replacements; a converging solve makes at least one (the check), one more for
+ * each breakdown on the way and each check that found the true residual above the tolerance
+ * but falling. The replacement's ops are pushed by dcg_next between two launches, also under
+ * DCG_GRAPH (not recorded: the Vars order them after the running launch). The stopping
+ * launch makes no step either (its update runs with alpha = beta = 0, so x stays): the
+ * launches that make no step spend one more allreduce, exchange, SpMV and (empty) update
+ * each, which the seconds include and the iterations do not count (bench_cg_bsp's loop
+ * spends the exchange and the SpMV of the last, not the update). The replacement's exchanges
+ * are not in the message statistics.
  */
 typedef enum dcg_variant { DCG_CG_PLAIN = 0, DCG_CG_PIPELINED = 1 } dcg_variant;
 
@@ -136,7 +143,7 @@ typedef struct dcg_stats {
                                     0 for DCG_CG_PLAIN. */
     int stagnated;             /**< DCG_CG_PIPELINED: 1 when the solve stopped because a
                                     replacement's true residual, above the tolerance, was not
-                                    half the last one's (dcg_variant); cg_result.converged
+                                    10 % below the last one's (dcg_variant); cg_result.converged
                                     is then 0. */
 } dcg_stats;
 

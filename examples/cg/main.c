@@ -89,8 +89,8 @@ static const char usage[] =
     "relres, true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter,\n"
     "min_iter_seconds (fastest single iteration), setup_seconds, gflops, gbs, ranks,\n"
     "threads_per_rank, halo_bytes, comm_seconds, overlap, message_seconds_per_iter,\n"
-    "window_seconds_per_iter, window_seconds_per_iter_max, engine, dots, cg, replacements\n"
-    "(see the README).\n"
+    "window_seconds_per_iter, window_seconds_per_iter_max, engine, dots, cg, replacements,\n"
+    "stagnated (see the README).\n"
     "gbs counts the bytes each kernel must move once: per iteration 12 nnz + 88 n + 8\n"
     "bytes for plain CG and 12 nnz + 104 n + 8 with Jacobi (8-byte values and row offsets,\n"
     "4-byte column indices, the SpMV's gathered vector counted once; --cg pipelined: README).\n"
@@ -323,11 +323,11 @@ static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_
         fputc('\n', info);
     }
     if (x->replacements > 0)
-        fprintf(info, "parex-cg: %lld residual replacements (r = b - A x)\n",
-                (long long)x->replacements);
+        fprintf(info, "parex-cg: %lld residual replacement%s (r = b - A x)\n",
+                (long long)x->replacements, x->replacements == 1 ? "" : "s");
     if (x->stagnated)
-        fprintf(info, "parex-cg: stopped: the true residual after a replacement was not half the "
-                      "last one's (rounding limits the attainable accuracy)\n");
+        fprintf(info, "parex-cg: stopped: the true residual after a replacement was not 10 %% "
+                      "below the last one's (rounding limits the attainable accuracy)\n");
     if (!c->json)
         return;
     fflush(stderr);
@@ -355,8 +355,9 @@ static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_
     json_number(stdout, "message_seconds_per_iter", x->message_s, 0);
     json_number(stdout, "window_seconds_per_iter", x->window_s, 0);
     json_number(stdout, "window_seconds_per_iter_max", x->window_max_s, 0);
-    printf("\"engine\": \"%s\", \"dots\": \"%s\", \"cg\": \"%s\", \"replacements\": %lld}\n",
-           x->engine, x->dots, x->cg, (long long)x->replacements);
+    printf("\"engine\": \"%s\", \"dots\": \"%s\", \"cg\": \"%s\", \"replacements\": %lld, "
+           "\"stagnated\": %s}\n",
+           x->engine, x->dots, x->cg, (long long)x->replacements, x->stagnated ? "true" : "false");
 }
 
 static void fill_options(const cli *c, FILE *info, cg_options *o)
