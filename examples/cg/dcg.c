@@ -542,8 +542,9 @@ static dcg_pipe_args pipe_args(const dcg *d)
 }
 
 /* The pipelined CG's update and its sums into d->loc (dcg_pipe_sums): one fused pass with
- * compensated sums (d->dd), else the update, then each sum by cg_dot (plain sums, as the
- * staging path's reducers must be). It reads n (v_ap) and the coefficients (v_coef), and
+ * compensated sums (d->dd) or, with --dots plain on a host space, plain ones; on the staging
+ * path the update, then each sum by cg_dot (plain sums by a built-in reducer, as a device's
+ * must be). It reads n (v_ap) and the coefficients (v_coef), and
  * writes m (v_vec[2]), x (v_vec[1]), the sums (v_loc), p (v_vec[0], which a replacement's
  * exchange reads) and r with the recurrences' vectors u, w, z, q, s and p (v_r: no other op
  * of an iteration touches them). */
@@ -557,6 +558,13 @@ static int push_pipe_update(dcg *d)
         const px_kernel *k = d->jacobi ? &dcg_pipe_update_jacobi_dd : &dcg_pipe_update_dd;
         DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_pipe_update", all, k, &pa,
                                                   sizeof pa, &dcg_pipe_sum, d->loc, rd, 2, w, 5));
+        return PX_OK;
+    }
+    if (d->on_host) { /* --dots plain: the sums folded as bench_cg_bsp's, in the same pass */
+        const px_kernel *k = d->jacobi ? &dcg_pipe_update_jacobi_sum : &dcg_pipe_update_sum;
+        DCG_TRY(d, px_engine_push_parallel_reduce(d->e, d->s, "dcg_pipe_update", all, k, &pa,
+                                                  sizeof pa, &dcg_pipe_sum_plain, d->loc, rd, 2, w,
+                                                  5));
         return PX_OK;
     }
     DCG_TRY(d, px_engine_push_parallel_for(d->e, d->s, "dcg_pipe_update", all,

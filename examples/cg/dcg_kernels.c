@@ -147,6 +147,19 @@ static void pipe_sums_join(void *dst, const void *src)
 const px_reducer dcg_pipe_sum =
     PX_REDUCER_INIT(dcg_pipe_sums, pipe_sums_identity, pipe_sums_join, "dcg_pipe_sum");
 
+/* The plain sums in the same struct: the hi halves add, the lo halves stay 0. */
+static void pipe_sums_join_plain(void *dst, const void *src)
+{
+    dcg_pipe_sums *d = (dcg_pipe_sums *)dst;
+    const dcg_pipe_sums *s = (const dcg_pipe_sums *)src;
+    d->gamma.hi += s->gamma.hi;
+    d->delta.hi += s->delta.hi;
+    d->rr.hi += s->rr.hi;
+}
+
+const px_reducer dcg_pipe_sum_plain =
+    PX_REDUCER_INIT(dcg_pipe_sums, pipe_sums_identity, pipe_sums_join_plain, "dcg_pipe_sum_plain");
+
 /* w = n (= A u), m = M^-1 w, u = p (= M^-1 r after cg_init), and the recurrences' vectors
  * zeroed: the first update (beta = 0) must multiply finite values. Without a preconditioner
  * m holds w and u, q are r, s (dcg_pipe_args). */
@@ -222,6 +235,25 @@ PX_FOR(dcg_pipe_update_jacobi, dcg_pipe_args, i, a)
 {
     double ri, ui, wi;
     pipe_row_jacobi(a, i, &ri, &ui, &wi);
+}
+
+/* The updates folding plain sums (host spaces: a custom reducer), as bench_cg_bsp's pipelined
+ * loops fold theirs. */
+PX_REDUCE(dcg_pipe_update_sum, dcg_pipe_args, dcg_pipe_sums, i, a, acc)
+{
+    double ri, wi;
+    pipe_row(a, i, &ri, &wi);
+    acc->gamma.hi += ri * ri;
+    acc->delta.hi += wi * ri;
+}
+
+PX_REDUCE(dcg_pipe_update_jacobi_sum, dcg_pipe_args, dcg_pipe_sums, i, a, acc)
+{
+    double ri, ui, wi;
+    pipe_row_jacobi(a, i, &ri, &ui, &wi);
+    acc->gamma.hi += ri * ui;
+    acc->delta.hi += wi * ui;
+    acc->rr.hi += ri * ri;
 }
 
 /* The compensated updates, one row: the device halves (never launched: the device path's

@@ -79,6 +79,8 @@ typedef struct {
 
 /** Joins dcg_pipe_sums (host spaces only: a custom reducer). */
 extern const px_reducer dcg_pipe_sum;
+/** Joins dcg_pipe_sums as plain sums: the hi halves add, lo stays 0 (host spaces only). */
+extern const px_reducer dcg_pipe_sum_plain;
 
 /* The kernels (dcg_kernels.c). Args in brackets; "dd": compensated (host spaces only). */
 extern const px_kernel dcg_pack;             /* [pack_args]   out[j] = v[idx[j]] */
@@ -97,8 +99,10 @@ extern const px_kernel dcg_pipe_start;
 extern const px_kernel dcg_pipe_residual;
 extern const px_kernel dcg_pipe_update;
 extern const px_kernel dcg_pipe_update_jacobi;
-extern const px_kernel dcg_pipe_update_dd;        /* {r.r, w.r} */
-extern const px_kernel dcg_pipe_update_jacobi_dd; /* {r.u, w.u, r.r} */
+extern const px_kernel dcg_pipe_update_sum;        /* plain {r.r, w.r} (dcg_pipe_sum_plain) */
+extern const px_kernel dcg_pipe_update_jacobi_sum; /* plain {r.u, w.u, r.r} */
+extern const px_kernel dcg_pipe_update_dd;         /* {r.r, w.r} */
+extern const px_kernel dcg_pipe_update_jacobi_dd;  /* {r.u, w.u, r.r} */
 
 #ifdef __cplusplus
 }
