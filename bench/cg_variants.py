@@ -18,8 +18,9 @@ Prints min and median seconds per iteration and bsp's median halo and allreduce 
 With --tcp, the rows are instead 2 one-core ranks over run_dcg_tcp.py's shaped TCP link, each
 TESTBED:RATE:GRID:ITERS (testbed lo or veth, tc's rate, points a rank per side, iterations;
 keep ITERS below convergence, as above), and parex-cg (as it comes, ITERS iterations) and
-parex-cg --cg pipelined (its allreduce an engine op beside the exchange and the SpMV) run as a
-fourth and fifth program: does one allreduce an iteration fewer help where an allreduce
+parex-cg --cg pipelined (its allreduce an engine op beside the exchange and the SpMV), also with
+--dots plain (bench_cg_bsp's arithmetic: plain sums folded in the update), run as a fourth,
+fifth and sixth program: does one allreduce an iteration fewer help where an allreduce
 crosses a network (about 8 us over 1 Gbit/s TCP here, against 0.2 us on shared memory)? Needs
 what run_dcg_tcp.py needs (root, iproute2). The last column is each median over bsp plain's;
 the pipelined parex-cg's over bsp pipelined-nb's is printed below the table.
@@ -61,7 +62,8 @@ def tcp_rows(spec, build, rounds):
         tcp.bits_per_s(r[1], "cg_variants")
     tcp.need_netns("cg_variants")
     progs = [("bsp", ["--cg", v], v) for v in variants] + [
-        ("parex", [], "parex-cg"), ("parex", ["--cg", "pipelined"], "parex-cg pipelined")]
+        ("parex", [], "parex-cg"), ("parex", ["--cg", "pipelined"], "parex-cg pipelined"),
+        ("parex", ["--cg", "pipelined", "--dots", "plain"], "parex-cg pipelined plain sums")]
     got = {}
     try:
         for r in range(rounds):
@@ -86,9 +88,10 @@ def tcp_rows(spec, build, rounds):
     for testbed, rate, grid, iters in rows_:
         med = {label: statistics.median(d["seconds_per_iter"]
                                         for d in got[(testbed, rate, grid, label)])
-               for label in ("pipelined-nb", "parex-cg pipelined")}
-        print("TCP (%s), tbf %s, %s^3: parex-cg pipelined / bsp pipelined-nb = %.3f" % (
-            testbed, rate, grid, med["parex-cg pipelined"] / med["pipelined-nb"]))
+               for label in ("pipelined-nb", "parex-cg pipelined", "parex-cg pipelined plain sums")}
+        print("TCP (%s), tbf %s, %s^3: parex-cg pipelined / bsp pipelined-nb = %.3f (plain sums "
+              "%.3f)" % (testbed, rate, grid, med["parex-cg pipelined"] / med["pipelined-nb"],
+                         med["parex-cg pipelined plain sums"] / med["pipelined-nb"]))
     print("\n%d rounds, python3 bench/cg_variants.py --tcp %s %s" % (rounds, spec, build))
 
 
