@@ -665,8 +665,8 @@ END_TEST
 /* --cg pipelined (dcg.h, DCG_CG_PIPELINED: one allreduce an iteration, posted before the halo
  * exchange and the SpMV) on HPCG 16^3 a rank: the iterations and the error of plain CG within
  * compare's bounds (in exact arithmetic the same iterates; measured equal on 1-4 ranks),
- * pushed and recorded alike to the bit, with plain sums (--dots plain: the update, then a dot
- * op a sum) as well, and the JSON says which loop ran. An iteration limit ends it as plain
+ * pushed and recorded alike to the bit, with plain sums (--dots plain: folded in the update's
+ * pass) as well, and the JSON says which loop ran. An iteration limit ends it as plain
  * CG's does: exit 3 after exactly that many steps. */
 START_TEST(test_dcg_pipelined_hpcg_matches_plain)
 {
