@@ -54,6 +54,7 @@ def fixed_iterations(j, ok, cmd):
     iterations."""
     if 3 in ok and (j.get("replacements", 0) or j.get("stagnated", False)):
         sys.exit("%s: a fixed-iteration run replaced its residual %d times (stagnated: %s); "
-                 "keep its iterations below convergence" % (" ".join(cmd), j["replacements"],
+                 "keep its iterations below convergence" % (" ".join(cmd),
+                                                            j.get("replacements", 0),
                                                             j.get("stagnated")))
     return j

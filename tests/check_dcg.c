@@ -344,8 +344,10 @@ START_TEST(test_dcg_more_ranks_than_rows_fails_cleanly)
 END_TEST
 
 /* Solve diag(d[0], ..., d[nd - 1], d[0], ...) of 4 np rows with plain and pipelined CG: each
- * must fail (exit 1) with "breakdown at iteration @p at" on every rank, none alone. */
-static void diag_breaks_down(const char *mtx, const char *const *d, int nd, int at)
+ * must fail (exit 1) with "breakdown at iteration N" (N: @p at_plain, @p at_pipe) on every
+ * rank, none alone. */
+static void diag_breaks_down(const char *mtx, const char *const *d, int nd, int at_plain,
+                             int at_pipe)
 {
     const int np = nranks(), n = 4 * np;
     FILE *f = fopen(mtx, "w");
@@ -355,9 +357,9 @@ static void diag_breaks_down(const char *mtx, const char *const *d, int nd, int 
         fprintf(f, "%d %d %s\n", i + 1, i + 1, d[i % nd]);
     fclose(f);
     char args[600], expect[64];
-    snprintf(expect, sizeof expect, "breakdown at iteration %d", at);
     static const char *const variants[] = {"plain", "pipelined"};
     for (int v = 0; v < 2; v++) {
+        snprintf(expect, sizeof expect, "breakdown at iteration %d", v ? at_pipe : at_plain);
         snprintf(args, sizeof args, "--matrix '%s' --partition block --space threads --cg %s", mtx,
                  variants[v]);
         const int st = run(np, args);
@@ -374,17 +376,19 @@ static void diag_breaks_down(const char *mtx, const char *const *d, int nd, int 
 /* An indefinite matrix breaks CG down at the first p.Ap, a value every rank computes alike
  * (dcg_alpha, an engine op): every rank fails with the message and no rank aborts alone. The
  * pipelined CG's first alpha = r.r / r.Ar is negative too (r = b = A 1). On diag(1, 2, -1, 3,
- * ...) the first step is fine (r.Ar = sum d^3 > 0) and the second breaks down: the pipelined
- * CG replaces its residual there, restarts, makes no progress from a large residual and
- * reports a breakdown too (dcg.h), not a stagnation. */
+ * ...) the first step is fine (r.Ar = sum d^3 > 0) and plain CG breaks down on the second;
+ * the pipelined CG replaces its residual there (the first replacement has no reference, so it
+ * cannot find no progress), restarts, takes step 2 again, breaks down on step 3, and that
+ * replacement's true residual is larger than the last one's: a breakdown (dcg.h), not a
+ * stagnation. */
 START_TEST(test_dcg_indefinite_matrix_is_a_breakdown_on_every_rank)
 {
     char mtx[400];
     snprintf(mtx, sizeof mtx, "%s/indefinite.mtx", dir_path);
     static const char *const first[] = {"1.0", "-3.0"}; /* p.Ap = n/2 (1 - 27) < 0 */
-    diag_breaks_down(mtx, first, 2, 1);
+    diag_breaks_down(mtx, first, 2, 1, 1);
     static const char *const later[] = {"1.0", "2.0", "-1.0", "3.0"};
-    diag_breaks_down(mtx, later, 4, 2);
+    diag_breaks_down(mtx, later, 4, 2, 3);
 }
 END_TEST
 
@@ -720,6 +724,14 @@ START_TEST(test_dcg_pipelined_bcsstk16_jacobi_matches_one_process)
     ck_assert_double_eq(d.iterations, one.iterations);
     ck_assert_double_eq(d.max_abs_err, one.max_abs_err);
     ck_assert_str_eq(d.dots, "compensated");
+    outcome sums; /* the Jacobi update folding plain sums (dcg_pipe_update_jacobi_sum) */
+    snprintf(args, sizeof args,
+             "--matrix '%s' --precond jacobi --space threads --cg pipelined --dots plain", p);
+    if (!solve(np, args, &sums))
+        return;
+    ck_assert_str_eq(sums.dots, "plain");
+    compare(&ref, &sums, np, thr, "pipelined bcsstk16 jacobi, plain sums");
+    snprintf(args, sizeof args, "--matrix '%s' --precond jacobi --space threads --cg pipelined", p);
     ck_assert_int_eq(setenv("PX_CG_HOST_STAGING", "1", 1), 0);
     const int ok = solve(np, args, &staged);
     unsetenv("PX_CG_HOST_STAGING");

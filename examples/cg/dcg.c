@@ -414,7 +414,7 @@ static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
                          "%.1f of the last replacement's (%.3e): the matrix or its "
                          "preconditioner is not symmetric positive definite, or rounding swamps "
                          "the pipelined recurrences (--cg plain)",
-                         (long long)d->it, d->relres, DCG_PIPE_PROGRESS, d->last_true);
+                         (long long)(d->it + 1), d->relres, DCG_PIPE_PROGRESS, d->last_true);
                 return PX_EINVAL;
             }
             d->stop = d->stagnated = 1;
@@ -807,7 +807,7 @@ static void abort_alone(const dcg *d, int rc);
  * p after cg_init; push_pipe_start with alpha = beta = 0, and wait. */
 static int pipe_setup(dcg *d)
 {
-    d->stop = d->replace = d->replaced = d->stagnated = 0;
+    d->stop = d->replace = d->replaced = d->stagnated = d->replaced_on_breakdown = 0;
     d->restart = 1;
     d->replacements = 0;
     d->last_true = HUGE_VAL;

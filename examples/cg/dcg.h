@@ -92,7 +92,9 @@ typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
  *     rounding limits the accuracy (HPCG 16^3 a rank: about 1e-15); as a breakdown error
  *     when that replacement followed a breakdown and the true residual is still above
  *     sqrt(eps) (an indefinite matrix that breaks down after some steps; plain CG reports
- *     its p.Ap <= 0 there).
+ *     its p.Ap <= 0 there; an ill-conditioned SPD matrix whose pipelined recurrences cannot
+ *     bring the true residual below sqrt(eps) is reported alike, pointing to --cg plain).
+ *     The first replacement has no reference and always goes on.
  *
  * This is the true-residual check at convergence of Trilinos Belos' implicit residual test
  * and a restart on breakdown; Cools et al.'s automated criterion (PETSc's KSPPIPECGRR), which
