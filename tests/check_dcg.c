@@ -700,6 +700,24 @@ START_TEST(test_dcg_pipelined_hpcg_matches_plain)
     ck_assert_double_eq(plain.replacements, 0.0);
     ck_assert_double_eq(graph.replacements, 1.0);
     ck_assert_double_eq(push.replacements, 1.0);
+    /* A limit of exactly the K steps the solve takes: the recursive residual falls below the
+     * tolerance on the last allowed step, and the check of b - A x still runs past the limit
+     * (it makes no step), so the solve converges after K with its one replacement, as
+     * unlimited; the limit K - 1 stops it first, without one. */
+    const int k = (int)graph.iterations;
+    char args[200];
+    snprintf(args, sizeof args, "--grid 16 --space threads --cg pipelined --max-iters %d", k);
+    outcome at_k;
+    if (!solve(np, args, &at_k))
+        return;
+    ck_assert_double_eq(at_k.iterations, graph.iterations);
+    ck_assert_double_eq(at_k.max_abs_err, graph.max_abs_err);
+    ck_assert_double_eq(at_k.replacements, 1.0);
+    snprintf(args, sizeof args,
+             "--grid 16 --space threads --cg pipelined --max-iters %d --progress 0 --json", k - 1);
+    ck_assert_int_eq(run(np, args), 3);
+    ck_assert_double_eq(json_num(last_line(), "iterations"), (double)(k - 1));
+    ck_assert_double_eq(json_num(last_line(), "replacements"), 0.0);
 }
 END_TEST
 
