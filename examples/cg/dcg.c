@@ -778,25 +778,25 @@ static int push_pipe_start(dcg *d)
 /* The pipelined CG's residual replacement (dcg.h), pushed by dcg_next after a launch whose
  * scalar op asked for it (that launch made no step, so the coefficients are 0): the exchange
  * of x and A x, r = b - A x and u = M^-1 r (dcg_pipe_residual), then the restart of
- * push_pipe_start. Its exchanges take tags 102 and 103 (tag_base), apart from the
+ * push_pipe_start. */
+static int push_replace_ops(dcg *d)
+{
+    DCG_TRY(d, push_exchange(d, 1));
+    DCG_TRY(d, push_spmv(d, 1));
+    const dcg_pipe_args pa = pipe_args(d); /* n: A x */
+    px_var *w[2] = {d->v_r, d->v_vec[0]};
+    DCG_TRY(d,
+            px_engine_push_parallel_for(d->e, d->s, "dcg_pipe_residual", px_range(0, d->P->n_local),
+                                        &dcg_pipe_residual, &pa, sizeof pa, &d->v_ap, 1, w, 2));
+    return push_pipe_start(d);
+}
+
+/* push_replace_ops with its exchanges on tags 102 and 103 (tag_base), apart from the
  * iterations'. */
 static int push_replace(dcg *d)
 {
     d->tag_base = 102;
-    int rc = push_exchange(d, 1);
-    if (rc == PX_OK)
-        rc = push_spmv(d, 1);
-    if (rc == PX_OK) {
-        const dcg_pipe_args pa = pipe_args(d); /* n: A x */
-        px_var *w[2] = {d->v_r, d->v_vec[0]};
-        rc =
-            px_engine_push_parallel_for(d->e, d->s, "dcg_pipe_residual", px_range(0, d->P->n_local),
-                                        &dcg_pipe_residual, &pa, sizeof pa, &d->v_ap, 1, w, 2);
-        if (rc != PX_OK)
-            snprintf(d->msg, d->msglen, "pushing dcg_pipe_residual failed: %s", px_strerror(rc));
-    }
-    if (rc == PX_OK)
-        rc = push_pipe_start(d);
+    const int rc = push_replace_ops(d);
     d->tag_base = 100;
     return rc;
 }
