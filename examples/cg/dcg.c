@@ -19,6 +19,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,22 @@ typedef struct {
             return rc_;                                                                            \
         }                                                                                          \
     } while (0)
+
+/* A failure decided on global values (a breakdown, an unsuitable matrix): every rank writes the
+ * message and returns PX_EINVAL alike (d->collective), none aborts alone. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int
+fail_everywhere(dcg *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->msg, d->msglen, fmt, ap);
+    va_end(ap);
+    d->collective = 1;
+    return PX_EINVAL;
+}
 
 static int push_stamp(dcg *d, double *slot, px_var *const *reads, size_t nr, px_var *const *writes,
                       size_t nw, const char *name)
@@ -310,14 +327,11 @@ static int dcg_alpha(const px_run_context *rc, void *arg)
     cg_dd sum = d->glob[0];
     cg_dd_join(&sum, &d->glob[1]);
     const double pap = cg_dd_value(&sum);
-    if (!(pap > 0.0) || !isfinite(pap)) {
-        d->collective = 1;
-        snprintf(d->msg, d->msglen,
-                 "breakdown at iteration %lld: p.Ap = %g (the matrix is not symmetric positive "
-                 "definite)",
-                 (long long)(d->it + 1), pap);
-        return PX_EINVAL;
-    }
+    if (!(pap > 0.0) || !isfinite(pap))
+        return fail_everywhere(d,
+                               "breakdown at iteration %lld: p.Ap = %g (the matrix is not "
+                               "symmetric positive definite)",
+                               (long long)(d->it + 1), pap);
     d->coef[0] = d->rz / pap;
     return PX_OK;
 }
@@ -329,10 +343,7 @@ static int set_relres(dcg *d, double rr)
     d->relres = sqrt(rr) / d->bnorm;
     if (isfinite(d->relres))
         return PX_OK;
-    d->collective = 1;
-    snprintf(d->msg, d->msglen, "residual became %g at iteration %lld", d->relres,
-             (long long)d->it);
-    return PX_EINVAL;
+    return fail_everywhere(d, "residual became %g at iteration %lld", d->relres, (long long)d->it);
 }
 
 /* Scalar op after the residual allreduce: the iteration's relative residual and beta. */
@@ -406,17 +417,15 @@ static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
     }
     if (true_r) {
         if (!(d->relres < DCG_PIPE_PROGRESS * d->last_true)) {
-            if (d->replaced_on_breakdown && d->relres >= sqrt(DBL_EPSILON)) {
-                d->collective = 1;
-                snprintf(d->msg, d->msglen,
-                         "breakdown at iteration %lld: the pipelined CG restarted from b - A x "
-                         "after alpha <= 0, and its true relative residual %.3e is not below "
-                         "%.1f of the last replacement's (%.3e): the matrix or its "
-                         "preconditioner is not symmetric positive definite, or rounding swamps "
-                         "the pipelined recurrences (--cg plain)",
-                         (long long)(d->it + 1), d->relres, DCG_PIPE_PROGRESS, d->last_true);
-                return PX_EINVAL;
-            }
+            if (d->replaced_on_breakdown && d->relres >= sqrt(DBL_EPSILON))
+                return fail_everywhere(
+                    d,
+                    "breakdown at iteration %lld: the pipelined CG restarted from b - A x after "
+                    "alpha <= 0, and its true relative residual %.3e is not below %.1f of the "
+                    "last replacement's (%.3e): the matrix or its preconditioner is not "
+                    "symmetric positive definite, or rounding swamps the pipelined recurrences "
+                    "(--cg plain)",
+                    (long long)(d->it + 1), d->relres, DCG_PIPE_PROGRESS, d->last_true);
             d->stop = d->stagnated = 1;
             return pipe_no_step(d);
         }
@@ -433,12 +442,11 @@ static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
             d->replace = d->replaced = d->restart = d->replaced_on_breakdown = 1;
             return pipe_no_step(d);
         }
-        d->collective = 1;
-        snprintf(d->msg, d->msglen,
-                 "breakdown at iteration %lld: pipelined CG's alpha = %g (u.Au <= 0: the matrix "
-                 "or its preconditioner is not symmetric positive definite)",
-                 (long long)(d->it + 1), alpha);
-        return PX_EINVAL;
+        return fail_everywhere(d,
+                               "breakdown at iteration %lld: pipelined CG's alpha = %g (u.Au <= "
+                               "0: the matrix or its preconditioner is not symmetric positive "
+                               "definite)",
+                               (long long)(d->it + 1), alpha);
     }
     d->restart = 0;
     d->gamma_old = gamma;
@@ -730,26 +738,20 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
         DCG_TRY(d, px_parallel_reduce(s, "cg_diag_inv", all, &cg_diag_inv, &ro, sizeof ro,
                                       &px_min_f64, &dmin));
         DCG_TRY(d, allreduce1(d, &dmin, MPI_MIN));
-        if (!(dmin > 0.0)) {
-            d->collective = 1;
-            snprintf(d->msg, d->msglen,
-                     "Jacobi preconditioning needs a positive diagonal; smallest diagonal "
-                     "entry is %g",
-                     dmin);
-            return PX_EINVAL;
-        }
+        if (!(dmin > 0.0))
+            return fail_everywhere(d,
+                                   "Jacobi preconditioning needs a positive diagonal; smallest "
+                                   "diagonal entry is %g",
+                                   dmin);
     }
     dot_args da;
     da.u = d->b;
     da.v = d->b;
     double bb = 0.0;
     DCG_TRY(d, global_dot(d, "cg_dot", &cg_dot_dd, &cg_dot, &da, sizeof da, &bb));
-    if (!(bb > 0.0) || !isfinite(bb)) {
-        d->collective = 1;
-        snprintf(d->msg, d->msglen,
-                 "b = A * ones has norm^2 %g; CG needs a nonzero finite right-hand side", bb);
-        return PX_EINVAL;
-    }
+    if (!(bb > 0.0) || !isfinite(bb))
+        return fail_everywhere(
+            d, "b = A * ones has norm^2 %g; CG needs a nonzero finite right-hand side", bb);
     *bnorm = sqrt(bb);
     init_args ia;
     ia.b = d->b;
