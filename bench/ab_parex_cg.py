@@ -2,7 +2,8 @@
 """bench/ab_parex_cg.py - two parex-cg runs against each other on distributed HPCG rows: two
 binaries, or one binary with two sets of flags.
 
-For each row (RANKS:THREADS:GRID, weak scaling: GRID^3 points a rank) both solve under
+For each row (RANKS:THREADS:GRID, weak scaling: GRID^3 points a rank; or RANKS:THREADS:MATRIX,
+a matrix of ../shared/data/matrices by name, e.g. 2:1:1138_bus, METIS parts) both solve under
 run_dcg.sh's launch options and environment for that row (bound ranks where ranks x threads fit
 the cores, else --oversubscribe with mpi_yield_when_idle), interleaved, the order alternated
 every round (the first program of a pair runs slower on these VMs): to --tol 1e-8, or with
@@ -32,17 +33,42 @@ if len(sys.argv) not in (5, 6):
     sys.exit(__doc__)
 old, new, rounds, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 iters = int(sys.argv[5]) if len(sys.argv) == 6 else 0
-rows = [tuple(int(v) for v in r.split(":")) for r in rows.split(",")]
+matrices = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data",
+                        "matrices")
+
+
+def parse_row(r):
+    """(ranks, threads, grid or matrix name) of RANKS:THREADS:GRID|MATRIX."""
+    p, t, g = r.split(":")
+    if g.isdigit():
+        return int(p), int(t), int(g)
+    if not os.path.isfile(os.path.join(matrices, g + ".mtx")):
+        sys.exit("ab_parex_cg: no matrix %s.mtx in %s" % (g, matrices))
+    return int(p), int(t), g
+
+
+def problem(grid):
+    """The problem's arguments: an HPCG box of GRID^3 points a rank, or a matrix by name."""
+    if isinstance(grid, int):
+        return ["--grid", str(grid)]
+    return ["--matrix", os.path.join(matrices, grid + ".mtx"), "--partition", "metis"]
+
+
+def row_name(p, t, g):
+    return "weak %dx%d, %d^3" % (p, t, g) if isinstance(g, int) else "%s %dx%d" % (g, p, t)
+
+
+rows = [parse_row(r) for r in rows.split(",")]
 
 
 def command(spec, grid):
-    """The argv of run SPEC ('BINARY' or 'BINARY::FLAGS') on a GRID^3 row."""
+    """The argv of run SPEC ('BINARY' or 'BINARY::FLAGS') on a row's problem (GRID)."""
     binary, _, flags = spec.partition("::")
     if os.path.basename(binary) == "bench_cg_bsp":
         if not iters:
             sys.exit("ab_parex_cg: bench_cg_bsp runs a fixed number of iterations: give ITERS")
-        return [binary, "--grid", str(grid), "--iters", str(iters), "--json"] + flags.split()
-    argv = [binary, "--space", "threads", "--progress", "0", "--grid", str(grid), "--json"]
+        return [binary] + problem(grid) + ["--iters", str(iters), "--json"] + flags.split()
+    argv = [binary, "--space", "threads", "--progress", "0"] + problem(grid) + ["--json"]
     if iters:
         argv += ["--max-iters", str(iters), "--tol", "1e-300"]
     return argv + flags.split()
@@ -65,8 +91,9 @@ for p, t, g in rows:
         s = [d["seconds_per_iter"] * 1e3 for d in ds]
         med[label] = statistics.median(s)
         ov = [d["overlap"] for d in ds if d.get("overlap") is not None]
-        print("| weak %dx%d, %d^3 | %s | %s | %d | %.3f | %.3f | %s | %s |" % (
-            p, t, g, "yes" if oversubscribed(p, t) else "no", label, ds[0]["iterations"], min(s),
+        print("| %s | %s | %s | %d | %.4f | %.4f | %s | %s |" % (
+            row_name(p, t, g), "yes" if oversubscribed(p, t) else "no", label,
+            ds[0]["iterations"], min(s),
             med[label], "%.2f" % statistics.median(ov) if ov else "-",
             "%.3f" % (med["new"] / med["old"]) if label == "new" else ""))
 print("\n%d rounds: python3 bench/ab_parex_cg.py %s" % (rounds, " ".join(sys.argv[1:])))

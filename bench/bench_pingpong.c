@@ -19,7 +19,10 @@
  * progress tests its requests) and by MPI_Wait: what a nonblocking allreduce costs beside the
  * blocking one on this MPI. Open MPI runs the nonblocking ones in libnbc, the blocking one in
  * coll/tuned; like parex-cg, this asks libnbc for recursive doubling unless the environment
- * chose (examples/cg/main.c, prefer_recursive_doubling).
+ * chose (examples/cg/main.c, prefer_recursive_doubling). And a persistent allreduce (MPI 4.0's
+ * MPI_Allreduce_init, Open MPI 4's MPIX_Allreduce_init) started with MPI_Start and completed by
+ * MPI_Test: what a recorded allreduce op posts in each launch of its graph
+ * (core/engine/mpi_persist.c); -1 where this MPI has no persistent collectives.
  *
  * On one node these are shared-memory figures (OpenMPI's vader BTL, single-copy CMA for large
  * messages), not a network's: the model says so and takes assumed network parameters too.
@@ -27,11 +30,15 @@
  * Output (rank 0): a table and, with --json, one JSON object as the last line:
  * {"ranks": P, "pingpong": [{"bytes", "half_rtt_us", "half_rtt_us_min", "gbs"}...],
  *  "allreduce": [{"doubles", "us", "us_min", "iallreduce_test_us", "iallreduce_test_us_min",
- *                 "iallreduce_wait_us", "iallreduce_wait_us_min"}...]}.
+ *                 "iallreduce_wait_us", "iallreduce_wait_us_min", "persistent_test_us",
+ *                 "persistent_test_us_min"}...]}.
  * Exit status: 0; 1 MPI error or a corrupted message; 2 bad command line.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
+#ifdef OPEN_MPI
+#include <mpi-ext.h> /* OMPI_HAVE_MPI_EXT_PCOLLREQ: MPIX_Allreduce_init */
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,20 +110,33 @@ static int pingpong(const cli *c, pp_row *rows)
     return bad ? -1 : nrows;
 }
 
-/* How an allreduce is called: MPI_Allreduce, or MPI_Iallreduce then MPI_Test until done, or
- * MPI_Iallreduce then MPI_Wait. */
-typedef enum { AR_BLOCKING = 0, AR_TEST, AR_WAIT, AR_KINDS } ar_kind;
-static const char *const ar_names[AR_KINDS] = {"MPI_Allreduce", "MPI_Iallreduce + MPI_Test",
-                                               "MPI_Iallreduce + MPI_Wait"};
+#if MPI_VERSION >= 4
+#define ALLREDUCE_INIT MPI_Allreduce_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define ALLREDUCE_INIT MPIX_Allreduce_init
+#endif
 
-static void allreduce_once(ar_kind kind, const double *v, double *out, int doubles)
+/* How an allreduce is called: MPI_Allreduce, or MPI_Iallreduce then MPI_Test until done, or
+ * MPI_Iallreduce then MPI_Wait, or MPI_Start of a persistent one then MPI_Test. */
+typedef enum { AR_BLOCKING = 0, AR_TEST, AR_WAIT, AR_PERSIST, AR_KINDS } ar_kind;
+static const char *const ar_names[AR_KINDS] = {"MPI_Allreduce", "MPI_Iallreduce + MPI_Test",
+                                               "MPI_Iallreduce + MPI_Wait",
+                                               "persistent, MPI_Start + MPI_Test"};
+
+/* One allreduce called as @kind (@preq: AR_PERSIST's request, built on v and out). */
+static void allreduce_once(ar_kind kind, const double *v, double *out, int doubles,
+                           MPI_Request *preq)
 {
     if (kind == AR_BLOCKING) {
         MPI_Allreduce(v, out, doubles, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         return;
     }
     MPI_Request q;
-    MPI_Iallreduce(v, out, doubles, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q);
+    if (kind == AR_PERSIST) {
+        MPI_Start(preq);
+        q = *preq;
+    } else
+        MPI_Iallreduce(v, out, doubles, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q);
     if (kind == AR_WAIT) {
         MPI_Wait(&q, MPI_STATUS_IGNORE);
         return;
@@ -126,24 +146,36 @@ static void allreduce_once(ar_kind kind, const double *v, double *out, int doubl
         MPI_Test(&q, &done, MPI_STATUS_IGNORE);
 }
 
-/* Median and minimum (over the batches) of the slowest rank's time per allreduce. */
+/* Median and minimum (over the batches) of the slowest rank's time per allreduce; -1 for a
+ * persistent one where this MPI has none. */
 static void allreduce_lat(const cli *c, int doubles, ar_kind kind, double *med_s, double *min_s)
 {
     const int reps = 200;
     double v[2] = {1.0, 2.0}, out[2], t[MAX_BATCHES];
+    MPI_Request preq = MPI_REQUEST_NULL;
+    if (kind == AR_PERSIST) {
+#ifdef ALLREDUCE_INIT
+        ALLREDUCE_INIT(v, out, doubles, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &preq);
+#else
+        *med_s = *min_s = -1e-6;
+        return;
+#endif
+    }
     for (int i = 0; i < 10; i++)
-        allreduce_once(kind, v, out, doubles);
+        allreduce_once(kind, v, out, doubles, &preq);
     for (int b = 0; b < c->batches; b++) {
         MPI_Barrier(MPI_COMM_WORLD);
         const double t0 = bench_now_s();
         for (int i = 0; i < reps; i++)
-            allreduce_once(kind, v, out, doubles);
+            allreduce_once(kind, v, out, doubles, &preq);
         double mine = (bench_now_s() - t0) / reps;
         MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         t[b] = mine;
     }
     *med_s = bench_median(t, c->batches);
     *min_s = t[0];
+    if (preq != MPI_REQUEST_NULL)
+        MPI_Request_free(&preq);
 }
 
 static int parse_cli(int argc, char **argv, cli *c)
@@ -217,10 +249,11 @@ static void print_results(const cli *c, int P, const pp_row *rows, int nrows,
     for (int d = 0; d < 2; d++)
         printf("%s{\"doubles\": %d, \"us\": %.6g, \"us_min\": %.6g, \"iallreduce_test_us\": %.6g, "
                "\"iallreduce_test_us_min\": %.6g, \"iallreduce_wait_us\": %.6g, "
-               "\"iallreduce_wait_us_min\": %.6g}",
+               "\"iallreduce_wait_us_min\": %.6g, \"persistent_test_us\": %.6g, "
+               "\"persistent_test_us_min\": %.6g}",
                d ? ", " : "", d + 1, ar[d][AR_BLOCKING][0] * 1e6, ar[d][AR_BLOCKING][1] * 1e6,
                ar[d][AR_TEST][0] * 1e6, ar[d][AR_TEST][1] * 1e6, ar[d][AR_WAIT][0] * 1e6,
-               ar[d][AR_WAIT][1] * 1e6);
+               ar[d][AR_WAIT][1] * 1e6, ar[d][AR_PERSIST][0] * 1e6, ar[d][AR_PERSIST][1] * 1e6);
     printf("]}\n");
 }
 

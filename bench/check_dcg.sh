@@ -138,6 +138,9 @@ grep -q '"doubles": 2' <<<"$pp" || fail "no allreduce rows: $pp"
 for k in us iallreduce_test_us iallreduce_wait_us; do
   [ "$(grep -o "\"$k\": [0-9]" <<<"$pp" | wc -l)" -eq 2 ] || fail "allreduce: $k not in both rows: $pp"
 done
+# -1: an MPI without persistent collectives.
+[ "$(grep -o '"persistent_test_us": -\{0,1\}[0-9]' <<<"$pp" | wc -l)" -eq 2 ] \
+  || fail "allreduce: persistent_test_us not in both rows: $pp"
 
 # The engine ping-pong (env DCG_ENGINE_PINGPONG, skipped when unset): every field of its JSON,
 # a positive engine half round trip, and exit status 2 on a rank count other than 2.

@@ -11,6 +11,9 @@
  * nonzero when any check on any rank failed.
  */
 #include <mpi.h>
+#ifdef OPEN_MPI
+#include <mpi-ext.h> /* OMPI_HAVE_MPI_EXT_PCOLLREQ */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,6 +241,19 @@ static int contrib_fn(const px_run_context *rc, void *arg)
     return PX_OK;
 }
 
+/* Push (or record) the op that writes this launch's contribution into *ca->v under @vs, then
+ * the allreduce of it into @recv under @vr. */
+static void push_contrib_allreduce(px_engine *e, contrib_args *ca, double *recv, px_var *vs,
+                                   px_var *vr)
+{
+    CHECK_RC(
+        px_engine_push_sync(e, contrib_fn, ca, cpu, NULL, 0, &vs, 1, PX_FN_NORMAL, 0, "contrib"),
+        PX_OK);
+    CHECK_RC(px_engine_push_mpi_allreduce(e, ca->v, recv, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                                          vs, vr),
+             PX_OK);
+}
+
 static void test_graph_allreduce_sums_each_launch(px_engine *e)
 {
     double send = 0, recv = 0;
@@ -245,12 +261,7 @@ static void test_graph_allreduce_sums_each_launch(px_engine *e)
     px_var *vs = px_var_new(e), *vr = px_var_new(e);
     px_graph *g = NULL;
     CHECK_RC(px_graph_begin(e), PX_OK);
-    CHECK_RC(
-        px_engine_push_sync(e, contrib_fn, &ca, cpu, NULL, 0, &vs, 1, PX_FN_NORMAL, 0, "contrib"),
-        PX_OK);
-    CHECK_RC(px_engine_push_mpi_allreduce(e, &send, &recv, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
-                                          vs, vr),
-             PX_OK);
+    push_contrib_allreduce(e, &ca, &recv, vs, vr);
     CHECK_RC(px_graph_end(e, &g), PX_OK);
     double ranks_sum = nranks * (nranks - 1) / 2.0;
     for (int k = 0; k < 20; ++k) {
@@ -262,6 +273,77 @@ static void test_graph_allreduce_sums_each_launch(px_engine *e)
     CHECK_RC(px_graph_destroy(g), PX_OK);
     px_var_delete(e, vs);
     px_var_delete(e, vr);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+}
+
+/* ---- recorded messages post through persistent requests ------------------------------------ */
+
+static int n_persist_logs;
+
+static void count_persist_logs(px_log_level level, const char *msg, void *user)
+{
+    (void)level;
+    (void)user;
+    n_persist_logs += strstr(msg, "a persistent request") != NULL;
+}
+
+/* A graph of a send, a receive and an allreduce that writes a Var, launched 10 times with new
+ * values each time: each message makes one persistent request, at its first launch, and every
+ * launch moves its own values. An allreduce that writes no Var (its launches are not ordered)
+ * and unrecorded pushes make none. */
+static void test_recorded_messages_use_persistent_requests(px_engine *e)
+{
+    double send = 0, recv = 0, sum_nw = 0;
+    int sval = 0, rval = -1;
+    contrib_args ca = {&send, 0};
+    px_var *vs = px_var_new(e), *vr = px_var_new(e), *vm = px_var_new(e), *vg = px_var_new(e);
+    px_graph *g = NULL;
+    CHECK_RC(px_graph_begin(e), PX_OK);
+    push_contrib_allreduce(e, &ca, &recv, vs, vr);
+    CHECK_RC(px_engine_push_mpi_isend(e, &sval, 1, MPI_INT, right(), 31, MPI_COMM_WORLD, vm),
+             PX_OK);
+    CHECK_RC(px_engine_push_mpi_irecv(e, &rval, 1, MPI_INT, left(), 31, MPI_COMM_WORLD, vg), PX_OK);
+    CHECK_RC(px_graph_end(e, &g), PX_OK);
+    px_graph *gnw = NULL; /* an allreduce writing no Var: a nonblocking call every launch */
+    CHECK_RC(px_graph_begin(e), PX_OK);
+    CHECK_RC(px_engine_push_mpi_allreduce(e, &send, &sum_nw, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                                          vr, NULL),
+             PX_OK);
+    CHECK_RC(px_graph_end(e, &gnw), PX_OK);
+    px_log_level was = px_log_get_level();
+    n_persist_logs = 0;
+    px_log_set_handler(count_persist_logs, NULL);
+    CHECK_RC(px_log_set_level(PX_LOG_DEBUG), PX_OK);
+    double ranks_sum = nranks * (nranks - 1) / 2.0;
+    int bad = 0;
+    for (int k = 0; k < 10; ++k) {
+        sval = 1000 * k + rank;
+        CHECK_RC(px_graph_launch(g), PX_OK);
+        CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+        bad += recv != ranks_sum + 10.0 * k * nranks || rval != 1000 * k + left();
+        CHECK_RC(px_graph_launch(gnw), PX_OK);
+        CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+        bad += sum_nw != recv;
+    }
+    /* Unrecorded: a nonblocking call each. */
+    CHECK_RC(px_engine_push_mpi_allreduce(e, &send, &recv, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                                          vs, vr),
+             PX_OK);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    CHECK_RC(px_log_set_level(was), PX_OK);
+    px_log_set_handler(NULL, NULL);
+    CHECK(bad == 0);
+#if MPI_VERSION >= 4 || (defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ)
+    CHECK(n_persist_logs == 3); /* the send, the receive and the allreduce of g */
+#else
+    CHECK(n_persist_logs == 2); /* no persistent collectives in this MPI */
+#endif
+    CHECK_RC(px_graph_destroy(g), PX_OK);
+    CHECK_RC(px_graph_destroy(gnw), PX_OK);
+    px_var_delete(e, vs);
+    px_var_delete(e, vr);
+    px_var_delete(e, vm);
+    px_var_delete(e, vg);
     CHECK_RC(px_engine_wait_for_all(e), PX_OK);
 }
 
@@ -368,6 +450,8 @@ int main(int argc, char **argv)
         {"overlapping_launches_post_own_requests", test_overlapping_launches_post_own_requests},
         {"graph_receive_feeds_kernel_op", test_graph_receive_feeds_kernel_op},
         {"graph_allreduce_sums_each_launch", test_graph_allreduce_sums_each_launch},
+        {"recorded_messages_use_persistent_requests",
+         test_recorded_messages_use_persistent_requests},
         {"graph_truncated_receive_fails_op_and_var", test_graph_truncated_receive_fails_op_and_var},
         {"bad_arguments_rejected_while_recording", test_bad_arguments_rejected_while_recording},
     };
@@ -380,6 +464,13 @@ int main(int argc, char **argv)
     CHECK_RC(px_graph_begin(e), PX_OK);
     CHECK_RC(px_engine_push_mpi_irecv(e, &x, 1, MPI_INT, rank, 99, MPI_COMM_WORLD, vfin), PX_OK);
     CHECK_RC(px_graph_end(e, &gfin), PX_OK);
+    /* Launched once: its receive's persistent request is alive at MPI_Finalize, whose hook
+     * frees it; the graph's destroy after MPI_Finalize then leaves it alone. */
+    int y = 7 + rank;
+    CHECK_RC(px_engine_push_mpi_isend(e, &y, 1, MPI_INT, rank, 99, MPI_COMM_WORLD, NULL), PX_OK);
+    CHECK_RC(px_graph_launch(gfin), PX_OK);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    CHECK(x == 7 + rank);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK_RC(px_mpi_finalize(), PX_OK);

@@ -142,7 +142,9 @@ static void complete_msg(msg *m, int status)
         (void)px_profile_destroy_section(m->section);
     }
     px_on_complete *done = m->done;
-    if (m->posted) /* before the op finishes: the engine may go away after it */
+    /* Both before the op finishes: a next launch may post at once, the engine may go away. */
+    pxi_mpi_persist_release(m, status == PX_OK);
+    if (m->posted)
         pxi_inflight_msg_done(m->e);
     if (m->per_post) /* a graph launch's copy (post_msg): nothing else refers to it */
         pxi_free(m);
@@ -193,18 +195,23 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
         m->has_section = 1;
         (void)px_profile_start_section(m->section);
     }
-    int err;
-    switch (m->kind) {
-    case PXI_MSG_SEND:
-        err = MPI_Isend(m->sbuf, m->count, m->type, m->peer, m->tag, m->comm, &m->req);
-        break;
-    case PXI_MSG_RECV:
-        err = MPI_Irecv(m->rbuf, m->count, m->type, m->peer, m->tag, m->comm, &m->req);
-        break;
-    default:
-        err = MPI_Iallreduce(m->sbuf, m->rbuf, m->count, m->type, m->op, m->comm, &m->req);
-        break;
-    }
+    /* A recorded message starts its template's persistent request (mpi_persist.c) unless an
+     * overlapping launch of its graph holds it; then, as unrecorded ones, a nonblocking call. */
+    int err = MPI_SUCCESS, started = 0;
+    if (m->persist)
+        err = pxi_mpi_persist_start(m, &started);
+    if (err == MPI_SUCCESS && !started)
+        switch (m->kind) {
+        case PXI_MSG_SEND:
+            err = MPI_Isend(m->sbuf, m->count, m->type, m->peer, m->tag, m->comm, &m->req);
+            break;
+        case PXI_MSG_RECV:
+            err = MPI_Irecv(m->rbuf, m->count, m->type, m->peer, m->tag, m->comm, &m->req);
+            break;
+        default:
+            err = MPI_Iallreduce(m->sbuf, m->rbuf, m->count, m->type, m->op, m->comm, &m->req);
+            break;
+        }
     if (err != MPI_SUCCESS) {
         pxi_mpi_log_error(pxi_mpi_msg_name(m), err);
         complete_msg(m, PX_EMPI);
@@ -214,13 +221,18 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
     m->posted = 1;
     pxi_inflight_msg_posted(m->e);
     int st = pxi_mpi_hand_off(m);
-    if (st != PX_OK)
-        complete_msg(m, st); /* the request stays with MPI; the op fails */
+    if (st != PX_OK) {
+        m->persist_owned = 0; /* a started persistent request stays with MPI, never reused */
+        complete_msg(m, st);  /* the request stays with MPI; the op fails */
+    }
 }
 
+/* The op's cleanup: an unrecorded message after its op, a template with its graph. */
 static void free_msg(void *arg)
 {
-    pxi_free(arg);
+    msg *m = arg;
+    pxi_mpi_persist_free(m);
+    pxi_free(m);
 }
 
 /* Shared argument checks; PX_OK or a logged status. Reads MPI state (is MPI usable) but
@@ -310,9 +322,11 @@ static int push_msg(px_engine *e, msg *m, px_var *reads, px_var *writes, const c
     p.cleanup = free_msg;
     /* Recorded (graph_record.c): the message is the graph's template, freed with the graph. */
     m->is_template = pxi_engine_tl_recorder != NULL;
+    if (m->is_template)
+        pxi_mpi_persist_attach(m, writes != NULL);
     int rc = pxi_engine_push(e, &p);
     if (rc != PX_OK)
-        pxi_free(m);
+        free_msg(m);
     return rc;
 }
 

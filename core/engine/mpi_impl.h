@@ -15,6 +15,8 @@
 
 typedef enum { PXI_MSG_SEND, PXI_MSG_RECV, PXI_MSG_ALLREDUCE } pxi_msg_kind;
 
+typedef struct pxi_mpi_persist pxi_mpi_persist; /* mpi_persist.c */
+
 typedef struct pxi_mpi_msg {
     pxi_msg_kind kind;
     const void *sbuf;
@@ -40,6 +42,13 @@ typedef struct pxi_mpi_msg {
      * graph) copies it into a message of its own (per_post), which complete_msg frees, so a
      * request belongs to one launch and queued launches never share one. */
     int is_template, per_post;
+    /* A template's persistent request (mpi_persist.c; NULL: each post makes a nonblocking
+     * call), shared by the posts copied from it. A post that started it owns it
+     * (persist_owned) until complete_msg releases it; the progress layer clears persist_owned
+     * when it abandons or frees the request at an engine's drain deadline, so that it is never
+     * started again. */
+    pxi_mpi_persist *persist;
+    int persist_owned;
     /* Posted and counted in its engine's n_posted (pxi_inflight_msg_posted) until complete_msg
      * takes it off, before the op finishes. */
     int posted;
@@ -64,6 +73,42 @@ const char *pxi_mpi_msg_name(pxi_mpi_msg *m);
  * the progress thread on first use. PX_OK, or PX_ENOMEM when the thread cannot start (logged;
  * the caller completes the op with it and still owns @m). Thread-safe. */
 int pxi_mpi_hand_off(pxi_mpi_msg *m);
+
+/* ---- persistent requests for recorded messages (mpi_persist.c) ---------------------------
+ * A recorded message is posted once a launch of its graph, with the same buffers, peer, tag and
+ * communicator every time: MPI's persistent requests (MPI_Send_init, MPI_Recv_init, and MPI
+ * 4.0's MPI_Allreduce_init, Open MPI 4's MPIX_Allreduce_init) are made for it. They save the
+ * set-up of each post; for the allreduce, whose nonblocking form builds a schedule at every
+ * call, 0.47 -> 0.33 us a 2-rank allreduce on shared memory (bench/RESULTS.md, session 21). */
+
+/* For the push of template @m (recording): give it a persistent-request slot when its kind has
+ * a persistent form here. A send or a receive always (a post that finds the request in use by
+ * an overlapping launch of the graph makes a nonblocking call instead: point-to-point messages
+ * match by envelope, whichever call posted them); an allreduce only when it writes a Var
+ * (@writes_var), which orders every launch's allreduce after the last one's completion, so that
+ * its request is never in use when a launch posts: a persistent collective matches only
+ * persistent ones, and each rank must make the same choice. Out of memory: no slot (the posts
+ * are nonblocking calls). Thread-safe. */
+void pxi_mpi_persist_attach(pxi_mpi_msg *m, int writes_var);
+
+/* Post @m (a launch's copy of a template with a slot) on the template's persistent request:
+ * creates the request on first use, then MPI_Start. Returns the MPI error code (the caller
+ * fails the op with it) and sets *started to 1 when @m now owns the request; *started 0 with
+ * MPI_SUCCESS: the request is in use (an overlapping launch, or abandoned at a drain deadline)
+ * and the caller posts a nonblocking call. Thread-safe (one post owns the request at a time). */
+int pxi_mpi_persist_start(pxi_mpi_msg *m, int *started);
+
+/* @m (owning its template's request, else nothing to do) completed: when @ok, normally, and
+ * the inactive request may be started by the next post; otherwise (an error, a cancel) it is
+ * never started or freed again, since MPI may have freed a request that failed (Open MPI does,
+ * for a truncated receive): the later posts make nonblocking calls. Call before the op
+ * finishes (a next launch may post at once). */
+void pxi_mpi_persist_release(pxi_mpi_msg *m, int ok);
+
+/* Template @m is being freed (its graph's cleanup): free its persistent request (unless MPI is
+ * finalized, where MPI_Finalize's hook already did, or a drain deadline left it with MPI) and
+ * its slot. Thread-safe against MPI_Finalize's hook. */
+void pxi_mpi_persist_free(pxi_mpi_msg *m);
 
 /* Log MPI error code @err as "@what: <MPI's error string>" (PXI_ERROR). Thread-safe. */
 void pxi_mpi_log_error(const char *what, int err);

@@ -313,6 +313,7 @@ static int enforce_deadlines(active_set *a, int64_t now)
             PXI_WARN("%s: abandoned at engine destroy after the drain timeout (its request stays "
                      "with MPI)",
                      pxi_mpi_msg_name(m));
+            m->persist_owned = 0; /* a persistent one: never started again (mpi_persist.c) */
             finish(m, PX_ECANCELED);
             a->m[i] = NULL;
             ++done;
@@ -324,6 +325,7 @@ static int enforce_deadlines(active_set *a, int64_t now)
                      "its buffer)",
                      pxi_mpi_msg_name(m));
             MPI_Request_free(&a->req[i]);
+            m->persist_owned = 0; /* freed: its template never starts or frees it again */
             finish(m, PX_ECANCELED);
             a->m[i] = NULL;
             ++done;

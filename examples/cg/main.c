@@ -646,15 +646,16 @@ static int check_engine_mode(const cli *c, int mpi, int nranks)
 
 #if PX_HAVE_MPI
 /* The distributed solver's allreduces (dcg.c: 2 compensated sums, 32 bytes, twice an
- * iteration; the pipelined CG's 3, 48 bytes, once) are nonblocking engine ops, MPI_Iallreduce. Open
- * MPI's libnbc runs every one under 64 KiB as a binomial reduce to rank 0, then a binomial
- * broadcast: 2 log2 P message steps, each of which, with ranks sharing cores, waits until its peer
- * is scheduled; recursive doubling, which the blocking MPI_Allreduce of bench_cg_bsp (coll/tuned)
- * runs at this size, takes log2 P. Asked for before MPI_Init unless the user chose (the
- * environment, or mpirun's
- * --mca, which sets it); other MPI libraries ignore the name. bench/RESULTS.md, "Session 8:
- * oversubscribed one-thread ranks": 4 ranks on 2 cores, bcsstk16, sched_yield per iteration
- * and rank 4.2 -> 2.7. */
+ * iteration; the pipelined CG's 3, 48 bytes, once) are nonblocking engine ops: MPI_Iallreduce
+ * when pushed (--engine push), persistent allreduces started every iteration when recorded (the
+ * default; parex/mpi.h), both run by Open MPI's libnbc. libnbc runs every one under 64 KiB as a
+ * binomial reduce to rank 0, then a binomial broadcast: 2 log2 P message steps, each of which,
+ * with ranks sharing cores, waits until its peer is scheduled; recursive doubling, which the
+ * blocking MPI_Allreduce of bench_cg_bsp (coll/tuned) runs at this size, takes log2 P. Asked
+ * for before MPI_Init unless the user chose (the environment, or mpirun's --mca, which sets
+ * it); other MPI libraries ignore the name. bench/RESULTS.md, "Session 8: oversubscribed
+ * one-thread ranks": 4 ranks on 2 cores, bcsstk16, sched_yield per iteration and rank
+ * 4.2 -> 2.7. */
 static void prefer_recursive_doubling(void)
 {
     (void)setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "4", 0);

@@ -1,0 +1,217 @@
+/* core/engine/mpi_persist.c - persistent requests for recorded MPI messages (mpi_impl.h says
+ * what they are for): a template's slot, the start of a launch's post on it, its release at
+ * completion, its free with the graph, and the MPI_Finalize hook that frees what graphs still
+ * hold.
+ *
+ * Ownership: a slot's request is owned by whoever set its busy flag: the post that started it
+ * (until complete_msg releases it after a normal completion), the template's free, or the
+ * MPI_Finalize hook (for good). A post that finds it busy makes a nonblocking call instead.
+ * The flag stays set for good after a request completed with an error or a cancel (MPI may
+ * have freed it), and when the progress layer abandons or frees one at an engine's drain
+ * deadline: no one starts or frees it again.
+ *
+ * Finalize: MPI requires every request freed before MPI_Finalize, and a graph may outlive it
+ * (destroyed later, or never). The slots that hold a request are listed here, and the first
+ * one's creation sets an attribute on MPI_COMM_SELF whose delete callback frees the listed
+ * inactive requests: MPI_Finalize deletes MPI_COMM_SELF's attributes first (MPI 2.2, 8.7.1),
+ * whether parex (px_mpi_finalize) or the application calls it. PETSc hooks its own
+ * finalization the same way.
+ *
+ * Layering: below mpi.c, beside mpi_progress.c; calls MPI only.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "base/alloc.h"
+#include "base/log.h"
+#include "core/engine/mpi_impl.h"
+
+#ifdef OPEN_MPI
+#include <mpi-ext.h> /* OMPI_HAVE_MPI_EXT_PCOLLREQ: MPIX_Allreduce_init (Open MPI 4) */
+#endif
+
+#if MPI_VERSION >= 4
+#define PXI_ALLREDUCE_INIT MPI_Allreduce_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define PXI_ALLREDUCE_INIT MPIX_Allreduce_init
+#endif
+
+struct pxi_mpi_persist {
+    MPI_Request req; /* MPI_REQUEST_NULL until the first post creates it */
+    atomic_int busy; /* 1: owned (see above) */
+    int listed;      /* under g.lock: on the list (req created, not yet freed) */
+    pxi_mpi_persist *prev, *next;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    pxi_mpi_persist *head; /* under lock: slots holding a request */
+    int hooked;            /* under lock: the MPI_COMM_SELF attribute is set */
+    int keyval;            /* under lock */
+} g = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, MPI_KEYVAL_INVALID};
+
+static void unlist(pxi_mpi_persist *p)
+{
+    if (!p->listed)
+        return;
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        g.head = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+    p->listed = 0;
+}
+
+/* MPI_COMM_SELF's attribute delete callback, run by MPI_Finalize before anything else: free
+ * every listed request no post owns and keep the slots busy for good (a post after
+ * MPI_Finalize fails before it gets here: mpi.c's post_msg). A request a post still owns is a
+ * message outstanding at MPI_Finalize, which px_mpi_finalize refuses and an application must
+ * not do; it is left to MPI. */
+static int on_finalize(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)attr;
+    (void)extra;
+    pthread_mutex_lock(&g.lock);
+    while (g.head) {
+        pxi_mpi_persist *p = g.head;
+        unlist(p);
+        if (atomic_exchange_explicit(&p->busy, 1, memory_order_acq_rel) == 0)
+            MPI_Request_free(&p->req);
+    }
+    g.hooked = 0;
+    g.keyval = MPI_KEYVAL_INVALID;
+    pthread_mutex_unlock(&g.lock);
+    MPI_Comm_free_keyval(&keyval);
+    return MPI_SUCCESS;
+}
+
+/* Under g.lock: set the finalize hook once. MPI's error code. */
+static int hook_finalize(void)
+{
+    if (g.hooked)
+        return MPI_SUCCESS;
+    int err = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &g.keyval, NULL);
+    if (err == MPI_SUCCESS) {
+        err = MPI_Comm_set_attr(MPI_COMM_SELF, g.keyval, NULL);
+        if (err != MPI_SUCCESS)
+            MPI_Comm_free_keyval(&g.keyval);
+    }
+    g.hooked = err == MPI_SUCCESS;
+    return err;
+}
+
+void pxi_mpi_persist_attach(pxi_mpi_msg *m, int writes_var)
+{
+    m->persist = NULL;
+    m->persist_owned = 0;
+    if (m->kind == PXI_MSG_ALLREDUCE) {
+#ifndef PXI_ALLREDUCE_INIT
+        return; /* an MPI without persistent collectives: each post is an MPI_Iallreduce */
+#else
+        if (!writes_var)
+            return;
+#endif
+    }
+    pxi_mpi_persist *p = pxi_malloc(sizeof *p);
+    if (!p)
+        return; /* the posts make nonblocking calls, as unrecorded messages do */
+    p->req = MPI_REQUEST_NULL;
+    atomic_init(&p->busy, 0);
+    p->listed = 0;
+    p->prev = p->next = NULL;
+    m->persist = p;
+}
+
+/* Create @m's persistent request in @p (under p's busy flag; @m is the post's own copy). MPI's
+ * error code. */
+static int create(pxi_mpi_persist *p, pxi_mpi_msg *m)
+{
+    int err;
+    switch (m->kind) {
+    case PXI_MSG_SEND:
+        err = MPI_Send_init(m->sbuf, m->count, m->type, m->peer, m->tag, m->comm, &p->req);
+        break;
+    case PXI_MSG_RECV:
+        err = MPI_Recv_init(m->rbuf, m->count, m->type, m->peer, m->tag, m->comm, &p->req);
+        break;
+    default:
+#ifdef PXI_ALLREDUCE_INIT
+        err = PXI_ALLREDUCE_INIT(m->sbuf, m->rbuf, m->count, m->type, m->op, m->comm, MPI_INFO_NULL,
+                                 &p->req);
+#else
+        err = MPI_ERR_INTERN; /* no slot is attached then (pxi_mpi_persist_attach) */
+#endif
+        break;
+    }
+    if (err != MPI_SUCCESS) {
+        p->req = MPI_REQUEST_NULL;
+        return err;
+    }
+    pthread_mutex_lock(&g.lock);
+    err = hook_finalize();
+    if (err == MPI_SUCCESS) {
+        p->next = g.head;
+        if (g.head)
+            g.head->prev = p;
+        g.head = p;
+        p->listed = 1;
+    }
+    pthread_mutex_unlock(&g.lock);
+    if (err != MPI_SUCCESS)
+        MPI_Request_free(&p->req); /* unfreeable at MPI_Finalize without the hook */
+    else
+        PXI_DEBUG("%s: a persistent request, started by each launch of its graph",
+                  pxi_mpi_msg_name(m));
+    return err;
+}
+
+int pxi_mpi_persist_start(pxi_mpi_msg *m, int *started)
+{
+    pxi_mpi_persist *p = m->persist;
+    *started = 0;
+    if (atomic_exchange_explicit(&p->busy, 1, memory_order_acq_rel) != 0)
+        return MPI_SUCCESS;
+    int err = p->req == MPI_REQUEST_NULL ? create(p, m) : MPI_SUCCESS;
+    if (err == MPI_SUCCESS)
+        err = MPI_Start(&p->req);
+    if (err != MPI_SUCCESS) {
+        atomic_store_explicit(&p->busy, 0, memory_order_release);
+        return err;
+    }
+    m->req = p->req;
+    m->persist_owned = 1;
+    *started = 1;
+    return MPI_SUCCESS;
+}
+
+void pxi_mpi_persist_release(pxi_mpi_msg *m, int ok)
+{
+    if (!m->persist_owned)
+        return;
+    m->persist_owned = 0;
+    if (ok)
+        atomic_store_explicit(&m->persist->busy, 0, memory_order_release);
+}
+
+void pxi_mpi_persist_free(pxi_mpi_msg *m)
+{
+    pxi_mpi_persist *p = m->persist;
+    if (!p)
+        return;
+    m->persist = NULL;
+    pthread_mutex_lock(&g.lock);
+    unlist(p);
+    pthread_mutex_unlock(&g.lock);
+    /* Busy here: the MPI_Finalize hook freed it, or a drain deadline left it with MPI. */
+    if (atomic_exchange_explicit(&p->busy, 1, memory_order_acq_rel) == 0 &&
+        p->req != MPI_REQUEST_NULL) {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (!finalized)
+            MPI_Request_free(&p->req);
+    }
+    pxi_free(p);
+}
