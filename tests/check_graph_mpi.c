@@ -11,9 +11,6 @@
  * nonzero when any check on any rank failed.
  */
 #include <mpi.h>
-#ifdef OPEN_MPI
-#include <mpi-ext.h> /* OMPI_HAVE_MPI_EXT_PCOLLREQ */
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,29 +285,45 @@ static void count_persist_logs(px_log_level level, const char *msg, void *user)
 }
 
 /* A graph of a send, a receive and an allreduce that writes a Var, launched 10 times with new
- * values each time: each message makes one persistent request, at its first launch, and every
- * launch moves its own values. An allreduce that writes no Var (its launches are not ordered)
- * and unrecorded pushes make none. */
+ * values each time: the send and the receive make one persistent request each, at the first
+ * launch, and every launch moves its own values. The allreduce makes none (persistent
+ * collectives are off by default), nor does one recorded with them on that writes no Var, nor
+ * an unrecorded push; one recorded with them on (and a Var to write) makes one, where the MPI
+ * has persistent collectives (else the setting is refused with PX_ENOSYS). */
 static void test_recorded_messages_use_persistent_requests(px_engine *e)
 {
-    double send = 0, recv = 0, sum_nw = 0;
+    double send = 0, recv = 0, sum_nw = 0, sum_p = 0;
     int sval = 0, rval = -1;
     contrib_args ca = {&send, 0};
     px_var *vs = px_var_new(e), *vr = px_var_new(e), *vm = px_var_new(e), *vg = px_var_new(e);
-    px_graph *g = NULL;
+    px_var *vp = px_var_new(e);
+    px_graph *g = NULL, *gnw = NULL, *gp = NULL;
     CHECK_RC(px_graph_begin(e), PX_OK);
     push_contrib_allreduce(e, &ca, &recv, vs, vr);
     CHECK_RC(px_engine_push_mpi_isend(e, &sval, 1, MPI_INT, right(), 31, MPI_COMM_WORLD, vm),
              PX_OK);
     CHECK_RC(px_engine_push_mpi_irecv(e, &rval, 1, MPI_INT, left(), 31, MPI_COMM_WORLD, vg), PX_OK);
     CHECK_RC(px_graph_end(e, &g), PX_OK);
-    px_graph *gnw = NULL; /* an allreduce writing no Var: a nonblocking call every launch */
-    CHECK_RC(px_graph_begin(e), PX_OK);
+    int was = -1;
+    const int rc_on = px_mpi_set_persistent_collectives(1, &was);
+    CHECK(rc_on == PX_OK || rc_on == PX_ENOSYS);
+    CHECK(rc_on != PX_OK || was == 0);  /* off by default */
+    CHECK_RC(px_graph_begin(e), PX_OK); /* no Var to write: its launches are not ordered */
     CHECK_RC(px_engine_push_mpi_allreduce(e, &send, &sum_nw, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
                                           vr, NULL),
              PX_OK);
     CHECK_RC(px_graph_end(e, &gnw), PX_OK);
-    px_log_level was = px_log_get_level();
+    CHECK_RC(px_graph_begin(e), PX_OK);
+    CHECK_RC(px_engine_push_mpi_allreduce(e, &send, &sum_p, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                                          vr, vp),
+             PX_OK);
+    CHECK_RC(px_graph_end(e, &gp), PX_OK);
+    CHECK_RC(px_mpi_set_persistent_collectives(0, &was), PX_OK);
+    CHECK(was == (rc_on == PX_OK));
+    quiet(1);
+    CHECK_RC(px_mpi_set_persistent_collectives(2, NULL), PX_EINVAL);
+    quiet(0);
+    px_log_level level = px_log_get_level();
     n_persist_logs = 0;
     px_log_set_handler(count_persist_logs, NULL);
     CHECK_RC(px_log_set_level(PX_LOG_DEBUG), PX_OK);
@@ -322,28 +335,58 @@ static void test_recorded_messages_use_persistent_requests(px_engine *e)
         CHECK_RC(px_engine_wait_for_all(e), PX_OK);
         bad += recv != ranks_sum + 10.0 * k * nranks || rval != 1000 * k + left();
         CHECK_RC(px_graph_launch(gnw), PX_OK);
+        CHECK_RC(px_graph_launch(gp), PX_OK);
         CHECK_RC(px_engine_wait_for_all(e), PX_OK);
-        bad += sum_nw != recv;
+        bad += sum_nw != recv || sum_p != recv;
     }
     /* Unrecorded: a nonblocking call each. */
-    CHECK_RC(px_engine_push_mpi_allreduce(e, &send, &recv, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
-                                          vs, vr),
-             PX_OK);
+    push_contrib_allreduce(e, &ca, &recv, vs, vr);
     CHECK_RC(px_engine_wait_for_all(e), PX_OK);
-    CHECK_RC(px_log_set_level(was), PX_OK);
+    CHECK_RC(px_log_set_level(level), PX_OK);
     px_log_set_handler(NULL, NULL);
     CHECK(bad == 0);
-#if MPI_VERSION >= 4 || (defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ)
-    CHECK(n_persist_logs == 3); /* the send, the receive and the allreduce of g */
-#else
-    CHECK(n_persist_logs == 2); /* no persistent collectives in this MPI */
-#endif
+    CHECK(recv == ranks_sum + 100.0 * nranks);
+    CHECK(n_persist_logs == (rc_on == PX_OK ? 3 : 2)); /* send, receive (, gp's allreduce) */
     CHECK_RC(px_graph_destroy(g), PX_OK);
     CHECK_RC(px_graph_destroy(gnw), PX_OK);
+    CHECK_RC(px_graph_destroy(gp), PX_OK);
     px_var_delete(e, vs);
     px_var_delete(e, vr);
     px_var_delete(e, vm);
     px_var_delete(e, vg);
+    px_var_delete(e, vp);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+}
+
+/* With persistent collectives off (the default), one rank may record the allreduces another
+ * pushes: every launch posts MPI_Iallreduce, which matches the pushed ones. */
+static void test_recorded_allreduce_matches_pushed_ones(px_engine *e)
+{
+    double send = 0, recv = 0;
+    contrib_args ca = {&send, 0};
+    px_var *vs = px_var_new(e), *vr = px_var_new(e);
+    px_graph *g = NULL;
+    if (rank == 0) {
+        CHECK_RC(px_graph_begin(e), PX_OK);
+        push_contrib_allreduce(e, &ca, &recv, vs, vr);
+        CHECK_RC(px_graph_end(e, &g), PX_OK);
+    }
+    double ranks_sum = nranks * (nranks - 1) / 2.0;
+    int bad = 0;
+    for (int k = 0; k < 5; ++k) {
+        if (rank == 0)
+            CHECK_RC(px_graph_launch(g), PX_OK);
+        else
+            push_contrib_allreduce(e, &ca, &recv, vs, vr);
+        CHECK_RC(px_engine_wait_for_var(e, vr), PX_OK);
+        bad += recv != ranks_sum + 10.0 * k * nranks;
+    }
+    CHECK(bad == 0);
+    CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    if (g)
+        CHECK_RC(px_graph_destroy(g), PX_OK);
+    px_var_delete(e, vs);
+    px_var_delete(e, vr);
     CHECK_RC(px_engine_wait_for_all(e), PX_OK);
 }
 
@@ -452,6 +495,7 @@ int main(int argc, char **argv)
         {"graph_allreduce_sums_each_launch", test_graph_allreduce_sums_each_launch},
         {"recorded_messages_use_persistent_requests",
          test_recorded_messages_use_persistent_requests},
+        {"recorded_allreduce_matches_pushed_ones", test_recorded_allreduce_matches_pushed_ones},
         {"graph_truncated_receive_fails_op_and_var", test_graph_truncated_receive_fails_op_and_var},
         {"bad_arguments_rejected_while_recording", test_bad_arguments_rejected_while_recording},
     };

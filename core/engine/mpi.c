@@ -5,7 +5,8 @@
  * An MPI op is an asynchronous engine op (PXI_OP_ASYNC, PX_FN_ASYNC: it runs on its pusher
  * when it is ready at push, on the CPU worker or helping waiter whose finishing op made it
  * ready, else on a CPU worker; engine.h, "Where an op runs"). Its function, post_msg, posts the
- * nonblocking call on that thread and hands the message to the progress layer below
+ * nonblocking call (or starts a recorded message's persistent request, mpi_persist.c) on that
+ * thread and hands the message to the progress layer below
  * (pxi_mpi_hand_off, core/engine/mpi_progress.c), which tests the request and, once it is
  * done, calls the message's m->complete (complete_msg here): trace span, tools section, then
  * px_on_complete_call, which finishes the op and grants its Vars. A recorded op (graph_record.c)
@@ -131,6 +132,24 @@ int px_mpi_finalize(void)
     return PX_OK;
 }
 
+int px_mpi_set_persistent_collectives(int on, int *previous)
+{
+    if (on != 0 && on != 1) {
+        PXI_ERROR("px_mpi_set_persistent_collectives: on = %d (0 or 1)", on);
+        return PX_EINVAL;
+    }
+    if (on && !pxi_mpi_persist_collectives_available()) {
+        PXI_INFO("px_mpi_set_persistent_collectives: this MPI library has no persistent "
+                 "collectives (MPI 4.0's MPI_Allreduce_init, Open MPI 4's "
+                 "MPIX_Allreduce_init)");
+        return PX_ENOSYS;
+    }
+    const int was = pxi_mpi_persist_collectives(on);
+    if (previous)
+        *previous = was;
+    return PX_OK;
+}
+
 /* Complete @m's op with @status: trace span, tools section, then px_on_complete_call (after
  * which @m may be freed at once). */
 static void complete_msg(msg *m, int status)
@@ -143,7 +162,7 @@ static void complete_msg(msg *m, int status)
     }
     px_on_complete *done = m->done;
     /* Both before the op finishes: a next launch may post at once, the engine may go away. */
-    pxi_mpi_persist_release(m, status == PX_OK);
+    pxi_mpi_persist_release(m, status);
     if (m->posted)
         pxi_inflight_msg_done(m->e);
     if (m->per_post) /* a graph launch's copy (post_msg): nothing else refers to it */
@@ -198,9 +217,14 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
     /* A recorded message starts its template's persistent request (mpi_persist.c) unless an
      * overlapping launch of its graph holds it; then, as unrecorded ones, a nonblocking call. */
     int err = MPI_SUCCESS, started = 0;
-    if (m->persist)
-        err = pxi_mpi_persist_start(m, &started);
-    if (err == MPI_SUCCESS && !started)
+    if (m->persist) {
+        int st = pxi_mpi_persist_start(m, &started);
+        if (st != PX_OK) {
+            complete_msg(m, st); /* logged */
+            return;
+        }
+    }
+    if (!started)
         switch (m->kind) {
         case PXI_MSG_SEND:
             err = MPI_Isend(m->sbuf, m->count, m->type, m->peer, m->tag, m->comm, &m->req);
@@ -322,8 +346,13 @@ static int push_msg(px_engine *e, msg *m, px_var *reads, px_var *writes, const c
     p.cleanup = free_msg;
     /* Recorded (graph_record.c): the message is the graph's template, freed with the graph. */
     m->is_template = pxi_engine_tl_recorder != NULL;
-    if (m->is_template)
-        pxi_mpi_persist_attach(m, writes != NULL);
+    if (m->is_template) {
+        int rc = pxi_mpi_persist_attach(m, writes != NULL, caller);
+        if (rc != PX_OK) {
+            pxi_free(m);
+            return rc;
+        }
+    }
     int rc = pxi_engine_push(e, &p);
     if (rc != PX_OK)
         free_msg(m);

@@ -39,8 +39,9 @@ typedef struct pxi_mpi_msg {
     int has_section;
     int64_t cancel_ns; /* progress layer: when the cancel was issued, 0: not cancelled */
     /* A recorded message (graph_record.c) is a template: each post (each launch of its
-     * graph) copies it into a message of its own (per_post), which complete_msg frees, so a
-     * request belongs to one launch and queued launches never share one. */
+     * graph) copies it into a message of its own (per_post), which complete_msg frees; the
+     * copy starts the template's persistent request when it gets it, else makes a request of
+     * its own, so queued launches never share one at the same time. */
     int is_template, per_post;
     /* A template's persistent request (mpi_persist.c; NULL: each post makes a nonblocking
      * call), shared by the posts copied from it. A post that started it owns it
@@ -79,31 +80,43 @@ int pxi_mpi_hand_off(pxi_mpi_msg *m);
  * communicator every time: MPI's persistent requests (MPI_Send_init, MPI_Recv_init, and MPI
  * 4.0's MPI_Allreduce_init, Open MPI 4's MPIX_Allreduce_init) are made for it. They save the
  * set-up of each post; for the allreduce, whose nonblocking form builds a schedule at every
- * call, 0.47 -> 0.33 us a 2-rank allreduce on shared memory (bench/RESULTS.md, session 21). */
+ * call, 0.59 -> 0.36 us a 2-rank allreduce on shared memory (bench_pingpong; bench/RESULTS.md,
+ * session 21). */
 
-/* For the push of template @m (recording): give it a persistent-request slot when its kind has
- * a persistent form here. A send or a receive always (a post that finds the request in use by
+/* For the push of template @m (recording; @caller names the push for the log): give it a
+ * persistent-request slot. A send or a receive always (a post that finds the request in use by
  * an overlapping launch of the graph makes a nonblocking call instead: point-to-point messages
- * match by envelope, whichever call posted them); an allreduce only when it writes a Var
- * (@writes_var), which orders every launch's allreduce after the last one's completion, so that
- * its request is never in use when a launch posts: a persistent collective matches only
- * persistent ones, and each rank must make the same choice. Out of memory: no slot (the posts
- * are nonblocking calls). Thread-safe. */
-void pxi_mpi_persist_attach(pxi_mpi_msg *m, int writes_var);
+ * match by envelope, whichever call posted them; out of memory, no slot). An allreduce only
+ * when px_mpi_set_persistent_collectives is on and it writes a Var (@writes_var), which orders
+ * every launch's allreduce after the last one's completion, so that its request is never in
+ * use when a launch posts: a persistent collective matches only persistent ones, so the
+ * application promises that every rank records its matching allreduces alike, and a rank that
+ * cannot must fail rather than post an MPI_Iallreduce. PX_OK, or PX_ENOMEM for an allreduce's
+ * slot (logged). Thread-safe. */
+int pxi_mpi_persist_attach(pxi_mpi_msg *m, int writes_var, const char *caller);
+
+/* Set whether allreduces recorded from now on get a slot (px_mpi_set_persistent_collectives;
+ * 0 always where the MPI has no persistent collectives); returns the previous setting. */
+int pxi_mpi_persist_collectives(int on);
+
+/* 1 when this MPI has persistent collectives (MPI 4.0, or Open MPI's pcollreq extension). */
+int pxi_mpi_persist_collectives_available(void);
 
 /* Post @m (a launch's copy of a template with a slot) on the template's persistent request:
- * creates the request on first use, then MPI_Start. Returns the MPI error code (the caller
- * fails the op with it) and sets *started to 1 when @m now owns the request; *started 0 with
- * MPI_SUCCESS: the request is in use (an overlapping launch, or abandoned at a drain deadline)
- * and the caller posts a nonblocking call. Thread-safe (one post owns the request at a time). */
+ * creates the request on first use, then MPI_Start. PX_OK with *started 1: @m now owns the
+ * request; PX_OK with *started 0: a send's or a receive's request is in use (an overlapping
+ * launch, or kept after a failure) and the caller posts a nonblocking call; PX_EMPI (logged):
+ * the call failed, or an allreduce's request is kept after a failure (its launches never
+ * overlap), and the op fails. Thread-safe (one post owns the request at a time). */
 int pxi_mpi_persist_start(pxi_mpi_msg *m, int *started);
 
-/* @m (owning its template's request, else nothing to do) completed: when @ok, normally, and
- * the inactive request may be started by the next post; otherwise (an error, a cancel) it is
- * never started or freed again, since MPI may have freed a request that failed (Open MPI does,
- * for a truncated receive): the later posts make nonblocking calls. Call before the op
- * finishes (a next launch may post at once). */
-void pxi_mpi_persist_release(pxi_mpi_msg *m, int ok);
+/* @m (owning its template's request, else nothing to do) completed with @status: PX_OK or
+ * PX_ECANCELED (a cancel: the request is inactive and valid) release it for the next post;
+ * after an error it is never started or freed again, since MPI may have freed a request that
+ * failed (Open MPI does, for a truncated receive): a send's or a receive's later posts make
+ * nonblocking calls, an allreduce's fail. Call before the op finishes (a next launch may post
+ * at once). */
+void pxi_mpi_persist_release(pxi_mpi_msg *m, int status);
 
 /* Template @m is being freed (its graph's cleanup): free its persistent request (unless MPI is
  * finalized, where MPI_Finalize's hook already did, or a drain deadline left it with MPI) and

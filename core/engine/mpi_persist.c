@@ -1,14 +1,17 @@
 /* core/engine/mpi_persist.c - persistent requests for recorded MPI messages (mpi_impl.h says
- * what they are for): a template's slot, the start of a launch's post on it, its release at
+ * what they are for): a template's slot (sends and receives always; allreduces that write a
+ * Var while px_mpi_set_persistent_collectives is on, since a persistent collective matches
+ * only persistent ones on the other ranks), the start of a launch's post on it, its release at
  * completion, its free with the graph, and the MPI_Finalize hook that frees what graphs still
  * hold.
  *
  * Ownership: a slot's request is owned by whoever set its busy flag: the post that started it
  * (until complete_msg releases it after a normal completion), the template's free, or the
  * MPI_Finalize hook (for good). A post that finds it busy makes a nonblocking call instead.
- * The flag stays set for good after a request completed with an error or a cancel (MPI may
- * have freed it), and when the progress layer abandons or frees one at an engine's drain
- * deadline: no one starts or frees it again.
+ * The flag stays set for good after a request completed with an error (Open MPI frees a
+ * truncated receive's request), and when the progress layer abandons or frees one at an
+ * engine's drain deadline: no one starts or frees it again (an MPI that keeps a failed request
+ * leaks it). A cancelled request is inactive and valid, and is released as a completed one.
  *
  * Finalize: MPI requires every request freed before MPI_Finalize, and a graph may outlive it
  * (destroyed later, or never). The slots that hold a request are listed here, and the first
@@ -103,26 +106,48 @@ static int hook_finalize(void)
     return err;
 }
 
-void pxi_mpi_persist_attach(pxi_mpi_msg *m, int writes_var)
+/* px_mpi_set_persistent_collectives: record allreduces as persistent collectives. */
+static atomic_int collectives_on;
+
+int pxi_mpi_persist_collectives(int on)
+{
+#ifndef PXI_ALLREDUCE_INIT
+    if (on)
+        return 0;
+#endif
+    return atomic_exchange_explicit(&collectives_on, on, memory_order_relaxed) ? 1 : 0;
+}
+
+int pxi_mpi_persist_collectives_available(void)
+{
+#ifdef PXI_ALLREDUCE_INIT
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+int pxi_mpi_persist_attach(pxi_mpi_msg *m, int writes_var, const char *caller)
 {
     m->persist = NULL;
     m->persist_owned = 0;
-    if (m->kind == PXI_MSG_ALLREDUCE) {
-#ifndef PXI_ALLREDUCE_INIT
-        return; /* an MPI without persistent collectives: each post is an MPI_Iallreduce */
-#else
-        if (!writes_var)
-            return;
-#endif
-    }
+    const int collective = m->kind == PXI_MSG_ALLREDUCE;
+    if (collective && (!writes_var || !atomic_load_explicit(&collectives_on, memory_order_relaxed)))
+        return PX_OK; /* each launch calls MPI_Iallreduce */
     pxi_mpi_persist *p = pxi_malloc(sizeof *p);
-    if (!p)
-        return; /* the posts make nonblocking calls, as unrecorded messages do */
+    if (!p) {
+        if (!collective)
+            return PX_OK; /* the posts make nonblocking calls, which match alike */
+        /* The other ranks' matching allreduce may be persistent: this one must be too. */
+        PXI_ERROR("%s: out of memory recording a persistent allreduce", caller);
+        return PX_ENOMEM;
+    }
     p->req = MPI_REQUEST_NULL;
     atomic_init(&p->busy, 0);
     p->listed = 0;
     p->prev = p->next = NULL;
     m->persist = p;
+    return PX_OK;
 }
 
 /* Create @m's persistent request in @p (under p's busy flag; @m is the post's own copy). MPI's
@@ -172,27 +197,38 @@ int pxi_mpi_persist_start(pxi_mpi_msg *m, int *started)
 {
     pxi_mpi_persist *p = m->persist;
     *started = 0;
-    if (atomic_exchange_explicit(&p->busy, 1, memory_order_acq_rel) != 0)
-        return MPI_SUCCESS;
+    if (atomic_exchange_explicit(&p->busy, 1, memory_order_acq_rel) != 0) {
+        if (m->kind != PXI_MSG_ALLREDUCE)
+            return PX_OK; /* the caller makes a nonblocking call */
+        /* Only after a failure (a launch's allreduce waits for the previous one's end): an
+         * MPI_Iallreduce would not match the other ranks' persistent one. */
+        PXI_ERROR("%s: its persistent allreduce failed in an earlier launch (or was abandoned "
+                  "at an engine's drain deadline); it is not posted again",
+                  pxi_mpi_msg_name(m));
+        return PX_EMPI;
+    }
     int err = p->req == MPI_REQUEST_NULL ? create(p, m) : MPI_SUCCESS;
     if (err == MPI_SUCCESS)
         err = MPI_Start(&p->req);
     if (err != MPI_SUCCESS) {
         atomic_store_explicit(&p->busy, 0, memory_order_release);
-        return err;
+        pxi_mpi_log_error(pxi_mpi_msg_name(m), err);
+        return PX_EMPI;
     }
     m->req = p->req;
     m->persist_owned = 1;
     *started = 1;
-    return MPI_SUCCESS;
+    return PX_OK;
 }
 
-void pxi_mpi_persist_release(pxi_mpi_msg *m, int ok)
+void pxi_mpi_persist_release(pxi_mpi_msg *m, int status)
 {
     if (!m->persist_owned)
         return;
     m->persist_owned = 0;
-    if (ok)
+    /* A cancelled request is inactive and valid (MPI_Test_cancelled); a failed one may be
+     * gone (Open MPI frees a truncated receive's). */
+    if (status == PX_OK || status == PX_ECANCELED)
         atomic_store_explicit(&m->persist->busy, 0, memory_order_release);
 }
 

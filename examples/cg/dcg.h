@@ -216,8 +216,9 @@ typedef struct dcg_params {
  *
  * Messages. The halo messages use tags 100 and 101 (alternating exchanges; 102 and 103 for
  * DCG_CG_PIPELINED's residual replacements) on @p comm and the
- * dot products MPI_Iallreduce on it, posted by engine threads: pass a communicator on which
- * no other code sends messages with those tags or starts collectives during the solve (an
+ * dot products allreduce on it (MPI_Iallreduce; in DCG_GRAPH persistent allreduces, where the
+ * MPI has them: every rank records the same graphs), posted by engine threads: pass a communicator
+ * on which no other code sends messages with those tags or starts collectives during the solve (an
  * MPI_Comm_dup of the application's, if it has traffic of its own). parex-cg has none.
  * Mirrors the HPCG reference CG (ExchangeHalo, ComputeDotProduct's MPI_Allreduce), with the
  * messages as engine ops in StarPU-MPI's manner overlapping the interior SpMV.

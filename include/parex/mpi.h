@@ -167,7 +167,7 @@ PX_API int px_mpi_set_drain_timeout_ms(int64_t ms);
  * at each; MPI's own model for a message repeated with the same arguments), freed with the
  * graph or, if the graph outlives it, by MPI_Finalize (a hook on MPI_COMM_SELF): a launch that
  * finds it in use by an earlier, still outstanding launch of the same graph (a send whose Var
- * orders nothing), or failed by an earlier error or cancel, makes a request of its own with
+ * orders nothing), or kept after an earlier launch's error, makes a request of its own with
  * MPI_Isend / MPI_Irecv, which MPI matches alike.
  * Thread-safe; blocks under backpressure like px_engine_push_sync. A message counts toward
  * PX_ENGINE_MAX_PENDING while it waits to be posted, not once it is posted: a posted message
@@ -208,19 +208,43 @@ PX_API int px_engine_push_mpi_irecv(px_engine *e, void *buf, int count, MPI_Data
  * @param writes  Var guarding @p recv (may be NULL).
  * @return as px_engine_push_mpi_isend (PX_EINVAL also for op MPI_OP_NULL; PX_EFAULT for
  *         send or recv NULL with count > 0).
- * Recording: as a send; a recorded allreduce that writes a Var is a persistent collective
- * (MPI 4.0's MPI_Allreduce_init, Open MPI 4's MPIX_Allreduce_init, where the MPI has one),
- * created at its first launch in the same place of the communicator's collective order as the
- * MPI_Iallreduce it replaces. Its Var orders every launch's allreduce after the previous one's
- * completion, so each launch finds the request free and every rank makes the same choice (a
- * persistent collective matches only persistent ones); without a Var to write, or without
- * persistent collectives, each launch calls MPI_Iallreduce. On 2 ranks over shared memory a
- * started persistent allreduce completes in 0.34 us against MPI_Iallreduce's 0.57
- * (bench_pingpong, bench/RESULTS.md, session 21).
+ * Recording: posted afresh by every launch with MPI_Iallreduce, or, while
+ * px_mpi_set_persistent_collectives is on and the allreduce writes a Var, as a persistent
+ * collective (below).
  */
 PX_API int px_engine_push_mpi_allreduce(px_engine *e, const void *send, void *recv, int count,
                                         MPI_Datatype type, MPI_Op op, MPI_Comm comm, px_var *reads,
                                         px_var *writes);
+
+/**
+ * Whether allreduces recorded from now on (px_graph_begin .. px_graph_end, by any thread of
+ * this process) become persistent collectives: MPI 4.0's MPI_Allreduce_init (Open MPI 4's
+ * MPIX_Allreduce_init) at the graph's first launch, in the communicator's collective order
+ * where the MPI_Iallreduce it replaces would be posted, then MPI_Start at every launch. Only an
+ * allreduce that writes a Var: its Var orders every launch's allreduce after the previous
+ * one's completion, so each launch finds the request free. On 2 ranks over shared memory a
+ * started persistent allreduce completes in 0.36 us against MPI_Iallreduce's 0.59
+ * (bench_pingpong; bench/RESULTS.md, session 21): parex-cg turns it on for its recorded
+ * iterations. Off by default, because a persistent collective matches only persistent ones
+ * (MPI 4.0, 6.13): turn it on only where every rank of the communicator records each matching
+ * allreduce alike (in a graph, with a Var to write, with the setting on). A rank that
+ * recorded one and cannot post it persistently fails its op (an earlier launch's allreduce
+ * failed: PX_EMPI) or its push (PX_ENOMEM) rather than post an MPI_Iallreduce that would not
+ * match. Messages recorded at any setting were made by it; unrecorded pushes are never
+ * persistent. Sends and receives need no setting: a recorded one is always posted through a
+ * persistent request where it can (px_engine_push_mpi_isend), since point-to-point messages
+ * match whichever call posted them.
+ *
+ * @param on        1 (on) or 0 (off, the default);
+ * @param previous  [out] the setting before the call, or NULL.
+ * @return PX_OK;
+ *         PX_EINVAL  @p on other than 0 or 1;
+ *         PX_ENOSYS  @p on is 1 and this MPI library has no persistent collectives (the
+ *                    setting stays as it was).
+ * Thread-safe (the setting is read when a recording thread pushes an allreduce). MPI need not
+ * be initialized.
+ */
+PX_API int px_mpi_set_persistent_collectives(int on, int *previous);
 
 #ifdef __cplusplus
 }
