@@ -334,7 +334,10 @@ static void test_recorded_messages_use_persistent_requests(px_engine *e)
         CHECK_RC(px_graph_launch(g), PX_OK);
         CHECK_RC(px_engine_wait_for_all(e), PX_OK);
         bad += recv != ranks_sum + 10.0 * k * nranks || rval != 1000 * k + left();
+        /* Two allreduces on one communicator that no Var orders: wait between them, so that
+         * every rank posts them in the same order (parex/mpi.h). */
         CHECK_RC(px_graph_launch(gnw), PX_OK);
+        CHECK_RC(px_engine_wait_for_all(e), PX_OK);
         CHECK_RC(px_graph_launch(gp), PX_OK);
         CHECK_RC(px_engine_wait_for_all(e), PX_OK);
         bad += sum_nw != recv || sum_p != recv;
@@ -445,6 +448,35 @@ static void test_graph_truncated_receive_fails_op_and_var(px_engine *e)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* ---- a recorded receive cancelled at its engine's destroy ----------------------------------- */
+
+/* A recorded receive that no one sends to, launched on an engine of its own, which is then
+ * destroyed with a short drain timeout: MPI cancels the started persistent request (valid and
+ * inactive after it), the destroy returns, and the graph's destroy frees the request. */
+static void test_recorded_receive_cancelled_at_engine_destroy(px_engine *e)
+{
+    (void)e;
+    px_engine *own = px_engine_create(PX_ENGINE_PER_DEVICE, 1);
+    CHECK(own != NULL);
+    if (!own)
+        return;
+    int x = -1;
+    px_var *v = px_var_new(own);
+    px_graph *g = NULL;
+    CHECK_RC(px_graph_begin(own), PX_OK);
+    CHECK_RC(px_engine_push_mpi_irecv(own, &x, 1, MPI_INT, rank, 77, MPI_COMM_WORLD, v), PX_OK);
+    CHECK_RC(px_graph_end(own, &g), PX_OK);
+    CHECK_RC(px_graph_launch(g), PX_OK);
+    CHECK_RC(px_mpi_set_drain_timeout_ms(100), PX_OK);
+    quiet(1);
+    CHECK_RC(px_engine_destroy(own), PX_OK);
+    quiet(0);
+    CHECK(n_cancel_logs >= 1);
+    CHECK(x == -1);
+    CHECK_RC(px_graph_destroy(g), PX_OK);
+    CHECK_RC(px_mpi_set_drain_timeout_ms(10000), PX_OK); /* the default */
+}
+
 /* ---- recording checks the arguments at once ------------------------------------------------- */
 
 static void test_bad_arguments_rejected_while_recording(px_engine *e)
@@ -497,6 +529,8 @@ int main(int argc, char **argv)
          test_recorded_messages_use_persistent_requests},
         {"recorded_allreduce_matches_pushed_ones", test_recorded_allreduce_matches_pushed_ones},
         {"graph_truncated_receive_fails_op_and_var", test_graph_truncated_receive_fails_op_and_var},
+        {"recorded_receive_cancelled_at_engine_destroy",
+         test_recorded_receive_cancelled_at_engine_destroy},
         {"bad_arguments_rejected_while_recording", test_bad_arguments_rejected_while_recording},
     };
     mpi_check_run(e, tests, sizeof tests / sizeof *tests, 44);
