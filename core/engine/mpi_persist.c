@@ -6,8 +6,10 @@
  * hold.
  *
  * Ownership: a slot's request is owned by whoever set its busy flag: the post that started it
- * (until complete_msg releases it after a normal completion), the template's free, or the
- * MPI_Finalize hook (for good). A post that finds it busy makes a nonblocking call instead.
+ * (until complete_msg releases it after a normal completion or a cancel), the template's free,
+ * or the MPI_Finalize hook (for good). A post that finds a send's or a receive's request busy
+ * makes a nonblocking call instead; an allreduce's is busy then only after a failure, and its
+ * post fails.
  * The flag stays set for good after a request completed with an error (Open MPI frees a
  * truncated receive's request), and when the progress layer abandons or frees one at an
  * engine's drain deadline: no one starts or frees it again (an MPI that keeps a failed request
