@@ -95,8 +95,9 @@ int pxi_mpi_hand_off(pxi_mpi_msg *m);
  * slot (logged). Thread-safe. */
 int pxi_mpi_persist_attach(pxi_mpi_msg *m, int writes_var, const char *caller);
 
-/* Set whether allreduces recorded from now on get a slot (px_mpi_set_persistent_collectives;
- * 0 always where the MPI has no persistent collectives); returns the previous setting. */
+/* Set whether allreduces recorded from now on get a slot (@on 0 or 1;
+ * px_mpi_set_persistent_collectives, which refuses 1 where the MPI has no persistent
+ * collectives); returns the previous setting. */
 int pxi_mpi_persist_collectives(int on);
 
 /* 1 when this MPI has persistent collectives (MPI 4.0, or Open MPI's pcollreq extension). */

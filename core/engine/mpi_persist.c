@@ -113,11 +113,7 @@ static atomic_int collectives_on;
 
 int pxi_mpi_persist_collectives(int on)
 {
-#ifndef PXI_ALLREDUCE_INIT
-    if (on)
-        return 0;
-#endif
-    return atomic_exchange_explicit(&collectives_on, on, memory_order_relaxed) ? 1 : 0;
+    return atomic_exchange_explicit(&collectives_on, on, memory_order_relaxed);
 }
 
 int pxi_mpi_persist_collectives_available(void)
