@@ -110,12 +110,13 @@ static double json_num(const char *json, const char *key)
 
 typedef struct {
     double iterations, max_abs_err, ranks, threads, halo_bytes, comm_seconds, overlap, n;
-    double message, window; /* message_ and window_seconds_per_iter */
-    double window_max;      /* window_seconds_per_iter_max */
-    double replacements;    /* the pipelined CG's residual replacements */
-    char engine[16];        /* "none", "push" or "graph" */
-    char dots[16];          /* "compensated" or "plain" */
-    char cg[16];            /* "plain" or "pipelined" (--cg) */
+    double message, window;            /* message_ and window_seconds_per_iter */
+    double window_max;                 /* window_seconds_per_iter_max */
+    double replacements;               /* the pipelined CG's residual replacements */
+    double clock_every, clock_samples; /* the clock sampling (dcg.h, dcg_params.clock_every) */
+    char engine[16];                   /* "none", "push" or "graph" */
+    char dots[16];                     /* "compensated" or "plain" */
+    char cg[16];                       /* "plain" or "pipelined" (--cg) */
 } outcome;
 
 /* Copy string field @key of JSON line @j into @buf (at most @size - 1 characters). */
@@ -158,6 +159,8 @@ static int solve(int np, const char *args, outcome *o)
     o->window_max = json_num(j, "window_seconds_per_iter_max");
     o->n = json_num(j, "n");
     o->replacements = json_num(j, "replacements");
+    o->clock_every = json_num(j, "clock_every");
+    o->clock_samples = json_num(j, "clock_samples");
     ck_assert_ptr_nonnull(strstr(j, "\"stagnated\": false"));
     json_str(j, "engine", o->engine, sizeof o->engine);
     json_str(j, "dots", o->dots, sizeof o->dots);
@@ -643,6 +646,59 @@ START_TEST(test_dcg_interior_chunks_give_the_same_solve)
 }
 END_TEST
 
+/* --clock-every K issues the clock ops behind the message statistics in launches 0, K, 2K, ...
+ * only (dcg.h, dcg_params.clock_every; default 8): the same arithmetic whatever K, so the same
+ * iterations and error to the bit, pushed or recorded (whose unsampled launches run two more
+ * graphs; an odd K samples both halo tags' graphs), with every launch sampled at K = 1. The
+ * plain CG launches once an iteration, so it samples ceil(iterations / K) of them; the
+ * statistics stay within compare's bounds. A K below 1 is a usage error. */
+START_TEST(test_dcg_clock_sampling_keeps_the_solve)
+{
+    static const char *const variants[] = {"--cg plain", "--cg pipelined --dots plain"};
+    static const char *const engines[] = {"graph", "push"};
+    for (int v = 0; v < 2; v++)
+        for (int k = 0; k < 2; k++) {
+            char args[256];
+            outcome all, every3, dflt;
+            snprintf(args, sizeof args, "--grid 12 --space threads %s --engine %s", variants[v],
+                     engines[k]);
+            char a1[320], a3[320];
+            snprintf(a1, sizeof a1, "%s --clock-every 1", args);
+            snprintf(a3, sizeof a3, "%s --clock-every 3", args);
+            if (!solve(nranks(), a1, &all) || !solve(nranks(), a3, &every3) ||
+                !solve(nranks(), args, &dflt))
+                return;
+            if (strcmp(all.engine, "none") == 0)
+                return; /* one rank without mpirun: no distributed solve */
+            fprintf(stderr,
+                    "check_dcg: %s: every launch clocked %.0f iterations (%.0f samples, overlap "
+                    "%.3f), 1 in 3 %.0f (%.0f), 1 in 8 %.0f (%.0f, overlap %.3f)\n",
+                    args, all.iterations, all.clock_samples, all.overlap, every3.iterations,
+                    every3.clock_samples, dflt.iterations, dflt.clock_samples, dflt.overlap);
+            ck_assert_double_eq(every3.iterations, all.iterations);
+            ck_assert_double_eq(dflt.iterations, all.iterations);
+            ck_assert_double_eq(every3.max_abs_err, all.max_abs_err);
+            ck_assert_double_eq(dflt.max_abs_err, all.max_abs_err);
+            ck_assert_double_eq(all.clock_every, 1);
+            ck_assert_double_eq(every3.clock_every, 3);
+            ck_assert_double_eq(dflt.clock_every, 8);
+            /* launches: the plain CG's iterations; the pipelined CG's also count its launches
+             * that make no step (at least the last, which stops) */
+            const double launches = all.clock_samples;
+            if (v == 0)
+                ck_assert_double_eq(launches, all.iterations);
+            else
+                ck_assert_double_gt(launches, all.iterations);
+            ck_assert_double_eq(every3.clock_samples, ceil(launches / 3.0));
+            ck_assert_double_eq(dflt.clock_samples, ceil(launches / 8.0));
+            compare(&all, &every3, nranks(), px_test_env_int("PX_NUM_THREADS", 1), "1 in 3");
+            compare(&all, &dflt, nranks(), px_test_env_int("PX_NUM_THREADS", 1), "1 in 8");
+        }
+    usage_error(nranks(), "--grid 4 --clock-every 0",
+                "--clock-every '0' is not a positive integer");
+}
+END_TEST
+
 /* --dots plain folds the dots as plain double sums (bench_cg_bsp's arithmetic): the solve
  * still converges to the same accuracy within 2 % of the compensated run's iterations (the
  * issue's bound across rank counts), and the JSON says which folds ran (one rank without the
@@ -975,6 +1031,7 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_engine_flag_misuse_exits_2);
     tcase_add_test(tc, test_dcg_interior_chunks_give_the_same_solve);
     tcase_add_test(tc, test_dcg_plain_dots_keep_the_iterations);
+    tcase_add_test(tc, test_dcg_clock_sampling_keeps_the_solve);
     tcase_add_test(tc, test_dcg_pipelined_hpcg_matches_plain);
     tcase_add_test(tc, test_dcg_pipelined_bcsstk16_jacobi_matches_one_process);
     tcase_add_test(tc, test_dcg_pipelined_stops_on_the_true_residual);

@@ -60,6 +60,7 @@ int main(int argc, char **argv)
     prm.mode = m && strcmp(m, "push") == 0 ? DCG_PUSH : DCG_GRAPH;
     prm.interior_chunk = 0;
     prm.plain_dots = 0;
+    prm.clock_every = 0; /* DCG_CLOCK_EVERY_DEFAULT */
     /* PX_DCG_CG=pipelined takes the pipelined CG, whose start (before the ranks agree to
      * iterate) holds the first exchange: the truncation then fails every rank alike */
     const char *v = getenv("PX_DCG_CG");

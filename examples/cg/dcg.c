@@ -13,7 +13,12 @@
  * "post" runs just before the receives are posted (it writes the halo Vars, so it runs first),
  * "interior done" reads the SpMV output Var right after the interior SpMV, "halos in" reads
  * every halo Var. A fourth op, reading the local-sum Var, notes when each allreduce's local
- * contribution is ready; the host notes when it sees the result.
+ * contribution is ready; the host notes when it sees the result. These clock ops are issued
+ * in one launch of dcg_params.clock_every (sampled launches, d->clocks): each is an engine op
+ * and a dependency step, and the 5 of a pipelined iteration (of about 15 ops) cost 0.1-1 us
+ * of a 3-8 us iteration on the small matrices (bench/RESULTS.md, session 22). The other
+ * launches run the same ops without them (their own recorded graphs in DCG_GRAPH), and
+ * finish_stats scales the sampled sums by launches / sampled launches.
  */
 #include "dcg.h"
 
@@ -75,8 +80,16 @@ typedef struct {
     px_var *v_state;         /* the iteration state below, written by the scalar ops */
     dcg_mode mode;
     dcg_variant variant;
-    px_graph *g[2];   /* DCG_GRAPH: one iteration recorded with halo tag 100 (0) and 101 (1) */
-    int64_t launches; /* DCG_GRAPH: graph launches so far (the next launches g[launches & 1]) */
+    /* DCG_GRAPH: one iteration recorded with halo tag 100 (g[c][0]) and 101 (g[c][1]), with
+     * the clock ops (c = 1) and, when clock_every > 1, without them (c = 0) */
+    px_graph *g[2][2];
+    int64_t launches; /* iterations issued so far: launch k takes tag parity k & 1 (DCG_GRAPH:
+                       * g[clocks][k & 1]) and is sampled (clocks) when k % clock_every == 0 */
+    int64_t clock_every, clocked;
+    /* The iteration being pushed or recorded, or the launch now running (its scalar op reads
+     * it), is a sampled one: its clock ops are issued and its scalar ops book their times.
+     * Set by the host before the first launch and by dcg_next before the next one. */
+    int clocks;
     /* The sums of an allreduce, compensated (cg_dd.h): p.Ap's interior and boundary
      * halves, or r.r (plain), or {r.M^-1 r, r.r} (Jacobi); DCG_CG_PIPELINED's three are a
      * dcg_pipe_sums. The plain reducers write the hi halves (lo stays 0). */
@@ -181,8 +194,9 @@ static int push_exchange(dcg *d, int which)
     d->tag_parity ^= 1;
     if (P->n_neighbors == 0)
         return PX_OK;
-    DCG_TRY(
-        d, push_stamp(d, &d->t_post, NULL, 0, d->v_halo, (size_t)P->n_neighbors, "dcg_clock_post"));
+    if (d->clocks)
+        DCG_TRY(d, push_stamp(d, &d->t_post, NULL, 0, d->v_halo, (size_t)P->n_neighbors,
+                              "dcg_clock_post"));
     for (int k = 0; k < P->n_neighbors; k++) {
         const int64_t cnt = P->recv_ptr[k + 1] - P->recv_ptr[k];
         double *buf = d->on_host ? vec + P->n_local + P->recv_ptr[k] : d->recv_h + P->recv_ptr[k];
@@ -275,23 +289,26 @@ static int push_spmv(dcg *d, int which)
                    pipe ? &sums[0].hi : dot_slot(d, &sums[0]), &d->v_vec[which], 1, w, 2));
     px_var *const *hv;
     const size_t nh = halo_ready(d, &hv);
-    if (P->n_neighbors > 0) {
+    const int clk = d->clocks && P->n_neighbors > 0;
+    if (clk) {
         DCG_TRY(d, push_stamp(d, &d->t_int, &d->v_ap, 1, &d->v_clk_i, 1, "dcg_clock_interior"));
         DCG_TRY(d, push_stamp(d, &d->t_in, hv, nh, &d->v_clk_h, 1, "dcg_clock_halos_in"));
     }
     /* The boundary rows read the halo Vars themselves (not only v_clk_h, written after them),
      * so the next exchange's receives wait for this SpMV whatever the host does meanwhile. */
     px_var **reads = d->v_bnd;
-    reads[0] = d->v_vec[which];
-    reads[1] = d->v_clk_h;
-    reads[2] = d->v_clk_i;
+    size_t nrd = 0;
+    reads[nrd++] = d->v_vec[which];
+    if (clk) {
+        reads[nrd++] = d->v_clk_h;
+        reads[nrd++] = d->v_clk_i;
+    }
     for (size_t k = 0; k < nh; k++)
-        reads[3 + k] = hv[k];
-    DCG_TRY(d,
-            px_engine_push_parallel_reduce(
-                d->e, d->s, "dcg_spmv_boundary", px_range(P->n_interior, P->n_local), kern, &sa,
-                sizeof sa, red, pipe ? &sums[1].hi : dot_slot(d, &sums[1]), reads, 3 + nh, w, 2));
-    if (pipe)
+        reads[nrd++] = hv[k];
+    DCG_TRY(d, px_engine_push_parallel_reduce(
+                   d->e, d->s, "dcg_spmv_boundary", px_range(P->n_interior, P->n_local), kern, &sa,
+                   sizeof sa, red, pipe ? &sums[1].hi : dot_slot(d, &sums[1]), reads, nrd, w, 2));
+    if (pipe && d->clocks)
         DCG_TRY(d, push_stamp(d, &d->t_spmv, &d->v_ap, 1, &d->v_clk_b, 1, "dcg_clock_spmv"));
     return PX_OK;
 }
@@ -300,16 +317,17 @@ static int push_spmv(dcg *d, int which)
  * scalar op that reads d->glob is ordered after it by v_glob). */
 static int push_allreduce(dcg *d, int count)
 {
-    DCG_TRY(d, push_stamp(d, &d->t_loc, &d->v_loc, 1, &d->v_clk_l, 1, "dcg_clock_local"));
+    if (d->clocks)
+        DCG_TRY(d, push_stamp(d, &d->t_loc, &d->v_loc, 1, &d->v_clk_l, 1, "dcg_clock_local"));
     DCG_TRY(d, px_engine_push_mpi_allreduce(d->e, d->loc, d->glob, count, d->dd_type, d->dd_op,
                                             d->comm, d->v_loc, d->v_glob));
     return PX_OK;
 }
 
-/* Book the exchange's clocks (the scalar op after the SpMV). */
+/* Book the exchange's clocks (the scalar op after the SpMV), on a sampled launch. */
 static void book_halo(dcg *d)
 {
-    if (d->P->n_neighbors > 0) {
+    if (d->clocks && d->P->n_neighbors > 0) {
         d->msg_s += d->t_in - d->t_post;
         d->exposed_s += d->t_in > d->t_int ? d->t_in - d->t_int : 0.0;
         d->window_s += d->t_int - d->t_post;
@@ -322,7 +340,8 @@ static int dcg_alpha(const px_run_context *rc, void *arg)
 {
     (void)rc;
     dcg *d = (dcg *)arg;
-    d->allred_s += cg_now() - d->t_loc;
+    if (d->clocks)
+        d->allred_s += cg_now() - d->t_loc;
     book_halo(d);
     cg_dd sum = d->glob[0];
     cg_dd_join(&sum, &d->glob[1]);
@@ -351,7 +370,8 @@ static int dcg_beta(const px_run_context *rc, void *arg)
 {
     (void)rc;
     dcg *d = (dcg *)arg;
-    d->allred_s += cg_now() - d->t_loc;
+    if (d->clocks)
+        d->allred_s += cg_now() - d->t_loc;
     const double rz_new = cg_dd_value(&d->glob[0]);
     const double rr = d->jacobi ? cg_dd_value(&d->glob[1]) : rz_new;
     d->it++;
@@ -400,8 +420,10 @@ static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
     (void)rc;
     dcg *d = (dcg *)arg;
     const cg_options *o = d->o;
-    const double t = cg_now(), ready = d->t_loc > d->t_spmv ? d->t_loc : d->t_spmv;
-    d->allred_s += t > ready ? t - ready : 0.0;
+    if (d->clocks) {
+        const double t = cg_now(), ready = d->t_loc > d->t_spmv ? d->t_loc : d->t_spmv;
+        d->allred_s += t > ready ? t - ready : 0.0;
+    }
     book_halo(d);
     const double gamma = cg_dd_value(&d->glob[0]), delta = cg_dd_value(&d->glob[1]);
     const double rr = d->jacobi ? cg_dd_value(&d->glob[2]) : gamma;
@@ -458,8 +480,8 @@ static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
 }
 
 /* Push scalar op @fn (reading the allreduce result, writing the coefficients and the state),
- * then, off host, the coefficients' copy to the space. The pipelined CG's also reads the
- * SpMV's end clock. */
+ * then, off host, the coefficients' copy to the space. On a sampled launch it reads the clock
+ * Vars too (the pipelined CG's the SpMV's end clock as well), to book their times. */
 static int push_scalar(dcg *d, px_sync_fn fn, const char *name)
 {
     px_context cpu;
@@ -467,7 +489,7 @@ static int push_scalar(dcg *d, px_sync_fn fn, const char *name)
     cpu.device_id = 0;
     px_var *r[5] = {d->v_glob, d->v_clk_l, d->v_clk_h, d->v_clk_i, d->v_clk_b};
     px_var *w[2] = {d->v_coef, d->v_state};
-    const size_t nr = d->variant == DCG_CG_PIPELINED ? 5 : 4;
+    const size_t nr = !d->clocks ? 1 : d->variant == DCG_CG_PIPELINED ? 5 : 4;
     DCG_TRY(d, px_engine_push_sync(d->e, fn, d, cpu, r, nr, w, 2, PX_FN_NORMAL, 0, name));
     if (!d->on_host)
         DCG_TRY(d, px_engine_push_sync(d->e, dcg_copy, &d->cp_coef, cpu, NULL, 0, &d->v_coef, 1,
@@ -595,6 +617,7 @@ static int push_pipe_update(dcg *d)
 
 static int dcg_next(const px_run_context *rc, void *arg);
 static int push_replace(dcg *d);
+static int issue_launch(dcg *d);
 
 /* One CG iteration as engine ops, pushed without waiting (HPCG's CG loop body): the exchange
  * of p and Ap = A p overlapping it, the p.Ap allreduce, alpha, r -= alpha Ap with its sums and
@@ -656,31 +679,50 @@ static int dcg_next(const px_run_context *rc, void *arg)
     if (d->replace) { /* ordered after this launch's update by the Vars, before the next */
         d->replace = 0;
         d->replacements++;
+        d->clocks = 0; /* its exchanges are not in the message statistics */
         const int st = push_replace(d);
         if (st != PX_OK)
             return st;
     }
-    if (d->mode == DCG_GRAPH) /* launch k (from 0) runs the graph of tag parity k mod 2 */
-        return px_graph_launch(d->g[d->launches++ & 1]);
+    return issue_launch(d);
+}
+
+/* Issue the next iteration: launch k (from 0) takes halo tag parity k mod 2 and is sampled
+ * (d->clocks) when k is a multiple of clock_every; in DCG_GRAPH it launches the graph
+ * recorded so, else it pushes the iteration's ops. Called by the host for the first and by
+ * dcg_next for the others, before which the launch's scalar ops cannot run (they write
+ * v_state, which dcg_next reads): they read d->clocks as set here. */
+static int issue_launch(dcg *d)
+{
+    const int64_t k = d->launches++;
+    d->clocks = k % d->clock_every == 0;
+    d->clocked += d->clocks;
+    if (d->mode == DCG_GRAPH)
+        return px_graph_launch(d->g[d->clocks][k & 1]);
     return push_iteration(d);
 }
 
-/* DCG_GRAPH: record one iteration twice, as d->g[0] (halo tag 100) and d->g[1] (tag 101),
- * the tags push_iteration alternates. Each graph's dcg_next launches the other one (graph.h:
- * a launch from inside an op is allowed; it is queued behind the running launch, whose Vars
- * it shares, and starts when that one ends). Recording runs nothing. */
+/* DCG_GRAPH: record one iteration twice, as d->g[c][0] (halo tag 100) and d->g[c][1] (tag
+ * 101), the tags push_iteration alternates: with the clock ops (c = 1) and, when some launches
+ * are not sampled (clock_every > 1), again without them (c = 0). Each graph's dcg_next
+ * launches the next one (graph.h: a launch from inside an op is allowed; it is queued behind
+ * the running launch, whose Vars it shares, and starts when that one ends). Recording runs
+ * nothing. */
 static int record_both(dcg *d)
 {
-    for (int k = 0; k < 2; k++) {
-        DCG_TRY(d, px_graph_begin(d->e));
-        d->tag_parity = k;
-        const int rc = push_iteration(d);
-        const int rc_end = px_graph_end(d->e, &d->g[k]);
-        if (rc != PX_OK)
-            return rc; /* push_iteration wrote the message */
-        DCG_TRY(d, rc_end);
-    }
+    for (int c = 1; c >= (d->clock_every > 1 ? 0 : 1); c--)
+        for (int k = 0; k < 2; k++) {
+            DCG_TRY(d, px_graph_begin(d->e));
+            d->tag_parity = k;
+            d->clocks = c;
+            const int rc = push_iteration(d);
+            const int rc_end = px_graph_end(d->e, &d->g[c][k]);
+            if (rc != PX_OK)
+                return rc; /* push_iteration wrote the message */
+            DCG_TRY(d, rc_end);
+        }
     d->tag_parity = 0;
+    d->clocks = 0;
     return PX_OK;
 }
 
@@ -700,11 +742,12 @@ static int record_graphs(dcg *d)
 
 static void destroy_graphs(dcg *d)
 {
-    for (int k = 0; k < 2; k++)
-        if (d->g[k]) {
-            (void)px_graph_destroy(d->g[k]);
-            d->g[k] = NULL;
-        }
+    for (int c = 0; c < 2; c++)
+        for (int k = 0; k < 2; k++)
+            if (d->g[c][k]) {
+                (void)px_graph_destroy(d->g[c][k]);
+                d->g[c][k] = NULL;
+            }
 }
 
 /* Sum (or min/max) of one value over the ranks, blocking (setup and verification only). */
@@ -889,8 +932,8 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
         }
         d->t0 = d->t_iter = cg_now();
         d->next_progress = d->t0 + o->progress_s;
-        d->launches = 1;
-        rc = d->mode == DCG_GRAPH ? px_graph_launch(d->g[0]) : push_iteration(d);
+        d->launches = d->clocked = 0;
+        rc = issue_launch(d);
         if (rc != PX_OK)
             return rc;
     }
@@ -1071,8 +1114,11 @@ static void dcg_release(dcg *d)
 static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *st)
 {
     const cgp_part *P = d->P;
-    double mx[3] = {res->seconds, res->min_iter_seconds, d->window_s};
-    double sm[5] = {8.0 * (double)d->n_recv, d->msg_s, d->exposed_s, d->allred_s, d->window_s};
+    /* The sampled launches' sums stand for all launches' (every rank samples the same ones) */
+    const double scale = d->clocked > 0 ? (double)d->launches / (double)d->clocked : 0.0;
+    double mx[3] = {res->seconds, res->min_iter_seconds, scale * d->window_s};
+    double sm[5] = {8.0 * (double)d->n_recv, scale * d->msg_s, scale * d->exposed_s,
+                    scale * d->allred_s, scale * d->window_s};
     if (MPI_Allreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, d->comm) != MPI_SUCCESS ||
         MPI_Allreduce(MPI_IN_PLACE, sm, 5, MPI_DOUBLE, MPI_SUM, d->comm) != MPI_SUCCESS) {
         snprintf(d->msg, d->msglen, "MPI_Allreduce of the statistics failed");
@@ -1088,6 +1134,8 @@ static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *
     st->compensated = d->dd;
     st->replacements = d->replacements;
     st->stagnated = d->stagnated;
+    st->clock_every = d->clock_every;
+    st->clock_samples = d->clocked;
     st->halo_bytes = sm[0];
     st->message_seconds = sm[1];
     st->exposed_seconds = sm[2];
@@ -1149,6 +1197,11 @@ int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options
                  (long long)prm->interior_chunk);
         return PX_EINVAL;
     }
+    if (prm->clock_every < 0) {
+        snprintf(res->message, sizeof res->message, "dcg_solve: clock_every %lld is negative",
+                 (long long)prm->clock_every);
+        return PX_EINVAL;
+    }
     if (prm->plain_dots != 0 && prm->plain_dots != 1) {
         snprintf(res->message, sizeof res->message, "dcg_solve: plain_dots %d is not 0 or 1",
                  prm->plain_dots);
@@ -1157,6 +1210,7 @@ int dcg_solve(px_space *s, MPI_Comm comm, const cgp_part *part, const cg_options
     dcg d;
     memset(&d, 0, sizeof d);
     d.interior_chunk = prm->interior_chunk;
+    d.clock_every = prm->clock_every > 0 ? prm->clock_every : DCG_CLOCK_EVERY_DEFAULT;
     d.e = px_engine_default();
     d.s = s;
     d.host = px_space_by_name("serial");

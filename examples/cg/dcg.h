@@ -48,11 +48,12 @@ extern "C" {
  * DCG_PUSH: the ops of each iteration are pushed one by one (px_engine_push_*), the next
  * iteration's by the last op of the previous one.
  * DCG_GRAPH: one iteration is recorded once per solve as a px_graph (parex/graph.h; two
- * copies, one per halo tag), and each iteration is one px_graph_launch, made by the last op
- * of the previous launch: no per-op Var locking inside the iteration. The same ops, in the
- * same dependency order, so the same arithmetic: iterations and errors equal DCG_PUSH's.
- * (The pipelined CG's residual replacements are pushed between two launches in both modes.)
- * Either way the host waits once per solve. (CUDA graphs / Kokkos Experimental::Graph.)
+ * copies, one per halo tag, and two more without the clock ops: dcg_params.clock_every), and each
+ * iteration is one px_graph_launch, made by the last op of the previous launch: no per-op Var
+ * locking inside the iteration. The same ops, in the same dependency order, so the same arithmetic:
+ * iterations and errors equal DCG_PUSH's. (The pipelined CG's residual replacements are pushed
+ * between two launches in both modes.) Either way the host waits once per solve. (CUDA graphs /
+ * Kokkos Experimental::Graph.)
  */
 typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
 
@@ -114,7 +115,14 @@ typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
  */
 typedef enum dcg_variant { DCG_CG_PLAIN = 0, DCG_CG_PIPELINED = 1 } dcg_variant;
 
-/** What the distributed run adds to cg_result (see the README for the exact definitions). */
+/**
+ * What the distributed run adds to cg_result (see the README for the exact definitions).
+ *
+ * The time sums (message, exposed, window, allreduce seconds) come from clock ops issued in
+ * one launch of dcg_params.clock_every (launches 0, K, 2K, ...; a launch is an iteration, or
+ * one of DCG_CG_PIPELINED's that make no step): the sampled launches' sums times launches /
+ * clock_samples, an estimate of every launch's sum, exact with clock_every 1.
+ */
 typedef struct dcg_stats {
     int ranks;                 /**< Size of the communicator. */
     int threads_per_rank;      /**< px_space_concurrency of the space on rank 0. */
@@ -147,6 +155,8 @@ typedef struct dcg_stats {
                                     replacement's true residual, above the tolerance, was not
                                     10 % below the last one's (dcg_variant); cg_result.converged
                                     is then 0. */
+    int64_t clock_every;       /**< One launch in this many was sampled (dcg_params). */
+    int64_t clock_samples;     /**< Launches sampled on each rank (0 when none ran). */
 } dcg_stats;
 
 /**
@@ -160,7 +170,15 @@ typedef struct dcg_stats {
 #define DCG_INTERIOR_CHUNK_DEFAULT 4096
 
 /**
- * How dcg_solve runs: parex-cg's --engine, --interior-chunk, --dots and --cg.
+ * parex-cg's clock sampling: one launch in 8 carries the clock ops behind dcg_stats' times.
+ * Each clock op is an engine op and a dependency step; the 5 of a pipelined iteration cost
+ * 0.1-1 us of the 3-8 us iterations of the small matrices on 2 ranks (bench/RESULTS.md,
+ * session 22), 1/8 of that sampled. A 300-iteration solve still samples 38 launches.
+ */
+#define DCG_CLOCK_EVERY_DEFAULT 8
+
+/**
+ * How dcg_solve runs: parex-cg's --engine, --interior-chunk, --dots, --cg and --clock-every.
  *
  * mode: how the iterations are issued (DCG_PUSH or DCG_GRAPH).
  *
@@ -189,6 +207,11 @@ typedef struct dcg_params {
     int64_t interior_chunk;
     int plain_dots;
     dcg_variant variant; /* DCG_CG_PLAIN (default, 0) or DCG_CG_PIPELINED (dcg_variant) */
+    /* Launches, >= 0: one in clock_every carries the clock ops behind dcg_stats' times
+     * (launches 0, K, 2K, ...); 1 clocks every launch; 0 takes DCG_CLOCK_EVERY_DEFAULT. The
+     * others issue the same ops without them (in DCG_GRAPH, two more recorded graphs), so the
+     * arithmetic, iterations and errors do not depend on it. */
+    int64_t clock_every;
 } dcg_params;
 
 /**
@@ -201,7 +224,7 @@ typedef struct dcg_params {
  * follow cg.c's model for the global matrix (DCG_CG_PIPELINED: its own, README.md).
  * @return PX_OK when the solve ran (converged or not); PX_EFAULT for a NULL pointer;
  *         PX_EINVAL for a mode that is not a dcg_mode, a variant that is not a dcg_variant,
- *         a negative interior_chunk or a plain_dots other than 0 or 1 (message in
+ *         a negative interior_chunk or clock_every, a plain_dots other than 0 or 1 (message in
  *         res->message), or for an unsuitable matrix
  *         (as cg_solve, the message in res->message on every rank: a non-positive Jacobi
  *         diagonal, a zero right-hand side, a CG breakdown, a non-finite residual, all decided

@@ -43,7 +43,8 @@ static const char usage[] =
     "                [--space serial|threads|cuda] [--precond none|jacobi] [--tol X]\n"
     "                [--max-iters N] [--progress S] [--partition metis|block]\n"
     "                [--engine graph|push|none] [--interior-chunk R]\n"
-    "                [--dots compensated|plain] [--cg plain|pipelined] [--json]\n"
+    "                [--dots compensated|plain] [--cg plain|pipelined] [--clock-every K]\n"
+    "                [--json]\n"
     "                [--px-* runtime flags, see --px-help]\n"
     "\n"
     "Solves A x = b by Conjugate Gradient with b = A * ones and x0 = 0, stopping when\n"
@@ -83,6 +84,9 @@ static const char usage[] =
     "                     Vanroose: one allreduce an iteration, overlapping the halo\n"
     "                     exchange and SpMV, and b - A x in place of r where it would\n"
     "                     stop or break down); needs mpirun and --engine push|graph\n"
+    "  --clock-every K    distributed solve: one iteration in K (default 8; 1: all) runs\n"
+    "                     the clock ops behind comm_seconds and overlap, which are\n"
+    "                     scaled from those samples\n"
     "  --json             print one JSON object as the last line of output (rank 0)\n"
     "\n"
     "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, tol,\n"
@@ -90,7 +94,7 @@ static const char usage[] =
     "min_iter_seconds (fastest single iteration), setup_seconds, gflops, gbs, ranks,\n"
     "threads_per_rank, halo_bytes, comm_seconds, overlap, message_seconds_per_iter,\n"
     "window_seconds_per_iter, window_seconds_per_iter_max, engine, dots, cg, replacements,\n"
-    "stagnated (see the README).\n"
+    "stagnated, clock_every, clock_samples (see the README).\n"
     "gbs counts the bytes each kernel must move once: per iteration 12 nnz + 88 n + 8\n"
     "bytes for plain CG and 12 nnz + 104 n + 8 with Jacobi (8-byte values and row offsets,\n"
     "4-byte column indices, the SpMV's gathered vector counted once; --cg pipelined: README).\n"
@@ -111,6 +115,7 @@ typedef struct {
     int64_t interior_chunk; /* --interior-chunk R: rows a piece of the interior SpMV; 0: one call */
     int plain_dots;         /* --dots plain: 1; compensated (default): 0 */
     int pipelined;          /* --cg pipelined: 1; plain (default): 0 */
+    int64_t clock_every;    /* --clock-every K: one launch in K carries the clock ops (dcg.h) */
     int json;
 } cli;
 
@@ -192,6 +197,10 @@ static int apply_option(size_t which, const char *val, cli *c)
         if ((c->pipelined = ex_cli_choice(val, variant, 2)) < 0)
             return ex_cli_usage_error(PROG, "--cg '%s' is not plain or pipelined", val);
         break;
+    case 12:
+        if (!ex_cli_parse_int(val, 1, INT64_MAX, &c->clock_every))
+            return ex_cli_usage_error(PROG, "--clock-every '%s' is not a positive integer", val);
+        break;
     case 8:
         if ((c->engine = ex_cli_choice(val, engine, 3)) < 0)
             return ex_cli_usage_error(PROG, "--engine '%s' is not graph, push or none", val);
@@ -223,6 +232,11 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
 #endif
     c->plain_dots = 0;
     c->pipelined = 0;
+#if PX_HAVE_MPI
+    c->clock_every = DCG_CLOCK_EVERY_DEFAULT;
+#else
+    c->clock_every = 1;    /* parsed, unused */
+#endif
     c->json = 0;
     *help = 0;
     for (int i = 1; i < argc; i++) {
@@ -236,8 +250,9 @@ static int parse_cli(int argc, char **argv, cli *c, int *help)
             continue;
         }
         static const char *const valued[] = {
-            "--matrix",   "--grid",      "--space",  "--precond",        "--tol",  "--max-iters",
-            "--progress", "--partition", "--engine", "--interior-chunk", "--dots", "--cg"};
+            "--matrix",    "--grid",     "--space",      "--precond", "--tol",
+            "--max-iters", "--progress", "--partition",  "--engine",  "--interior-chunk",
+            "--dots",      "--cg",       "--clock-every"};
         const char *val = NULL;
         const int which = ex_cli_valued_option(PROG, argc, argv, &i, valued,
                                                sizeof valued / sizeof valued[0], &val);
@@ -300,6 +315,7 @@ typedef struct {
     const char *cg;       /* "plain" or "pipelined" (--cg) */
     int64_t replacements; /* --cg pipelined: residual replacements (dcg_stats) */
     int stagnated;        /* --cg pipelined stopped on a stagnating true residual (dcg_stats) */
+    int64_t clock_every, clock_samples; /* the clock sampling (dcg_stats); 0, 0 on one rank */
 } run_extra;
 
 /* The human-readable summary and (with --json) the JSON line, on rank 0 only. */
@@ -356,8 +372,9 @@ static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_
     json_number(stdout, "window_seconds_per_iter", x->window_s, 0);
     json_number(stdout, "window_seconds_per_iter_max", x->window_max_s, 0);
     printf("\"engine\": \"%s\", \"dots\": \"%s\", \"cg\": \"%s\", \"replacements\": %lld, "
-           "\"stagnated\": %s}\n",
-           x->engine, x->dots, x->cg, (long long)x->replacements, x->stagnated ? "true" : "false");
+           "\"stagnated\": %s, \"clock_every\": %lld, \"clock_samples\": %lld}\n",
+           x->engine, x->dots, x->cg, (long long)x->replacements, x->stagnated ? "true" : "false",
+           (long long)x->clock_every, (long long)x->clock_samples);
 }
 
 static void fill_options(const cli *c, FILE *info, cg_options *o)
@@ -427,7 +444,8 @@ static int run_single(const cli *c, px_space *s, FILE *info)
         fprintf(stderr, "parex-cg: %s: %s\n", name, r.message);
         status = EXIT_FAILURE;
     } else {
-        run_extra x = {1, threads, 0.0, 0.0, NAN, NAN, NAN, NAN, "none", "plain", "plain", 0, 0};
+        run_extra x = {1,      threads, 0.0,     0.0, NAN, NAN, NAN, NAN,
+                       "none", "plain", "plain", 0,   0,   0,   0};
         report(c, info, name, A.n, A.nnz, s, &r, setup_s, &x);
         status = r.converged ? 0 : EXIT_NOT_CONVERGED;
     }
@@ -536,6 +554,7 @@ static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int 
     prm.interior_chunk = c->interior_chunk;
     prm.plain_dots = c->plain_dots;
     prm.variant = c->pipelined ? DCG_CG_PIPELINED : DCG_CG_PLAIN;
+    prm.clock_every = c->clock_every;
     const int rc = dcg_solve(s, MPI_COMM_WORLD, &part, &o, &prm, &r, &st);
     if (rc != PX_OK) {
         if (rank == 0)
@@ -554,7 +573,9 @@ static int run_distributed(const cli *c, px_space *s, FILE *info, int rank, int 
                        st.compensated ? "compensated" : "plain",
                        c->pipelined ? "pipelined" : "plain",
                        st.replacements,
-                       st.stagnated};
+                       st.stagnated,
+                       st.clock_every,
+                       st.clock_samples};
         if (rank == 0)
             report(c, info, name, part.n_global, part.nnz_global, s, &r, setup_s, &x);
         status = r.converged ? 0 : EXIT_NOT_CONVERGED;
