@@ -649,9 +649,10 @@ END_TEST
 /* --clock-every K issues the clock ops behind the message statistics in launches 0, K, 2K, ...
  * only (dcg.h, dcg_params.clock_every; default 8): the same arithmetic whatever K, so the same
  * iterations and error to the bit, pushed or recorded (whose unsampled launches run two more
- * graphs; an odd K samples both halo tags' graphs), with every launch sampled at K = 1. The
- * plain CG launches once an iteration, so it samples ceil(iterations / K) of them; the
- * statistics stay within compare's bounds. A K below 1 is a usage error. */
+ * graphs; an even K samples launches of one halo tag only, and K = 2 leaves the other tag's
+ * launches all unsampled: dcg.c records only the graphs some launch takes), with every launch
+ * sampled at K = 1. The plain CG launches once an iteration, so it samples ceil(iterations / K)
+ * of them; the statistics stay within compare's bounds. A K below 1 is a usage error. */
 START_TEST(test_dcg_clock_sampling_keeps_the_solve)
 {
     static const char *const variants[] = {"--cg plain", "--cg pipelined --dots plain"};
@@ -659,14 +660,15 @@ START_TEST(test_dcg_clock_sampling_keeps_the_solve)
     for (int v = 0; v < 2; v++)
         for (int k = 0; k < 2; k++) {
             char args[256];
-            outcome all, every3, dflt;
+            outcome all, every2, every3, dflt;
             snprintf(args, sizeof args, "--grid 12 --space threads %s --engine %s", variants[v],
                      engines[k]);
-            char a1[320], a3[320];
+            char a1[320], a2[320], a3[320];
             snprintf(a1, sizeof a1, "%s --clock-every 1", args);
+            snprintf(a2, sizeof a2, "%s --clock-every 2", args);
             snprintf(a3, sizeof a3, "%s --clock-every 3", args);
-            if (!solve(nranks(), a1, &all) || !solve(nranks(), a3, &every3) ||
-                !solve(nranks(), args, &dflt))
+            if (!solve(nranks(), a1, &all) || !solve(nranks(), a2, &every2) ||
+                !solve(nranks(), a3, &every3) || !solve(nranks(), args, &dflt))
                 return;
             if (strcmp(all.engine, "none") == 0)
                 return; /* one rank without mpirun: no distributed solve */
@@ -675,8 +677,10 @@ START_TEST(test_dcg_clock_sampling_keeps_the_solve)
                     "%.3f), 1 in 3 %.0f (%.0f), 1 in 8 %.0f (%.0f, overlap %.3f)\n",
                     args, all.iterations, all.clock_samples, all.overlap, every3.iterations,
                     every3.clock_samples, dflt.iterations, dflt.clock_samples, dflt.overlap);
+            ck_assert_double_eq(every2.iterations, all.iterations);
             ck_assert_double_eq(every3.iterations, all.iterations);
             ck_assert_double_eq(dflt.iterations, all.iterations);
+            ck_assert_double_eq(every2.max_abs_err, all.max_abs_err);
             ck_assert_double_eq(every3.max_abs_err, all.max_abs_err);
             ck_assert_double_eq(dflt.max_abs_err, all.max_abs_err);
             ck_assert_double_eq(all.clock_every, 1);
@@ -689,8 +693,10 @@ START_TEST(test_dcg_clock_sampling_keeps_the_solve)
                 ck_assert_double_eq(launches, all.iterations);
             else
                 ck_assert_double_gt(launches, all.iterations);
+            ck_assert_double_eq(every2.clock_samples, ceil(launches / 2.0));
             ck_assert_double_eq(every3.clock_samples, ceil(launches / 3.0));
             ck_assert_double_eq(dflt.clock_samples, ceil(launches / 8.0));
+            compare(&all, &every2, nranks(), px_test_env_int("PX_NUM_THREADS", 1), "1 in 2");
             compare(&all, &every3, nranks(), px_test_env_int("PX_NUM_THREADS", 1), "1 in 3");
             compare(&all, &dflt, nranks(), px_test_env_int("PX_NUM_THREADS", 1), "1 in 8");
         }

@@ -704,14 +704,20 @@ static int issue_launch(dcg *d)
 
 /* DCG_GRAPH: record one iteration twice, as d->g[c][0] (halo tag 100) and d->g[c][1] (tag
  * 101), the tags push_iteration alternates: with the clock ops (c = 1) and, when some launches
- * are not sampled (clock_every > 1), again without them (c = 0). Each graph's dcg_next
+ * are not sampled (clock_every > 1), again without them (c = 0); of those four, the ones some
+ * launch takes. Each graph's dcg_next
  * launches the next one (graph.h: a launch from inside an op is allowed; it is queued behind
  * the running launch, whose Vars it shares, and starts when that one ends). Recording runs
  * nothing. */
 static int record_both(dcg *d)
 {
-    for (int c = 1; c >= (d->clock_every > 1 ? 0 : 1); c--)
+    const int64_t K = d->clock_every;
+    for (int c = 1; c >= 0; c--)
         for (int k = 0; k < 2; k++) {
+            /* Only the graphs some launch takes (issue_launch): sampled launches are the
+             * multiples of K, all of parity 0 when K is even; with K = 2 the others are odd. */
+            if (c ? k == 1 && K % 2 == 0 : K == 1 || (K == 2 && k == 0))
+                continue;
             DCG_TRY(d, px_graph_begin(d->e));
             d->tag_parity = k;
             d->clocks = c;
