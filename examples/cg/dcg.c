@@ -88,7 +88,7 @@ typedef struct {
     int64_t clock_every, clocked;
     /* The iteration being pushed or recorded, or the launch now running (its scalar op reads
      * it), is a sampled one: its clock ops are issued and its scalar ops book their times.
-     * Set by the host before the first launch and by dcg_next before the next one. */
+     * Set by the host before the first launch and by the scalar op that issues the next. */
     int clocks;
     /* The sums of an allreduce, compensated (cg_dd.h): p.Ap's interior and boundary
      * halves, or r.r (plain), or {r.M^-1 r, r.r} (Jacobi); DCG_CG_PIPELINED's three are a
@@ -101,7 +101,7 @@ typedef struct {
     double gamma_old, alpha_old;
     int stop; /* the scalar op found the solve done: the update runs with alpha = beta = 0 */
     /* Residual replacement (dcg.h, DCG_CG_PIPELINED): the scalar op sets replace (this launch
-     * makes no step, and dcg_next pushes push_replace before the next launch) and replaced
+     * makes no step, and next_launch pushes push_replace before the next launch) and replaced
      * (the next allreduce's r is b - A x); restart: the next step takes beta = 0, as the
      * first. last_true: the true relative residual at the last replacement (HUGE_VAL before
      * the first, which has no reference: only later ones can find no progress). */
@@ -120,7 +120,7 @@ typedef struct {
     int jacobi;
     const cg_options *o;
     int64_t interior_chunk; /* rows a piece of the interior SpMV; 0: one call a thread */
-    double t_iter, min_iter, next_progress, t0; /* dcg_next's clocks */
+    double t_iter, min_iter, next_progress, t0; /* next_launch's clocks */
     double t_post, t_int, t_in, t_loc, t_spmv;
     /* cp_recv[which]: the received halo into the exchanged vector's halo (exchanged()), one
      * per vector, fixed at allocation: a queued or recorded copy reads its op's struct when it
@@ -365,7 +365,10 @@ static int set_relres(dcg *d, double rr)
     return fail_everywhere(d, "residual became %g at iteration %lld", d->relres, (long long)d->it);
 }
 
-/* Scalar op after the residual allreduce: the iteration's relative residual and beta. */
+static int next_launch(dcg *d);
+
+/* Scalar op after the residual allreduce: the iteration's relative residual and beta, then
+ * the next launch (next_launch). */
 static int dcg_beta(const px_run_context *rc, void *arg)
 {
     (void)rc;
@@ -379,7 +382,7 @@ static int dcg_beta(const px_run_context *rc, void *arg)
         return PX_EINVAL;
     d->coef[1] = rz_new / d->rz;
     d->rz = rz_new;
-    return PX_OK;
+    return next_launch(d);
 }
 
 /* A residual replacement (dcg.h, DCG_CG_PIPELINED) whose true residual, above the tolerance,
@@ -415,10 +418,8 @@ static int pipe_no_step(dcg *d)
  * residual is still above sqrt(eps) (an indefinite matrix breaking down after some steps
  * looks like that; rounding past the attainable accuracy leaves a smaller residual) fails
  * the iteration on every rank. */
-static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
+static int pipe_scalar(dcg *d)
 {
-    (void)rc;
-    dcg *d = (dcg *)arg;
     const cg_options *o = d->o;
     if (d->clocks) {
         const double t = cg_now(), ready = d->t_loc > d->t_spmv ? d->t_loc : d->t_spmv;
@@ -477,6 +478,15 @@ static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
     d->coef[1] = beta;
     d->it++;
     return PX_OK;
+}
+
+/* The pipelined CG's scalar op: pipe_scalar, then the next launch (next_launch). */
+static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    dcg *d = (dcg *)arg;
+    const int st = pipe_scalar(d);
+    return st == PX_OK ? next_launch(d) : st;
 }
 
 /* Push scalar op @fn (reading the allreduce result, writing the coefficients and the state),
@@ -615,18 +625,17 @@ static int push_pipe_update(dcg *d)
     return PX_OK;
 }
 
-static int dcg_next(const px_run_context *rc, void *arg);
 static int push_replace(dcg *d);
 static int issue_launch(dcg *d);
 
 /* One CG iteration as engine ops, pushed without waiting (HPCG's CG loop body): the exchange
  * of p and Ap = A p overlapping it, the p.Ap allreduce, alpha, r -= alpha Ap with its sums and
- * their allreduce, the residual and beta, x += alpha p and p = M^-1 r + beta p, then dcg_next,
- * the convergence test, which pushes the next iteration itself: the host pushes the first and
- * waits once for the whole solve (no host synchronisation per iteration). Every iteration
- * updates p (cg.c's last one only updates x): x is the same, the solve stops on the residual.
- * The pipelined CG's iteration is its own sequence (dcg.h, DCG_CG_PIPELINED).
- * Pushed by the host or from inside dcg_next. */
+ * their allreduce, the residual and beta, whose op then tests convergence and issues the next
+ * iteration itself (next_launch), and x += alpha p and p = M^-1 r + beta p: the host pushes
+ * the first and waits once for the whole solve (no host synchronisation per iteration). Every
+ * iteration updates p (cg.c's last one only updates x): x is the same, the solve stops on the
+ * residual. The pipelined CG's iteration is its own sequence (dcg.h, DCG_CG_PIPELINED).
+ * Pushed by the host or from inside a scalar op (next_launch). */
 static int push_iteration(dcg *d)
 {
     if (d->variant == DCG_CG_PIPELINED) {
@@ -646,23 +655,21 @@ static int push_iteration(dcg *d)
         DCG_TRY(d, push_scalar(d, dcg_beta, "dcg_beta"));
         DCG_TRY(d, push_update_xp(d));
     }
-    px_context cpu;
-    cpu.type = PX_DEV_CPU;
-    cpu.device_id = 0;
-    return px_engine_push_sync(d->e, dcg_next, d, cpu, &d->v_state, 1, NULL, 0, PX_FN_NORMAL, 0,
-                               "dcg_next");
+    return PX_OK;
 }
 
-/* The op after an iteration's residual (reads v_state): books the iteration's time, prints
- * progress on rank 0, and pushes the next iteration unless the residual is below the
- * tolerance or the iteration limit is reached (the pipelined CG: unless its scalar op said
- * stop; when it asked for a residual replacement, push_replace's ops come first). The same
- * decision on every rank: global values. A failed push fails this op, which wait_for_all
- * reports. */
-static int dcg_next(const px_run_context *rc, void *arg)
+/* The end of the scalar op that has an iteration's residual (dcg_beta, dcg_pipe_scalar):
+ * books the iteration's time, prints progress on rank 0, and issues the next iteration unless
+ * the residual is below the tolerance or the iteration limit is reached (the pipelined CG:
+ * unless its scalar op said stop; when it asked for a residual replacement, push_replace's
+ * ops come first). The same decision on every rank: global values. The next iteration's ops
+ * (or launch) are pushed while this one's update is still to run: the Vars order them after
+ * it (in DCG_GRAPH the launch is queued behind the running one: graph.h). Until session 22 a
+ * separate last op (reading v_state) did this: one op an iteration more, 1-5 % of the small
+ * matrices' 3-7 us iterations on 2 ranks (bench/RESULTS.md). A failed push fails the scalar
+ * op, which wait_for_all reports. */
+static int next_launch(dcg *d)
 {
-    (void)rc;
-    dcg *d = (dcg *)arg;
     const cg_options *o = d->o;
     const double t = cg_now();
     if (t - d->t_iter < d->min_iter)
@@ -690,8 +697,9 @@ static int dcg_next(const px_run_context *rc, void *arg)
 /* Issue the next iteration: launch k (from 0) takes halo tag parity k mod 2 and is sampled
  * (d->clocks) when k is a multiple of clock_every; in DCG_GRAPH it launches the graph
  * recorded so, else it pushes the iteration's ops. Called by the host for the first and by
- * dcg_next for the others, before which the launch's scalar ops cannot run (they write
- * v_state, which dcg_next reads): they read d->clocks as set here. */
+ * the last scalar op of launch k - 1 for the others (next_launch), before which launch k's
+ * scalar ops cannot run (they write v_state and v_coef, which that op writes): they read
+ * d->clocks as set here. */
 static int issue_launch(dcg *d)
 {
     const int64_t k = d->launches++;
@@ -705,10 +713,9 @@ static int issue_launch(dcg *d)
 /* DCG_GRAPH: record one iteration twice, as d->g[c][0] (halo tag 100) and d->g[c][1] (tag
  * 101), the tags push_iteration alternates: with the clock ops (c = 1) and, when some launches
  * are not sampled (clock_every > 1), again without them (c = 0); of those four, the ones some
- * launch takes. Each graph's dcg_next
- * launches the next one (graph.h: a launch from inside an op is allowed; it is queued behind
- * the running launch, whose Vars it shares, and starts when that one ends). Recording runs
- * nothing. */
+ * launch takes. Each graph's last scalar op (next_launch) launches the next one (graph.h: a launch
+ * from inside an op is allowed; it is queued behind the running launch, whose Vars it shares, and
+ * starts when that one ends). Recording runs nothing. */
 static int record_both(dcg *d)
 {
     const int64_t K = d->clock_every;
@@ -840,7 +847,7 @@ static int push_pipe_start(dcg *d)
     return push_pipe_update(d);
 }
 
-/* The pipelined CG's residual replacement (dcg.h), pushed by dcg_next after a launch whose
+/* The pipelined CG's residual replacement (dcg.h), pushed by next_launch after a launch whose
  * scalar op asked for it (that launch made no step, so the coefficients are 0): the exchange
  * of x and A x, r = b - A x and u = M^-1 r (dcg_pipe_residual), then the restart of
  * push_pipe_start. */
@@ -898,8 +905,8 @@ static int pipe_setup(dcg *d)
 }
 
 /* The iteration loop (cg.c's solve_with, distributed): push the first iteration, whose
- * dcg_next pushes the next, and wait for the solve; the waiting thread runs the ops itself
- * (help-while-waiting, px_engine_wait_for_all). */
+ * last scalar op pushes the next (next_launch), and wait for the solve; the waiting thread runs the
+ * ops itself (help-while-waiting, px_engine_wait_for_all). */
 static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_result *res)
 {
     d->o = o;

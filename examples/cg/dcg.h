@@ -15,10 +15,11 @@
  *   alpha         dcg_alpha: a host op computes alpha = rz / p.Ap from the reduced value
  *   r update      (dcg_update_r / _pair / _rz: cg.c's, alpha read at run time) and its local
  *                 sums, then an allreduce
- *   beta          dcg_beta: the residual and beta = rz' / rz
+ *   beta          dcg_beta: the residual and beta = rz' / rz; then it pushes the next
+ *                 iteration (DCG_PUSH) or launches the recorded iteration graph again
+ *                 (DCG_GRAPH) unless converged or at the limit (the Vars order the next
+ *                 iteration's ops after this one's x, p update)
  *   x, p update   (dcg_update_xp / _jacobi)
- *   next          dcg_next: pushes the next iteration (DCG_PUSH) or launches the recorded
- *                 iteration graph again (DCG_GRAPH) unless converged or at the limit
  *
  * The scalars live in memory the engine protects with Vars (v_coef, v_state), so nothing
  * waits for an allreduce on the host: the host pushes the first iteration and waits once for
@@ -71,11 +72,11 @@ typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
  *
  *   allreduce  (px_engine_push_mpi_allreduce of the sums the last update folded)
  *   halo exchange of m, interior SpMV, boundary SpMV (n = A m), as plain CG's of p
- *   scalars    dcg_pipe_scalar: relres from r.r; stop, replace, or alpha and beta
+ *   scalars    dcg_pipe_scalar: relres from r.r; stop, replace, or alpha and beta; then
+ *              the next launch, as dcg_beta's
  *   update     one fused pass: z = n + beta z, q = m + beta q, s = w + beta s,
  *              p = u + beta p, x += alpha p, r -= alpha s, u -= alpha q, w -= alpha z,
  *              m = M^-1 w, and the next iteration's sums
- *   next       dcg_next
  *
  * Ten vectors with Jacobi (seven without) instead of five, and in exact arithmetic plain CG's
  * iterates. In floating point the recursively updated residual drifts from b - A x further
@@ -105,8 +106,8 @@ typedef enum dcg_mode { DCG_PUSH = 0, DCG_GRAPH = 1 } dcg_mode;
  * (tags 102 and 103) and two SpMVs, about three iterations' worth, and is counted in
  * dcg_stats.replacements; a converging solve makes at least one (the check), one more for
  * each breakdown on the way and each check that found the true residual above the tolerance
- * but falling. The replacement's ops are pushed by dcg_next between two launches, also under
- * DCG_GRAPH (not recorded: the Vars order them after the running launch). The stopping
+ * but falling. The replacement's ops are pushed by the scalar op, before the next launch, also
+ * under DCG_GRAPH (not recorded: the Vars order them after the running launch). The stopping
  * launch makes no step either (its update runs with alpha = beta = 0, so x stays): the
  * launches that make no step spend one more allreduce, exchange, SpMV and (empty) update
  * each, which the seconds include and the iterations do not count (bench_cg_bsp's loop
