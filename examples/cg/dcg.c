@@ -6,8 +6,9 @@
  * at run time, and the compensated dot products that make every partition compute the same
  * numbers (cg_dd.h says why).
  *
- * Iterations (dcg_mode): pushed op by op (DCG_PUSH), or recorded once per solve as two
- * px_graphs, one per halo tag, that launch each other from their last op (DCG_GRAPH).
+ * Iterations (dcg_mode): pushed op by op (DCG_PUSH), or recorded once per solve as px_graphs,
+ * one per halo tag, with and without the clock ops below (up to four), launched one after the
+ * other by the scalar op that has an iteration's residual (DCG_GRAPH).
  *
  * Timing (all host wall clock, cg_now). Three tiny PX_FN_ASYNC ops per exchange note times:
  * "post" runs just before the receives are posted (it writes the halo Vars, so it runs first),
@@ -90,6 +91,7 @@ typedef struct {
      * it), is a sampled one: its clock ops are issued and its scalar ops book their times.
      * Set by the host before the first launch and by the scalar op that issues the next. */
     int clocks;
+    int iter_clocks; /* the clocks of the launch whose end set t_iter (next_launch) */
     /* The sums of an allreduce, compensated (cg_dd.h): p.Ap's interior and boundary
      * halves, or r.r (plain), or {r.M^-1 r, r.r} (Jacobi); DCG_CG_PIPELINED's three are a
      * dcg_pipe_sums. The plain reducers write the hi halves (lo stays 0). */
@@ -279,11 +281,12 @@ static int push_spmv(dcg *d, int which)
     sa.p = exchanged(d, which);
     sa.ap = d->ap;
     px_var *w[2] = {d->v_ap, pipe ? d->v_scr : d->v_loc};
-    /* The interior rows need only the vector: they are queued beside the post clock and the
-     * pack, after them. The thread that finishes the post clock or the pack posts the receives
-     * or sends those make ready before it takes the interior rows (an MPI op is PX_FN_ASYNC,
-     * and the engine runs such an op at once on the thread that makes it ready: engine.h), so
-     * the messages travel while the interior rows are computed, also on one thread a rank. */
+    /* The interior rows need only the vector: they are queued beside the receives (or, in a
+     * sampled launch, the post clock) and the pack, after them. The thread that finishes the
+     * post clock or the pack posts the receives or sends those make ready before it takes the
+     * interior rows (an MPI op is PX_FN_ASYNC, and the engine runs such an op at once on the
+     * thread that makes it ready: engine.h), so the messages travel while the interior rows
+     * are computed, also on one thread a rank. */
     DCG_TRY(d, px_engine_push_parallel_reduce(
                    d->e, d->s, "dcg_spmv_interior", interior_policy(d), kern, &sa, sizeof sa, red,
                    pipe ? &sums[0].hi : dot_slot(d, &sums[0]), &d->v_vec[which], 1, w, 2));
@@ -672,9 +675,13 @@ static int next_launch(dcg *d)
 {
     const cg_options *o = d->o;
     const double t = cg_now();
-    if (t - d->t_iter < d->min_iter)
+    /* Only between launches both sampled or both not: a sampled pipelined scalar op also
+     * waits for the SpMV's end clock, so the time from a sampled launch's end to an unsampled
+     * one's can be short of an iteration (and the next one long). */
+    if (d->clocks == d->iter_clocks && t - d->t_iter < d->min_iter)
         d->min_iter = t - d->t_iter;
     d->t_iter = t;
+    d->iter_clocks = d->clocks;
     if (d->P->rank == 0 && o->progress && o->progress_s > 0.0 && t >= d->next_progress) {
         fprintf(o->progress, "  iteration %6lld  relres %.3e  elapsed %.1f s\n", (long long)d->it,
                 d->relres, t - d->t0);
@@ -696,18 +703,33 @@ static int next_launch(dcg *d)
 
 /* Issue the next iteration: launch k (from 0) takes halo tag parity k mod 2 and is sampled
  * (d->clocks) when k is a multiple of clock_every; in DCG_GRAPH it launches the graph
- * recorded so, else it pushes the iteration's ops. Called by the host for the first and by
- * the last scalar op of launch k - 1 for the others (next_launch), before which launch k's
- * scalar ops cannot run (they write v_state and v_coef, which that op writes): they read
- * d->clocks as set here. */
+ * recorded so, else it pushes the iteration's ops. Called for the first by the host
+ * (DCG_GRAPH) or by dcg_first (DCG_PUSH), and for the others by the last scalar op of launch
+ * k - 1 (next_launch); launch k's scalar ops cannot run before (they write v_state and
+ * v_coef, which those ops write): they read d->clocks as set here. */
 static int issue_launch(dcg *d)
 {
     const int64_t k = d->launches++;
     d->clocks = k % d->clock_every == 0;
     d->clocked += d->clocks;
-    if (d->mode == DCG_GRAPH)
-        return px_graph_launch(d->g[d->clocks][k & 1]);
+    if (d->mode == DCG_GRAPH) {
+        DCG_TRY(d, px_graph_launch(d->g[d->clocks][k & 1]));
+        return PX_OK;
+    }
     return push_iteration(d);
+}
+
+/* DCG_PUSH's first launch, pushed by the host as an op that writes v_coef and v_state. Launch
+ * 0's last scalar op, which pushes launch 1 (next_launch), writes them too, so it cannot run
+ * before this op, and so before every op of launch 0, was pushed: pushed by the host directly,
+ * a worker could run it between the host's pushes of that scalar op and of the update after
+ * it, and launch 1's pack and allreduce would queue ahead of launch 0's update. (Later
+ * launches are pushed from inside such a scalar op, which holds those Vars; a graph launch is
+ * one queue entry.) */
+static int dcg_first(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    return issue_launch((dcg *)arg);
 }
 
 /* DCG_GRAPH: record one iteration twice, as d->g[c][0] (halo tag 100) and d->g[c][1] (tag
@@ -946,11 +968,25 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
         d->t0 = d->t_iter = cg_now();
         d->next_progress = d->t0 + o->progress_s;
         d->launches = d->clocked = 0;
-        rc = issue_launch(d);
+        d->iter_clocks = 1; /* t0 to launch 0's end: launch 0 is sampled */
+        if (d->mode == DCG_GRAPH) {
+            rc = issue_launch(d);
+        } else {
+            px_context cpu;
+            cpu.type = PX_DEV_CPU;
+            cpu.device_id = 0;
+            px_var *w[2] = {d->v_coef, d->v_state};
+            rc = px_engine_push_sync(d->e, dcg_first, d, cpu, NULL, 0, w, 2, PX_FN_NORMAL, 0,
+                                     "dcg_first");
+            if (rc != PX_OK)
+                snprintf(d->msg, d->msglen, "pushing the first iteration failed: %s",
+                         px_strerror(rc));
+        }
         if (rc != PX_OK)
             return rc;
     }
     const int rc = px_engine_wait_for_all(d->e);
+    d->clocks = 0; /* the verification's exchange needs no clock ops */
     /* The graphs alternate the halo tags as the pushed iterations do: the verification's
      * exchange takes the next one. */
     if (d->mode == DCG_GRAPH) /* the pipelined CG's launches that made no step count too */

@@ -8,8 +8,9 @@
  *   pack kernel   (dcg_pack: boundary values of p into the send buffer, writes the send Var)
  *   halo sends    (px_engine_push_mpi_isend, reading the send Var)
  *   interior SpMV (cg_spmv_dot on rows [0, n_interior): reads p's owned part, not the halo, so
- *                  it runs while the messages travel; on host spaces it also reads the send
- *                  Var, so that a thread that packs posts the sends before these rows)
+ *                  it runs while the messages travel; the thread that packs posts the sends
+ *                  before it takes these rows: an MPI op runs on the thread that makes it
+ *                  ready, parex/engine.h)
  *   boundary SpMV (cg_spmv_dot on rows [n_interior, n_local): reads the halo Vars)
  *   p.Ap          local sums of both SpMVs, then px_engine_push_mpi_allreduce
  *   alpha         dcg_alpha: a host op computes alpha = rz / p.Ap from the reduced value
@@ -47,10 +48,10 @@ extern "C" {
 /**
  * How dcg_solve issues its iterations (parex-cg --engine push|graph).
  * DCG_PUSH: the ops of each iteration are pushed one by one (px_engine_push_*), the next
- * iteration's by the last op of the previous one.
+ * iteration's by the scalar op of the previous one that has its residual.
  * DCG_GRAPH: one iteration is recorded once per solve as a px_graph (parex/graph.h; two
  * copies, one per halo tag, and two more without the clock ops: dcg_params.clock_every), and each
- * iteration is one px_graph_launch, made by the last op of the previous launch: no per-op Var
+ * iteration is one px_graph_launch, made by that scalar op of the previous launch: no per-op Var
  * locking inside the iteration. The same ops, in the same dependency order, so the same arithmetic:
  * iterations and errors equal DCG_PUSH's. (The pipelined CG's residual replacements are pushed
  * between two launches in both modes.) Either way the host waits once per solve. (CUDA graphs /
@@ -122,7 +123,9 @@ typedef enum dcg_variant { DCG_CG_PLAIN = 0, DCG_CG_PIPELINED = 1 } dcg_variant;
  * The time sums (message, exposed, window, allreduce seconds) come from clock ops issued in
  * one launch of dcg_params.clock_every (launches 0, K, 2K, ...; a launch is an iteration, or
  * one of DCG_CG_PIPELINED's that make no step): the sampled launches' sums times launches /
- * clock_samples, an estimate of every launch's sum, exact with clock_every 1.
+ * clock_samples, an estimate of every launch's sum, exact with clock_every 1. Launch 0 is
+ * always sampled, and it holds the first start of its graph's persistent requests (DCG_GRAPH):
+ * over a solve of few launches that start weighs K times what it would weigh unsampled.
  */
 typedef struct dcg_stats {
     int ranks;                 /**< Size of the communicator. */
@@ -131,8 +134,9 @@ typedef struct dcg_stats {
                                     dcg_params.plain_dots), 0 when plain. */
     double halo_bytes;         /**< Halo bytes received per exchange (one per iteration), summed
                                     over ranks. */
-    double message_seconds;    /**< Sum over ranks and iterations of t(halos in) - t(receives
-                                    posted). */
+    double message_seconds;    /**< Sum over ranks and iterations (estimated from the sampled
+                                    launches, as every time below) of t(halos in) -
+                                    t(receives posted). */
     double exposed_seconds;    /**< Sum over ranks and iterations of
                                     max(0, t(halos in) - t(interior SpMV done)). */
     double window_seconds;     /**< Sum over ranks and iterations of t(interior SpMV done) -

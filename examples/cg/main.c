@@ -84,7 +84,7 @@ static const char usage[] =
     "                     Vanroose: one allreduce an iteration, overlapping the halo\n"
     "                     exchange and SpMV, and b - A x in place of r where it would\n"
     "                     stop or break down); needs mpirun and --engine push|graph\n"
-    "  --clock-every K    distributed solve: one iteration in K (default 8; 1: all) runs\n"
+    "  --clock-every K    distributed solve: one launch in K (default 8; 1: all) runs\n"
     "                     the clock ops behind comm_seconds and overlap, which are\n"
     "                     scaled from those samples\n"
     "  --json             print one JSON object as the last line of output (rank 0)\n"
