@@ -160,14 +160,20 @@ fail_everywhere(dcg *d, const char *fmt, ...)
     return PX_EINVAL;
 }
 
-static int push_stamp(dcg *d, double *slot, px_var *const *reads, size_t nr, px_var *const *writes,
-                      size_t nw, const char *name)
+/* The context of the host ops (clocks, scalars, staging copies): a CPU op. */
+static px_context host_context(void)
 {
     px_context cpu;
     cpu.type = PX_DEV_CPU;
     cpu.device_id = 0;
-    return px_engine_push_sync(d->e, dcg_stamp, slot, cpu, reads, nr, writes, nw, PX_FN_ASYNC, 0,
-                               name);
+    return cpu;
+}
+
+static int push_stamp(dcg *d, double *slot, px_var *const *reads, size_t nr, px_var *const *writes,
+                      size_t nw, const char *name)
+{
+    return px_engine_push_sync(d->e, dcg_stamp, slot, host_context(), reads, nr, writes, nw,
+                               PX_FN_ASYNC, 0, name);
 }
 
 /* The Vars the boundary rows wait for: every halo Var, or the staging copy's. */
@@ -213,9 +219,7 @@ static int push_exchange(dcg *d, int which)
     DCG_TRY(d,
             px_engine_push_parallel_for(d->e, d->s, "dcg_pack", px_range(0, d->n_send), &dcg_pack,
                                         &pa, sizeof pa, &d->v_vec[which], 1, &d->v_send, 1));
-    px_context cpu;
-    cpu.type = PX_DEV_CPU;
-    cpu.device_id = 0;
+    const px_context cpu = host_context();
     if (!d->on_host)
         DCG_TRY(d, px_engine_push_sync(d->e, dcg_copy, &d->cp_send, cpu, NULL, 0, &d->v_send, 1,
                                        PX_FN_NORMAL, 0, "dcg_stage_send"));
@@ -497,9 +501,7 @@ static int dcg_pipe_scalar(const px_run_context *rc, void *arg)
  * Vars too (the pipelined CG's the SpMV's end clock as well), to book their times. */
 static int push_scalar(dcg *d, px_sync_fn fn, const char *name)
 {
-    px_context cpu;
-    cpu.type = PX_DEV_CPU;
-    cpu.device_id = 0;
+    const px_context cpu = host_context();
     px_var *r[5] = {d->v_glob, d->v_clk_l, d->v_clk_h, d->v_clk_i, d->v_clk_b};
     px_var *w[2] = {d->v_coef, d->v_state};
     const size_t nr = !d->clocks ? 1 : d->variant == DCG_CG_PIPELINED ? 5 : 4;
@@ -703,8 +705,8 @@ static int next_launch(dcg *d)
 
 /* Issue the next iteration: launch k (from 0) takes halo tag parity k mod 2 and is sampled
  * (d->clocks) when k is a multiple of clock_every; in DCG_GRAPH it launches the graph
- * recorded so, else it pushes the iteration's ops. Called for the first by the host
- * (DCG_GRAPH) or by dcg_first (DCG_PUSH), and for the others by the last scalar op of launch
+ * recorded so, else it pushes the iteration's ops. Called for the first by dcg_first, and
+ * for the others by the last scalar op of launch
  * k - 1 (next_launch); launch k's scalar ops cannot run before (they write v_state and
  * v_coef, which those ops write): they read d->clocks as set here. */
 static int issue_launch(dcg *d)
@@ -719,13 +721,13 @@ static int issue_launch(dcg *d)
     return push_iteration(d);
 }
 
-/* DCG_PUSH's first launch, pushed by the host as an op that writes v_coef and v_state. Launch
- * 0's last scalar op, which pushes launch 1 (next_launch), writes them too, so it cannot run
- * before this op, and so before every op of launch 0, was pushed: pushed by the host directly,
- * a worker could run it between the host's pushes of that scalar op and of the update after
- * it, and launch 1's pack and allreduce would queue ahead of launch 0's update. (Later
- * launches are pushed from inside such a scalar op, which holds those Vars; a graph launch is
- * one queue entry.) */
+/* The first launch, pushed by the host as an op that writes v_coef and v_state, as every later
+ * launch is issued from inside a scalar op that holds them. Launch 0's last scalar op, which
+ * issues launch 1 (next_launch), writes them too, so it cannot run before this op, and so
+ * before every op of launch 0, was pushed. Under DCG_PUSH that matters: pushed by the host
+ * directly, a worker could run it between the host's pushes of that scalar op and of the
+ * update after it, and launch 1's pack and allreduce would queue ahead of launch 0's update.
+ * (A graph launch is one queue entry; it goes the same way, for one path.) */
 static int dcg_first(const px_run_context *rc, void *arg)
 {
     (void)rc;
@@ -969,21 +971,13 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
         d->next_progress = d->t0 + o->progress_s;
         d->launches = d->clocked = 0;
         d->iter_clocks = 1; /* t0 to launch 0's end: launch 0 is sampled */
-        if (d->mode == DCG_GRAPH) {
-            rc = issue_launch(d);
-        } else {
-            px_context cpu;
-            cpu.type = PX_DEV_CPU;
-            cpu.device_id = 0;
-            px_var *w[2] = {d->v_coef, d->v_state};
-            rc = px_engine_push_sync(d->e, dcg_first, d, cpu, NULL, 0, w, 2, PX_FN_NORMAL, 0,
-                                     "dcg_first");
-            if (rc != PX_OK)
-                snprintf(d->msg, d->msglen, "pushing the first iteration failed: %s",
-                         px_strerror(rc));
-        }
-        if (rc != PX_OK)
+        px_var *w[2] = {d->v_coef, d->v_state};
+        rc = px_engine_push_sync(d->e, dcg_first, d, host_context(), NULL, 0, w, 2, PX_FN_NORMAL, 0,
+                                 "dcg_first");
+        if (rc != PX_OK) {
+            snprintf(d->msg, d->msglen, "pushing the first iteration failed: %s", px_strerror(rc));
             return rc;
+        }
     }
     const int rc = px_engine_wait_for_all(d->e);
     d->clocks = 0; /* the verification's exchange needs no clock ops */
