@@ -3,8 +3,10 @@
 #
 #   1. the normal build (RelWithDebInfo, Cuda when nvcc is found, examples and benchmarks):
 #      every ctest, including the install + downstream-consumer test (label "install");
-#   2. an ASan+UBSan build (no Cuda, no MPI, no benchmarks): every suite except "install";
-#   3. a TSan build (no Cuda, no examples, no benchmarks): the suites labelled "concurrency".
+#   2. an ASan+UBSan build (no Cuda, no benchmarks): every suite except "install";
+#   3. a TSan build (no Cuda, no benchmarks): the suites labelled "concurrency".
+# Both sanitizer builds have MPI: the MPI programs run under mpirun there too, Open MPI's own
+# leaks and races suppressed (tests/sanitizers/, tests/CMakeLists.txt px_mpi_test_env).
 #
 # The normal build's ctest runs last so that the output ends with its summary line. Exits
 # non-zero when any build or test fails. With CI=true (as .ci/run is run), warnings are errors.
@@ -88,17 +90,18 @@ ctest_prefix=()
 configure_and_build "$root/release" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cuda[@]}"
 
 # ---- 2. ASan + UBSan --------------------------------------------------------------------------
-# Cuda tests are skipped under sanitizers (the CUDA runtime is uninstrumented, STYLE.md 9), MPI
-# is left out (OpenMPI's own allocations would be reported as leaks), benchmarks are not tests.
+# Cuda tests are skipped under sanitizers (the CUDA runtime is uninstrumented, STYLE.md 9);
+# benchmarks are not tests.
 configure_and_build "$root/asan" -DCMAKE_BUILD_TYPE=Debug -DPX_SANITIZE=asan \
-    -DPX_ENABLE_CUDA=OFF -DPX_ENABLE_MPI=OFF -DPX_BUILD_BENCH=OFF -DPX_BUILD_EXAMPLES=ON
+    -DPX_ENABLE_CUDA=OFF -DPX_BUILD_BENCH=OFF -DPX_BUILD_EXAMPLES=ON
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 run_ctest asan "$root/asan" -LE install
 
 # ---- 3. TSan: the concurrency suites ---------------------------------------------------------
+# Examples: parex-cg's distributed solve is what check_dcg's "engine" tcase runs under mpirun.
 configure_and_build "$root/tsan" -DCMAKE_BUILD_TYPE=Debug -DPX_SANITIZE=tsan \
-    -DPX_ENABLE_CUDA=OFF -DPX_ENABLE_MPI=OFF -DPX_BUILD_BENCH=OFF -DPX_BUILD_EXAMPLES=OFF
+    -DPX_ENABLE_CUDA=OFF -DPX_BUILD_BENCH=OFF -DPX_BUILD_EXAMPLES=ON
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 # Some kernels map memory where TSan's shadow should go ("FATAL: ThreadSanitizer: unexpected
 # memory mapping"); running without address-space randomization avoids it.

@@ -24,8 +24,12 @@ endif()
 # Distributed parex-cg (mpirun -np P; examples/cg/dcg.c and partition.c): check_dcg runs the
 # binary under mpirun with 1, 2 and 4 ranks x 1 and 2 threads per rank and compares each run
 # with the same problem on one process. Ranks beyond the 2 cores of CI are oversubscribed on
-# purpose. Not under sanitizers (Open MPI's own leaks and races), as tests/mpi.cmake.
-if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES AND PX_SANITIZE STREQUAL "none")
+# purpose. Its "engine" tcase (graph and push, the pipelined CG, sampled clocks, a rank's
+# failure reaching the others) is what the other engine kinds run, and all that the sanitizer
+# builds run (2 ranks x 2 threads; TSan also 3 x 1), with Open MPI's own leaks and races
+# suppressed (px_mpi_test_env): the "distributed" tcase takes about a minute a run
+# uninstrumented, the "engine" one 20 s (40-60 s under a sanitizer).
+if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES)
   add_executable(check_dcg check_dcg.c)
   target_link_libraries(check_dcg PRIVATE px_test_support m)
   add_dependencies(check_dcg parex-cg)
@@ -39,33 +43,45 @@ if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES AND PX_SANITIZE STREQUAL "none")
     set_target_properties(dcg_fail_rank PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
   endif()
   add_dependencies(check_dcg dcg_fail_rank)
-  foreach(np 1 2 4)
-    foreach(t 1 2)
-      add_test(NAME check_dcg_np${np}_t${t} COMMAND check_dcg)
-      set_tests_properties(check_dcg_np${np}_t${t} PROPERTIES LABELS "mpi;examples" TIMEOUT 180
-        ENVIRONMENT "PX_DCG_NP=${np};PX_NUM_THREADS=${t};PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_DCG_FAIL_BIN=$<TARGET_FILE:dcg_fail_rank>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
+  set(_px_dcg_env PX_CG_BIN=$<TARGET_FILE:parex-cg> PX_DCG_FAIL_BIN=$<TARGET_FILE:dcg_fail_rank>
+      PX_MPIRUN=${MPIEXEC_EXECUTABLE} PX_CG_MATRICES=${PX_CG_MATRICES} PX_DEFAULT_SPACE=threads
+      OMPI_MCA_rmaps_base_oversubscribe=1 CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT})
+  # px_dcg_test(<name> <ranks> <threads> <labels> <timeout> [VAR=value...])
+  function(px_dcg_test name np t labels timeout)
+    add_test(NAME ${name} COMMAND check_dcg)
+    set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${timeout}
+      ENVIRONMENT "PX_DCG_NP=${np};PX_NUM_THREADS=${t};${_px_dcg_env};${ARGN}")
+    px_mpi_test_env(${name})
+  endfunction()
+  if(NOT PX_SANITIZE STREQUAL "none")
+    px_dcg_test(check_dcg_engine_np2_t2 2 2 "mpi;examples;concurrency" 600 CK_RUN_CASE=engine)
+    if(PX_SANITIZE STREQUAL "tsan") # one-thread ranks: the waiter holding MPI progress
+      px_dcg_test(check_dcg_engine_np3_t1 3 1 "mpi;examples;concurrency" 600 CK_RUN_CASE=engine)
+    endif()
+  else()
+    foreach(np 1 2 4)
+      foreach(t 1 2)
+        px_dcg_test(check_dcg_np${np}_t${t} ${np} ${t} "mpi;examples" 180)
+      endforeach()
     endforeach()
-  endforeach()
-  # Three ranks: a 3x1x1 process grid, whose middle rank has two neighbours.
-  add_test(NAME check_dcg_np3_t1 COMMAND check_dcg)
-  set_tests_properties(check_dcg_np3_t1 PROPERTIES LABELS "mpi;examples" TIMEOUT 180
-    ENVIRONMENT "PX_DCG_NP=3;PX_NUM_THREADS=1;PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_DCG_FAIL_BIN=$<TARGET_FILE:dcg_fail_rank>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
-  # 4 unbound ranks x 2 threads on the 2-core CI (core/oversub.h): detected, and bounded in time.
-  add_test(NAME check_dcg_oversub_np4_t2
-           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/dcg_oversub.sh ${MPIEXEC_EXECUTABLE}
-                   $<TARGET_FILE:parex-cg>)
-  set_tests_properties(check_dcg_oversub_np4_t2 PROPERTIES LABELS "mpi;examples" TIMEOUT 90
-    ENVIRONMENT "PX_NUM_THREADS=2;PX_LOG_LEVEL=info;OMPI_MCA_rmaps_base_oversubscribe=1")
-  # The other engine kinds (naive: ops run on their pusher or the MPI progress thread).
-  foreach(kind naive pooled)
-    add_test(NAME check_dcg_np2_t2_${kind} COMMAND check_dcg)
-    set_tests_properties(check_dcg_np2_t2_${kind} PROPERTIES LABELS "mpi;examples" TIMEOUT 180
-      ENVIRONMENT "PX_DCG_NP=2;PX_NUM_THREADS=2;PX_ENGINE=${kind};PX_CG_BIN=$<TARGET_FILE:parex-cg>;PX_DCG_FAIL_BIN=$<TARGET_FILE:dcg_fail_rank>;PX_MPIRUN=${MPIEXEC_EXECUTABLE};PX_CG_MATRICES=${PX_CG_MATRICES};PX_DEFAULT_SPACE=threads;OMPI_MCA_rmaps_base_oversubscribe=1;CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT}")
-  endforeach()
+    # Three ranks: a 3x1x1 process grid, whose middle rank has two neighbours.
+    px_dcg_test(check_dcg_np3_t1 3 1 "mpi;examples" 180)
+    # The other engine kinds (naive: ops run on their pusher or the MPI progress thread).
+    foreach(kind naive pooled)
+      px_dcg_test(check_dcg_np2_t2_${kind} 2 2 "mpi;examples" 180 PX_ENGINE=${kind}
+                  CK_RUN_CASE=engine)
+    endforeach()
+    # 4 unbound ranks x 2 threads on the 2-core CI (core/oversub.h): detected, bounded in time.
+    add_test(NAME check_dcg_oversub_np4_t2
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/dcg_oversub.sh ${MPIEXEC_EXECUTABLE}
+                     $<TARGET_FILE:parex-cg>)
+    set_tests_properties(check_dcg_oversub_np4_t2 PROPERTIES LABELS "mpi;examples" TIMEOUT 90
+      ENVIRONMENT "PX_NUM_THREADS=2;PX_LOG_LEVEL=info;OMPI_MCA_rmaps_base_oversubscribe=1")
+  endif()
 endif()
 # The partition and halo maps themselves (examples/cg/partition.c; bench/ uses them too): a
-# plain MPI program, as check_mpi, on 1-4 ranks.
-if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES AND PX_SANITIZE STREQUAL "none")
+# plain MPI program, as check_mpi, on 1-4 ranks; also under the sanitizers (px_mpi_test_env).
+if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES)
   add_executable(check_partition check_partition.c)
   target_link_libraries(check_partition PRIVATE parex_cg_partition)
   target_compile_options(check_partition PRIVATE ${PX_C_WARNINGS})
@@ -76,5 +92,6 @@ if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES AND PX_SANITIZE STREQUAL "none")
     set_tests_properties(check_partition_np${np} PROPERTIES LABELS "mpi;examples" TIMEOUT 60
       ENVIRONMENT "OMPI_MCA_rmaps_base_oversubscribe=1"
       PASS_REGULAR_EXPRESSION "check_partition: ${np} ranks, 0 failed checks")
+    px_mpi_test_env(check_partition_np${np})
   endforeach()
 endif()

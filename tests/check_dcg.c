@@ -1026,25 +1026,33 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_hpcg_jacobi_matches_one_process);
     tcase_add_test(tc, test_dcg_bad_partition_flag_exits_2);
     tcase_add_test(tc, test_dcg_more_ranks_than_rows_fails_cleanly);
-    tcase_add_test(tc, test_dcg_one_rank_failing_alone_aborts_the_job);
-    tcase_add_test(tc, test_dcg_one_rank_failing_to_record_fails_every_rank);
     tcase_add_test(tc, test_dcg_indefinite_matrix_is_a_breakdown_on_every_rank);
     tcase_add_test(tc, test_dcg_ranks_without_neighbours_or_interior_rows_match_one_process);
     tcase_add_test(tc, test_dcg_graph_equals_push_bcsstk16_jacobi);
-    tcase_add_test(tc, test_dcg_graph_equals_push_hpcg_16);
     tcase_add_test(tc, test_dcg_iterations_do_not_depend_on_the_partition);
     tcase_add_test(tc, test_dcg_engine_flag_misuse_exits_2);
     tcase_add_test(tc, test_dcg_interior_chunks_give_the_same_solve);
     tcase_add_test(tc, test_dcg_plain_dots_keep_the_iterations);
-    tcase_add_test(tc, test_dcg_clock_sampling_keeps_the_solve);
-    tcase_add_test(tc, test_dcg_pipelined_hpcg_matches_plain);
     tcase_add_test(tc, test_dcg_pipelined_bcsstk16_jacobi_matches_one_process);
     tcase_add_test(tc, test_dcg_pipelined_stops_on_the_true_residual);
     tcase_add_test(tc, test_dcg_pipelined_stagnates_past_the_attainable_accuracy);
     tcase_add_test(tc, test_dcg_cg_flag_misuse_exits_2);
-    tcase_add_test(tc, test_dcg_pipelined_start_failing_on_one_rank_fails_every_rank);
     tcase_add_test(tc, test_dcg_one_thread_posts_the_sends_before_the_interior_rows);
     suite_add_tcase(s, tc);
+    /* The engine's paths (graph and push, the pipelined CG's ops pushed from inside ops, the
+     * sampled clock ops, a rank's failure reaching the others): the tcase that the sanitizer
+     * builds and the other engine kinds run (tests/cg.cmake, CK_RUN_CASE), on solves small
+     * enough for ThreadSanitizer's pace. */
+    TCase *te = tcase_create("engine");
+    tcase_add_checked_fixture(te, setup, teardown);
+    tcase_set_timeout(te, 60);
+    tcase_add_test(te, test_dcg_graph_equals_push_hpcg_16);
+    tcase_add_test(te, test_dcg_pipelined_hpcg_matches_plain);
+    tcase_add_test(te, test_dcg_clock_sampling_keeps_the_solve);
+    tcase_add_test(te, test_dcg_one_rank_failing_alone_aborts_the_job);
+    tcase_add_test(te, test_dcg_one_rank_failing_to_record_fails_every_rank);
+    tcase_add_test(te, test_dcg_pipelined_start_failing_on_one_rank_fails_every_rank);
+    suite_add_tcase(s, te);
     return s;
 }
 

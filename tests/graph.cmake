@@ -8,8 +8,9 @@ px_add_check_test(check_graph SOURCES check_graph.c check_engine_common.c
                   ENV PX_DEBUG_CHECK=1 TIMEOUT 300)
 # MPI ops recorded in graphs (tests/check_graph_mpi.c, a plain MPI program like check_mpi.c):
 # each launch posts its own requests; under mpirun with 2 and 3 ranks (oversubscribed on the
-# 2-core CI), on the default and the naive engine. Built with MPI, not under sanitizers.
-if(PX_HAVE_MPI AND PX_SANITIZE STREQUAL "none")
+# 2-core CI), on the default and the naive engine. Built with MPI, also under the sanitizers
+# (px_mpi_test_env, tests/CMakeLists.txt).
+if(PX_HAVE_MPI)
   add_executable(check_graph_mpi check_graph_mpi.c)
   target_link_libraries(check_graph_mpi PRIVATE parex MPI::MPI_C)
   target_compile_options(check_graph_mpi PRIVATE ${PX_C_WARNINGS})
@@ -26,4 +27,5 @@ if(PX_HAVE_MPI AND PX_SANITIZE STREQUAL "none")
            COMMAND ${_px_graph_mpirun} 2 $<TARGET_FILE:check_graph_mpi>)
   set_tests_properties(check_graph_mpi_np2_naive PROPERTIES LABELS "mpi;concurrency" TIMEOUT 120
                        ENVIRONMENT "PX_NUM_THREADS=2;PX_ENGINE=naive;OMPI_MCA_rmaps_base_oversubscribe=1")
+  px_mpi_test_env(check_graph_mpi_np2 check_graph_mpi_np3 check_graph_mpi_np2_naive)
 endif()

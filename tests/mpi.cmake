@@ -1,8 +1,9 @@
 # MPI messages as engine ops (parex/mpi.h, core/engine/mpi.c): tests/check_mpi.c is a plain MPI
 # program (Check's fork per test does not mix with MPI) run under mpirun with 1-4 ranks; ranks
 # beyond the 2 cores of CI are oversubscribed on purpose. Built when the library has MPI
-# (PX_HAVE_MPI); not under sanitizers (Open MPI's own leaks and races would drown the report).
-if(NOT PX_HAVE_MPI OR NOT PX_SANITIZE STREQUAL "none")
+# (PX_HAVE_MPI), also under the sanitizers, with Open MPI's own leaks and races suppressed
+# (px_mpi_test_env, tests/CMakeLists.txt).
+if(NOT PX_HAVE_MPI)
   return()
 endif()
 add_executable(check_mpi check_mpi.c)
@@ -85,3 +86,6 @@ set_tests_properties(check_mpi_oversub_np2_active PROPERTIES LABELS "mpi;concurr
 add_test(NAME check_mpi_np4_spin COMMAND ${_px_mpirun} 4 $<TARGET_FILE:check_mpi>)
 set_tests_properties(check_mpi_np4_spin PROPERTIES LABELS "mpi;concurrency" TIMEOUT 120
                      ENVIRONMENT "PX_NUM_THREADS=1;PX_SPIN_US=100;OMPI_MCA_rmaps_base_oversubscribe=1")
+get_directory_property(_px_tests TESTS)
+list(FILTER _px_tests INCLUDE REGEX "^check_mpi")
+px_mpi_test_env(${_px_tests})
