@@ -15,7 +15,11 @@ OLD and NEW are a parex-cg binary, optionally followed by '::' and flags of its 
 may be bench_cg_bsp instead (the bulk-synchronous baseline, run for ITERS iterations, which it
 then needs).
 
-  python3 bench/ab_parex_cg.py OLD NEW ROUNDS ROWS [ITERS]
+  python3 bench/ab_parex_cg.py [--also SPEC]... OLD NEW ROUNDS ROWS [ITERS]
+
+--also SPEC (repeatable) adds a third, fourth ... program to the rotation (the order rotates by
+one every round), reported with its ratio to OLD as well: e.g. bench_cg_bsp as OLD, a parex-cg
+before and after a change as NEW and --also, all measured in the same minutes.
   e.g. python3 bench/ab_parex_cg.py /tmp/parex-cg-old build-rel/examples/cg/parex-cg 7 \\
            4:1:32,2:1:32,4:2:32,2:2:32
        python3 bench/ab_parex_cg.py "build-rel/examples/cg/parex-cg::--interior-chunk 0" \\
@@ -29,10 +33,18 @@ import sys
 
 from dcg_launch import oversubscribed, run_json
 
-if len(sys.argv) not in (5, 6):
+argv = sys.argv[1:]
+also = []
+while len(argv) >= 2 and argv[0] == "--also":
+    also.append(argv[1])
+    argv = argv[2:]
+if len(argv) not in (4, 5):
     sys.exit(__doc__)
-old, new, rounds, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-iters = int(sys.argv[5]) if len(sys.argv) == 6 else 0
+old, new, rounds, rows = argv[0], argv[1], int(argv[2]), argv[3]
+iters = int(argv[4]) if len(argv) == 5 else 0
+programs = [old, new] + also
+if len(set(programs)) != len(programs):
+    sys.exit("ab_parex_cg: the programs must differ (add flags to tell two runs of a binary apart)")
 matrices = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data",
                         "matrices")
 
@@ -77,16 +89,18 @@ def command(spec, grid):
 res = {}
 for r in range(rounds):
     for p, t, g in rows:
-        for x in ([old, new] if r % 2 == 0 else [new, old]):
+        k = r % len(programs)
+        for x in programs[k:] + programs[:k]:
             res.setdefault((p, t, g, x), []).append(
                 run_json(p, t, command(x, g), prefix=["nice", "-n", "-19"],
                          ok=(0, 3) if iters else (0,)))
+labels = ["old", "new"] + ["also %d" % (i + 1) for i in range(len(also))]
 print("| row | oversubscribed | run | iterations | min ms | median ms | median overlap | "
-      "new / old |")
+      "/ old |")
 print("|---|---|---|---:|---:|---:|---:|---:|")
 for p, t, g in rows:
     med = {}
-    for x, label in ((old, "old"), (new, "new")):
+    for x, label in zip(programs, labels):
         ds = res[(p, t, g, x)]
         s = [d["seconds_per_iter"] * 1e3 for d in ds]
         med[label] = statistics.median(s)
@@ -95,5 +109,5 @@ for p, t, g in rows:
             row_name(p, t, g), "yes" if oversubscribed(p, t) else "no", label,
             ds[0]["iterations"], min(s),
             med[label], "%.2f" % statistics.median(ov) if ov else "-",
-            "%.3f" % (med["new"] / med["old"]) if label == "new" else ""))
+            "%.3f" % (med[label] / med["old"]) if label != "old" else ""))
 print("\n%d rounds: python3 bench/ab_parex_cg.py %s" % (rounds, " ".join(sys.argv[1:])))

@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <mpi.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -618,6 +619,39 @@ static void test_reinitialize_cycles_keep_drain_timeout(void)
     CHECK_RC(px_finalize(), PX_OK);
 }
 
+/* Holds its op until main sets the flag. */
+static int hold_fn(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    atomic_int *go = arg;
+    while (!atomic_load(go))
+        sched_yield();
+    return PX_OK;
+}
+
+/* px_mpi_finalize refuses while an MPI op is queued and has no request yet: a receive (from
+ * MPI_PROC_NULL, complete at its post) waits behind an op that holds its Var. Before the fix
+ * only posted requests counted, and MPI_Finalize ran under the op about to post. */
+static void test_mpi_finalize_refuses_a_queued_op(px_engine *e)
+{
+    atomic_int go = 0;
+    int buf = -1;
+    px_var *v = px_var_new(e);
+    px_context cpu = {PX_DEV_CPU, 0};
+    CHECK_RC(px_engine_push_sync(e, hold_fn, &go, cpu, NULL, 0, &v, 1, PX_FN_NORMAL, 0, "hold"),
+             PX_OK);
+    CHECK_RC(px_engine_push_mpi_irecv(e, &buf, 1, MPI_INT, MPI_PROC_NULL, 3, MPI_COMM_WORLD, v),
+             PX_OK);
+    quiet(1);
+    CHECK_RC(px_mpi_finalize(), PX_EBUSY); /* nothing posted yet: the hold op has not ended */
+    quiet(0);
+    CHECK(strstr(last_log, "queued") != NULL);
+    atomic_store(&go, 1);
+    CHECK_RC(px_engine_wait_for_var(e, v), PX_OK);
+    CHECK(buf == -1); /* a receive from MPI_PROC_NULL leaves the buffer */
+    px_var_delete(e, v);
+}
+
 /* px_finalize with a receive that never matches on the default engine: it returns after the
  * drain timeout with the op's PX_ECANCELED (the first failure of the default engine). */
 static int run_finalize_mode(int argc, char **argv)
@@ -628,6 +662,7 @@ static int run_finalize_mode(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     int r = -1, s = rank;
     px_engine *e = px_engine_default();
+    test_mpi_finalize_refuses_a_queued_op(e);
     CHECK_RC(px_mpi_set_drain_timeout_ms(200), PX_OK);
     /* One message that matches (sent late: finalize waits for it), one that never does. */
     CHECK_RC(px_engine_push_mpi_irecv(e, &r, 1, MPI_INT, left(), 5, MPI_COMM_WORLD, NULL), PX_OK);

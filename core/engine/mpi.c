@@ -38,6 +38,13 @@ typedef pxi_mpi_msg msg;
 static struct {
     atomic_int level_ok; /* 1 once MPI_THREAD_MULTIPLE was seen (it cannot go away) */
     int we_initialized;  /* px_mpi_init called MPI_Init_thread (main thread only) */
+    /* MPI ops that may still call MPI: pushed and not finished (a pushed op's message, from
+     * its push until its cleanup, which the engine runs before the op counts as done,
+     * whether the op ran, failed or was skipped), and graph launches' posted copies until
+     * they complete. px_mpi_finalize refuses while any is: a queued op has no request yet,
+     * so pxi_mpi_outstanding alone let MPI_Finalize run under an op about to post (a hang,
+     * seen under TSan in check_mpi --finalize). */
+    atomic_long live;
 } g;
 
 static const char *level_name(int level)
@@ -118,9 +125,9 @@ int px_mpi_finalize(void)
         return PX_OK;
     /* The progress thread tests outstanding requests: MPI_Finalize under it aborts the job
      * (Open MPI: "MPI_Testsome() was called after MPI_FINALIZE"). */
-    if (pxi_mpi_outstanding()) {
-        PXI_ERROR("px_mpi_finalize: parex MPI messages are still outstanding; call px_finalize "
-                  "(or wait for the engines) before px_mpi_finalize");
+    if (pxi_mpi_outstanding() || atomic_load_explicit(&g.live, memory_order_acquire) != 0) {
+        PXI_ERROR("px_mpi_finalize: parex MPI messages are still outstanding or queued; call "
+                  "px_finalize (or wait for the engines) before px_mpi_finalize");
         return PX_EBUSY;
     }
     g.we_initialized = 0;
@@ -165,8 +172,10 @@ static void complete_msg(msg *m, int status)
     pxi_mpi_persist_release(m, status);
     if (m->posted)
         pxi_inflight_msg_done(m->e);
-    if (m->per_post) /* a graph launch's copy (post_msg): nothing else refers to it */
+    if (m->per_post) { /* a graph launch's copy (post_msg): nothing else refers to it */
         pxi_free(m);
+        atomic_fetch_sub_explicit(&g.live, 1, memory_order_release);
+    }
     px_on_complete_call(done, status);
 }
 
@@ -198,6 +207,7 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
             return;
         }
         *c = *m;
+        atomic_fetch_add_explicit(&g.live, 1, memory_order_relaxed);
         c->is_template = 0;
         c->per_post = 1;
         c->req = MPI_REQUEST_NULL;
@@ -244,6 +254,8 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
     /* Posted: the op now waits for the peer and leaves the backpressure count (inflight.h). */
     m->posted = 1;
     pxi_inflight_msg_posted(m->e);
+    if (m->kind == PXI_MSG_SEND && pxi_mpi_complete_at_post(m))
+        return; /* completed in its start: @m may be gone */
     int st = pxi_mpi_hand_off(m);
     if (st != PX_OK) {
         m->persist_owned = 0; /* a started persistent request stays with MPI, never reused */
@@ -255,8 +267,11 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
 static void free_msg(void *arg)
 {
     msg *m = arg;
+    const int pushed = !m->is_template; /* counted live at its push */
     pxi_mpi_persist_free(m);
     pxi_free(m);
+    if (pushed)
+        atomic_fetch_sub_explicit(&g.live, 1, memory_order_release);
 }
 
 /* Shared argument checks; PX_OK or a logged status. Reads MPI state (is MPI usable) but
@@ -353,6 +368,8 @@ static int push_msg(px_engine *e, msg *m, px_var *reads, px_var *writes, const c
             return rc;
         }
     }
+    if (!m->is_template) /* before the push: a worker may run it and free it at once */
+        atomic_fetch_add_explicit(&g.live, 1, memory_order_relaxed);
     int rc = pxi_engine_push(e, &p);
     if (rc != PX_OK)
         free_msg(m);

@@ -15,7 +15,10 @@
  * starpu_mpi_isend_detached / irecv_detached are the model.
  *
  * Progress. One progress thread per process ("px-mpi-progress", started at the first MPI op)
- * tests every outstanding request with MPI_Testsome. While requests are outstanding it polls
+ * tests every outstanding request with MPI_Testsome (twice a look while any remain: Open MPI's
+ * call runs the progress engine only when it finds nothing complete, and shows what that
+ * completed only at the next call). A send is tested once as it is posted and completes there
+ * when the library sent it in its start (small messages). While requests are outstanding it polls
  * for the wait budget (PX_WAIT_POLICY / PX_SPIN_US, base/wait.h) after its last completion,
  * yielding the processor between polls, then sleeps in steps of 50 us doubling to 250 us between
  * polls, so a slow peer costs at most a few thousand cheap polls a second; with nothing outstanding
@@ -120,8 +123,10 @@ PX_API int px_mpi_init(int *argc, char ***argv);
  * Finalize MPI (MPI_Finalize) if px_mpi_init initialized it; otherwise do nothing (the
  * application that initialized MPI finalizes it). Call after px_finalize.
  * @return PX_OK;
- *         PX_EBUSY    parex MPI messages are still outstanding (px_finalize not called yet;
- *                     logged): MPI is left initialized, call again after px_finalize;
+ *         PX_EBUSY    a parex MPI op is pushed and not finished (queued behind its Vars,
+ *                     posted and outstanding, or a graph launch's message posted and not
+ *                     complete; px_finalize not called yet; logged): MPI is left
+ *                     initialized, call again after px_finalize;
  *         PX_EMPI     MPI_Finalize fails (logged).
  * Not thread-safe against MPI ops being pushed; call from the main thread.
  */
