@@ -41,6 +41,18 @@ static int nranks(void)
     return px_test_env_int("PX_DCG_NP", 2);
 }
 
+/* The captured stderr of the last run holds no sanitizer report: the runs' output goes to
+ * files, where ctest's FAIL_REGULAR_EXPRESSION (tests/CMakeLists.txt, px_mpi_test_env) does
+ * not look, and a failure test accepts any non-zero status. */
+static void no_sanitizer_report(const char *cmd)
+{
+    static const char *const marks[] = {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                                        "WARNING: ThreadSanitizer", "runtime error:"};
+    for (size_t k = 0; k < sizeof marks / sizeof *marks; ++k)
+        ck_assert_msg(strstr(run_err, marks[k]) == NULL, "%s: a sanitizer report: %s", cmd,
+                      run_err);
+}
+
 /* Run parex-cg with @p args on @p np ranks (0: without mpirun), each rank started through
  * @p wrap (shell words before the binary under mpirun, e.g. an `sh -c` that sets a per-rank
  * variable; "" for none); returns the exit status or -1 (after a SKIP line) when the binary or
@@ -62,6 +74,7 @@ static int run_via(int np, const char *wrap, const char *args)
     int st = system(cmd);
     px_test_capture(&run_out, out_path);
     px_test_capture(&run_err, err_path);
+    no_sanitizer_report(cmd);
     ck_assert_msg(st != -1 && WIFEXITED(st), "%s did not exit normally", cmd);
     ck_assert_msg(WEXITSTATUS(st) < 126, "%s crashed (status %d): %s", cmd, WEXITSTATUS(st),
                   run_err);
@@ -459,6 +472,7 @@ static int run_fail_rank(const char *env, const char *what)
     const int st = system(cmd);
     px_test_capture(&run_out, out_path);
     px_test_capture(&run_err, err_path);
+    no_sanitizer_report(cmd);
     ck_assert_msg(st != -1 && WIFEXITED(st), "%s did not exit normally", cmd);
     return st;
 }

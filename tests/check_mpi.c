@@ -150,8 +150,9 @@ static void test_messages_traced_with_bytes_peer_tag(px_engine *e)
         CHECK(strstr(text, want_send) != NULL);
         CHECK(strstr(text, want_recv) != NULL);
         CHECK(strstr(text, "\"cat\":\"mpi\"") != NULL || strstr(text, "\"cat\": \"mpi\"") != NULL);
-        /* Completed by the progress thread or by a waiting thread that tests the requests
-         * itself (core/engine/calls.c): the spans are there either way. */
+        /* Completed by the progress thread, by a waiting thread that tests the requests
+         * itself (core/engine/calls.c), or, a send sent in its start, by the thread that
+         * posted it: the spans are there either way. */
     }
     free(text);
     remove(path);
@@ -629,11 +630,15 @@ static int hold_fn(const px_run_context *rc, void *arg)
     return PX_OK;
 }
 
-/* px_mpi_finalize refuses while an MPI op is queued and has no request yet: a receive (from
- * MPI_PROC_NULL, complete at its post) waits behind an op that holds its Var. Before the fix
- * only posted requests counted, and MPI_Finalize ran under the op about to post. */
+/* px_mpi_finalize refuses while an MPI op is queued and has no request yet: a receive from
+ * MPI_PROC_NULL (which completes at once) waits behind an op that holds its Var. Before,
+ * only posted requests counted. Not on the naive engine, which would run the holding op
+ * inline in its push and wait there for ever. */
 static void test_mpi_finalize_refuses_a_queued_op(px_engine *e)
 {
+    const char *kind = getenv("PX_ENGINE");
+    if (kind && strcmp(kind, "naive") == 0)
+        return;
     atomic_int go = 0;
     int buf = -1;
     px_var *v = px_var_new(e);

@@ -76,6 +76,7 @@ struct px_graph {
     uint8_t *handle_write;
     size_t n_reads, n_writes;
     char *names;
+    int has_mpi; /* some node is an MPI op (mpi_hooks.h, pxi_mpi_live_launch) */
     pxi_spin pool_lock;
     grun *free_runs; /* under pool_lock */
 };

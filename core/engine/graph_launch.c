@@ -34,6 +34,7 @@
 #include "base/log.h"
 #include "core/engine/checks.h"
 #include "core/engine/graph_impl.h"
+#include "core/engine/mpi_hooks.h"
 
 /* ---- launching ---------------------------------------------------------------------------- */
 
@@ -368,6 +369,8 @@ static void run_release(void *arg)
 {
     grun *run = arg;
     px_graph *g = run->g;
+    if (g->has_mpi)
+        pxi_mpi_live_launch(-1);
     pxi_spin_lock(&g->pool_lock);
     run->next_free = g->free_runs;
     g->free_runs = run;
@@ -427,8 +430,12 @@ int px_graph_launch(px_graph *g)
                   .caller = caller,
                   .no_inline = 1,
                   .block = run->lop};
+    if (g->has_mpi) /* before the push: the launch may finish at once */
+        pxi_mpi_live_launch(1);
     rc = pxi_engine_push(g->e, &p);
     if (rc != PX_OK) {
+        if (g->has_mpi)
+            pxi_mpi_live_launch(-1);
         pxi_spin_lock(&g->pool_lock);
         run->next_free = g->free_runs;
         g->free_runs = run;

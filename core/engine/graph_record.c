@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "core/engine/checks.h"
 #include "core/engine/graph_impl.h"
+#include "core/engine/mpi_hooks.h"
 
 typedef struct pxi_graph_rec {
     pxi_recorder base; /* first: push.c calls base.record with &base */
@@ -470,8 +471,10 @@ static int graph_build(px_graph *g, pxi_graph_rec *r)
     g->handles = pxi_malloc((r->n_vars ? r->n_vars : 1) * sizeof *g->handles);
     if (!g->succ || !g->roots || !g->vars || !g->handles)
         return PX_ENOMEM;
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < n; ++i) {
         g->nodes[i].n_succ = 0;
+        g->has_mpi |= g->nodes[i].kind == PXI_OP_ASYNC && pxi_mpi_is_msg_fn(g->nodes[i].afn);
+    }
     for (size_t k = 0; k < r->n_preds; ++k)
         g->nodes[r->preds[k]].n_succ++;
     uint32_t off = 0;

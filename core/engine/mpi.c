@@ -6,8 +6,9 @@
  * when it is ready at push, on the CPU worker or helping waiter whose finishing op made it
  * ready, else on a CPU worker; engine.h, "Where an op runs"). Its function, post_msg, posts the
  * nonblocking call (or starts a recorded message's persistent request, mpi_persist.c) on that
- * thread and hands the message to the progress layer below
- * (pxi_mpi_hand_off, core/engine/mpi_progress.c), which tests the request and, once it is
+ * thread and hands the message to the progress layer below (pxi_mpi_hand_off,
+ * core/engine/mpi_progress.c; a send that completed in its start is finished there and then,
+ * pxi_mpi_complete_at_post), which tests the request and, once it is
  * done, calls the message's m->complete (complete_msg here): trace span, tools section, then
  * px_on_complete_call, which finishes the op and grants its Vars. A recorded op (graph_record.c)
  * keeps its message as the graph's template; each launch posts a copy of its own.
@@ -38,12 +39,11 @@ typedef pxi_mpi_msg msg;
 static struct {
     atomic_int level_ok; /* 1 once MPI_THREAD_MULTIPLE was seen (it cannot go away) */
     int we_initialized;  /* px_mpi_init called MPI_Init_thread (main thread only) */
-    /* MPI ops that may still call MPI: pushed and not finished (a pushed op's message, from
-     * its push until its cleanup, which the engine runs before the op counts as done,
-     * whether the op ran, failed or was skipped), and graph launches' posted copies until
-     * they complete. px_mpi_finalize refuses while any is: a queued op has no request yet,
-     * so pxi_mpi_outstanding alone let MPI_Finalize run under an op about to post (a hang,
-     * seen under TSan in check_mpi --finalize). */
+    /* What may still call MPI: pushed MPI ops (from the push until the op's cleanup, which
+     * the engine runs before the op counts as done, whether it ran, failed or was skipped),
+     * launches of graphs holding MPI ops (pxi_mpi_live_launch, until the launch's block is
+     * released) and their posted copies (until they complete). px_mpi_finalize refuses while
+     * any is: a queued op or launch has no request yet, which pxi_mpi_outstanding cannot see. */
     atomic_long live;
 } g;
 
@@ -251,16 +251,27 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
         complete_msg(m, PX_EMPI);
         return;
     }
+    if (m->kind == PXI_MSG_SEND && pxi_mpi_complete_at_post(m))
+        return; /* completed in its start (never counted as posted): @m may be gone */
     /* Posted: the op now waits for the peer and leaves the backpressure count (inflight.h). */
     m->posted = 1;
     pxi_inflight_msg_posted(m->e);
-    if (m->kind == PXI_MSG_SEND && pxi_mpi_complete_at_post(m))
-        return; /* completed in its start: @m may be gone */
     int st = pxi_mpi_hand_off(m);
     if (st != PX_OK) {
         m->persist_owned = 0; /* a started persistent request stays with MPI, never reused */
         complete_msg(m, st);  /* the request stays with MPI; the op fails */
     }
+}
+
+int pxi_mpi_is_msg_fn(px_async_fn afn)
+{
+    return afn == post_msg;
+}
+
+void pxi_mpi_live_launch(int delta)
+{
+    atomic_fetch_add_explicit(&g.live, delta,
+                              delta > 0 ? memory_order_relaxed : memory_order_release);
 }
 
 /* The op's cleanup: an unrecorded message after its op, a template with its graph. */

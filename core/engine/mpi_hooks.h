@@ -56,6 +56,12 @@ int pxi_mpi_outstanding(void);
  * kernel. An op it completes finishes as any op completed from inside another op: what that
  * makes ready waits in its lane. */
 void pxi_mpi_piece_poll(void);
+/* Whether @afn is the MPI ops' async function (graph_record.c marks a graph holding one). */
+int pxi_mpi_is_msg_fn(px_async_fn afn);
+/* A launch of a graph holding MPI ops is queued or running (+1, at px_graph_launch) or done
+ * (-1, when its launch op's block is released): px_mpi_finalize refuses while any is, as for
+ * a pushed MPI op (mpi.c, live), since a launch's messages have no request until they post. */
+void pxi_mpi_live_launch(int delta);
 /* @delta +1: the calling waiter holds progress (it polls; the progress thread sleeps and posts
  * do not wake it); -1: it stops, waking the thread when it was the last holder and anything is
  * outstanding. Thread-safe. */
@@ -71,6 +77,15 @@ static inline void pxi_mpi_engine_closed(px_engine *e)
 }
 static inline void pxi_mpi_shutdown(void)
 {
+}
+static inline int pxi_mpi_is_msg_fn(px_async_fn afn)
+{
+    (void)afn;
+    return 0;
+}
+static inline void pxi_mpi_live_launch(int delta)
+{
+    (void)delta;
 }
 static inline int pxi_mpi_poll(int *gave)
 {

@@ -75,13 +75,14 @@ const char *pxi_mpi_msg_name(pxi_mpi_msg *m);
  * the caller completes the op with it and still owns @m). Thread-safe. */
 int pxi_mpi_hand_off(pxi_mpi_msg *m);
 
-/* A send just started (m->posted set, m->complete set): test its request once, before any
- * hand-off. A small send completes in its start (Open MPI copies it into the peer's
- * shared-memory slot or the socket), and its test then calls no progress; finished here, it
- * no longer takes the first look of the next poll, whose MPI_Testsome would return it alone
- * and progress nothing (mpi_progress.c, progress_round). Returns 1 when @m completed (through
- * m->complete, after which the caller must not touch it), 0 when it is still outstanding.
- * Thread-safe (@m is the caller's). */
+/* A send just started (m->complete set, not yet counted as posted): test its request once,
+ * before any hand-off. A small send completes in its start (Open MPI copies it into the
+ * peer's shared-memory slot or the socket), and its test then calls no progress; finished
+ * here, on the posting thread, it no longer takes the first look of the next poll, whose
+ * MPI_Testsome would return it alone and progress nothing (mpi_progress.c, progress_round).
+ * Not where the library's tests yield when idle (pxi_mpi_tests_yield). Returns 1 when @m
+ * completed (through m->complete, after which the caller must not touch it), 0 when it is
+ * still outstanding. Thread-safe (@m is the caller's). */
 int pxi_mpi_complete_at_post(pxi_mpi_msg *m);
 
 /* ---- persistent requests for recorded messages (mpi_persist.c) ---------------------------

@@ -14,11 +14,12 @@
  * sent buffer waits until MPI no longer reads it. Kokkos leaves this to user code; StarPU-MPI's
  * starpu_mpi_isend_detached / irecv_detached are the model.
  *
- * Progress. One progress thread per process ("px-mpi-progress", started at the first MPI op)
+ * Progress. One progress thread per process ("px-mpi-progress", started at the first hand-off)
  * tests every outstanding request with MPI_Testsome (twice a look while any remain: Open MPI's
  * call runs the progress engine only when it finds nothing complete, and shows what that
  * completed only at the next call). A send is tested once as it is posted and completes there
- * when the library sent it in its start (small messages). While requests are outstanding it polls
+ * when the library sent it in its start (small messages). Neither where the library's tests
+ * yield the processor when idle (below). While requests are outstanding it polls
  * for the wait budget (PX_WAIT_POLICY / PX_SPIN_US, base/wait.h) after its last completion,
  * yielding the processor between polls, then sleeps in steps of 50 us doubling to 250 us between
  * polls, so a slow peer costs at most a few thousand cheap polls a second; with nothing outstanding
@@ -42,6 +43,8 @@
  * Completion runs the engine's usual hand-off on the progress thread: ops a message makes
  * ready go to their lanes, except on the naive engine, which runs every op on the thread that
  * makes it ready, so there they run on the progress thread (no message completes meanwhile).
+ * A send that the library completed in its start (as above) completes on the thread that
+ * posted it, as any op that finishes where it runs.
  *
  * Thread level: MPI_THREAD_MULTIPLE. Ops post their request on the engine thread that runs
  * them (a worker, or the pusher when the op is ready at push) while the progress thread calls
@@ -73,7 +76,7 @@
  * never matches. Call px_finalize before MPI_Finalize: px_finalize stops the progress thread.
  *
  * Profiling. Each message is a trace span (category "mpi", core/trace) from post to
- * completion on the progress thread, and, with a Kokkos Tools library loaded, a profile
+ * completion (on the thread that completes it), and, with a Kokkos Tools library loaded, a profile
  * section started at post and stopped at completion. Their names carry the kind, bytes, peer
  * and tag: "mpi_isend 8192B to 1 tag 3", "mpi_irecv 8192B from 0 tag 3", "mpi_allreduce 8B".
  * The op itself (the post, on an engine thread) is an "op" span and a tools region named
