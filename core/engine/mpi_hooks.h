@@ -1,5 +1,6 @@
-/* core/engine/mpi_hooks.h - what engine teardown (runtime.c) and the waits (calls.c) call into
- * the MPI progress layer (core/engine/mpi_progress.c, below the MPI ops of core/engine/mpi.c).
+/* core/engine/mpi_hooks.h - what engine teardown (runtime.c), the waits (calls.c) and graphs
+ * (graph_record.c, graph_launch.c: the live count of launches holding MPI ops) call into the
+ * MPI layer (core/engine/mpi_progress.c, below the MPI ops of core/engine/mpi.c, and mpi.c).
  * Without MPI (PX_HAVE_MPI 0) every hook is an empty inline function. */
 #ifndef PXI_MPI_HOOKS_H
 #define PXI_MPI_HOOKS_H
