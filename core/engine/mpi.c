@@ -40,10 +40,11 @@ static struct {
     atomic_int level_ok; /* 1 once MPI_THREAD_MULTIPLE was seen (it cannot go away) */
     int we_initialized;  /* px_mpi_init called MPI_Init_thread (main thread only) */
     /* What may still call MPI: pushed MPI ops (from the push until the op's cleanup, which
-     * the engine runs before the op counts as done, whether it ran, failed or was skipped),
-     * launches of graphs holding MPI ops (pxi_mpi_live_launch, until the launch's block is
-     * released) and their posted copies (until they complete). px_mpi_finalize refuses while
-     * any is: a queued op or launch has no request yet, which pxi_mpi_outstanding cannot see. */
+     * the engine runs before the op counts as done, whether it ran, failed or was skipped)
+     * and launches of graphs holding MPI ops (pxi_mpi_live_launch, until the launch's block
+     * is released, after every copy its messages posted has completed). px_mpi_finalize
+     * refuses while any is: a queued op or launch has no request yet, which
+     * pxi_mpi_outstanding cannot see. */
     atomic_long live;
 } g;
 
@@ -172,10 +173,8 @@ static void complete_msg(msg *m, int status)
     pxi_mpi_persist_release(m, status);
     if (m->posted)
         pxi_inflight_msg_done(m->e);
-    if (m->per_post) { /* a graph launch's copy (post_msg): nothing else refers to it */
+    if (m->per_post) /* a graph launch's copy (post_msg): nothing else refers to it */
         pxi_free(m);
-        atomic_fetch_sub_explicit(&g.live, 1, memory_order_release);
-    }
     px_on_complete_call(done, status);
 }
 
@@ -207,7 +206,6 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
             return;
         }
         *c = *m;
-        atomic_fetch_add_explicit(&g.live, 1, memory_order_relaxed);
         c->is_template = 0;
         c->per_post = 1;
         c->req = MPI_REQUEST_NULL;

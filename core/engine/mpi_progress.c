@@ -393,9 +393,9 @@ static int progress_round(int deadlines, int *grew, int *oom)
      * Without it, a halo that arrived during a kernel took three polls to be seen after the
      * kernel (one finding the send, one progressing, one seeing the receive): 0.4-0.6 us on a
      * one-core rank of 2 over shared memory, where the exchange itself takes 0.2. Traced, the
-     * waits after the kernels shrink to 0.3; untraced the iteration gains 0-3 %, within the
-     * noise, as the second test costs time of its own (bench/RESULTS.md, session 23). */
-    /* Not where the library's tests yield the processor when idle (an oversubscribed node):
+     * waits after the kernels shrink to 0.3; untraced the iteration gains 0-8 %, near this
+     * VM's noise, as the second test costs time of its own (bench/RESULTS.md, session 23).
+     * Not where the library's tests yield the processor when idle (an oversubscribed node):
      * there each empty test is a round trip through the other ranks already, and the waiter
      * looks once per yield (check_mpi_oversub counts them). */
     if (a->n && !pxi_mpi_tests_yield())

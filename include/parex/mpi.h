@@ -127,9 +127,9 @@ PX_API int px_mpi_init(int *argc, char ***argv);
  * application that initialized MPI finalizes it). Call after px_finalize.
  * @return PX_OK;
  *         PX_EBUSY    a parex MPI op is pushed and not finished (queued behind its Vars,
- *                     posted and outstanding, or a graph launch's message posted and not
- *                     complete; px_finalize not called yet; logged): MPI is left
- *                     initialized, call again after px_finalize;
+ *                     or posted and outstanding), or a launch of a graph holding MPI ops is
+ *                     (px_finalize not called yet; logged): MPI is left initialized, call
+ *                     again after px_finalize;
  *         PX_EMPI     MPI_Finalize fails (logged).
  * Not thread-safe against MPI ops being pushed; call from the main thread.
  */
