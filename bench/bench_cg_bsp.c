@@ -29,6 +29,9 @@
  *                     (bench/RESULTS.md, session 12), not what parex-cg runs. Its recurrences
  *                     lose accuracy: past convergence (--iters) and on ill-conditioned matrices
  *                     (1138_bus) they can break down (exit status 1, "breakdown" message).
+ *   --omp-one-thread  enter the OpenMP regions on one thread too, and the small halo's
+ *                     pack region (the program before session 24: "Loops" below); JSON
+ *                     omp_regions says whether the loops ran in regions
  *   --independent     every rank solves its own single-rank HPCG box (MPI_COMM_SELF: no halo,
  *                     allreduces of one rank), the P loops started together after a barrier:
  *                     the single-rank rate while P such ranks load the node, bound as mpirun
@@ -48,13 +51,22 @@
  * packs the send lists (OpenMP when large), MPI_Isend, MPI_Waitall, then the whole SpMV.
  *
  * Output (rank 0 only): one line of text and, with --json, a JSON object as the last line:
- * cg (the variant), ranks, threads_per_rank, procs, local, global, n (global rows), nnz,
- * iterations, converged, relres, max_abs_err, seconds (iteration loop, slowest rank),
- * seconds_per_iter, halo_seconds and allreduce_seconds (time inside the halo exchange / the
- * allreduces over the loop, mean over ranks; _max: slowest rank; both include waiting for the
- * slower peers), halo_seconds_per_iter, allreduce_seconds_per_iter, compute_seconds_per_iter (the
- * rest), halo_bytes and halo_messages (sent per iteration, all ranks together),
- * halo_bytes_max_rank, setup_seconds.
+ * cg (the variant), ranks, threads_per_rank, omp_regions (the loops ran in OpenMP regions), procs,
+ * local, global, n (global rows), nnz, iterations, converged, relres, max_abs_err, seconds
+ * (iteration loop, slowest rank), seconds_per_iter, halo_seconds and allreduce_seconds (time inside
+ * the halo exchange / the allreduces over the loop, mean over ranks; _max: slowest rank; both
+ * include waiting for the slower peers), halo_seconds_per_iter, allreduce_seconds_per_iter,
+ * compute_seconds_per_iter (the rest), halo_bytes and halo_messages (sent per iteration, all ranks
+ * together), halo_bytes_max_rank, setup_seconds.
+ *
+ * Loops. With two or more threads every loop is an OpenMP parallel for (static schedule). On one
+ * thread (omp_get_max_threads() == 1) the set-up's and the solve's run as plain loops on the
+ * master, outside any OpenMP region, as an MPI-only code runs them: libgomp ends every region, also
+ * a one-thread one or one whose if clause is false, with a futex wake, a system call, and under the
+ * hypervisor of session 24's VM a system call costs about 1.5 us (bench/RESULTS.md): 7 regions an
+ * iteration took a one-rank 1138_bus iteration from 3.5 to 10-12 us. A baseline should not lose
+ * time that parex, whose pool makes no system call on this path, does not. --omp-one-thread keeps
+ * the regions (the program as it was), to compare.
  *
  * Exit status: 0 converged (or --iters done); 1 error; 2 bad command line; 3 not converged.
  * MPI thread level: MPI_THREAD_FUNNELED (only the master thread calls MPI).
@@ -77,6 +89,26 @@
 #define PROG "bench_cg_bsp"
 
 static int g_rank = 0;
+/* The loops run inside OpenMP regions (BSP_FOR): more than one thread, or --omp-one-thread
+ * (g_omp_always, which also keeps the small halo's one-thread pack region). */
+static int g_omp = 1, g_omp_always = 0;
+
+#define BSP_STR(x) #x
+/* for (int64_t I = 0; I < N; I++) BODY (the remaining arguments: a compound statement, commas
+ * allowed), as an OpenMP parallel for with a static schedule and CLAUSES (e.g.
+ * reduction(+ : s), or nothing) when g_omp, else on the calling thread with no region (the
+ * header's "Loops"). */
+#define BSP_FOR(CLAUSES, I, N, ...)                                                                \
+    do {                                                                                           \
+        if (g_omp) {                                                                               \
+            _Pragma(BSP_STR(omp parallel for schedule(static) CLAUSES)) for (int64_t I = 0;        \
+                                                                             I < (N); I++)         \
+                __VA_ARGS__                                                                        \
+        } else {                                                                                   \
+            for (int64_t I = 0; I < (N); I++)                                                      \
+                __VA_ARGS__                                                                        \
+        }                                                                                          \
+    } while (0)
 /* The solve's communicator: MPI_COMM_WORLD, or MPI_COMM_SELF with --independent. */
 static MPI_Comm g_comm = MPI_COMM_WORLD;
 
@@ -120,10 +152,17 @@ static void exchange(halo *h, double *p, comm_times *t)
     const int32_t *restrict idx = pt->send_idx;
     double *restrict buf = h->send_buf;
     /* A fork-join costs more than packing a few thousand values: a small halo is packed by
-     * the master alone (a baseline should not lose time the parex version does not). */
+     * the master alone, outside any region (a baseline should not lose time the parex version
+     * does not; a false if clause still enters a one-thread region: "Loops" above), except
+     * with --omp-one-thread, which keeps the region of the program before session 24. */
+    if (g_omp && (ns >= 8192 || g_omp_always)) {
 #pragma omp parallel for schedule(static) if (ns >= 8192)
-    for (int64_t s = 0; s < ns; s++)
-        buf[s] = p[idx[s]];
+        for (int64_t s = 0; s < ns; s++)
+            buf[s] = p[idx[s]];
+    } else {
+        for (int64_t s = 0; s < ns; s++)
+            buf[s] = p[idx[s]];
+    }
     for (int m = 0; m < nnb; m++)
         MPI_Isend(buf + pt->send_ptr[m], (int)(pt->send_ptr[m + 1] - pt->send_ptr[m]), MPI_DOUBLE,
                   pt->neighbor[m], 0, g_comm, &h->req[nnb + m]);
@@ -163,8 +202,7 @@ static double cg_init(const cgp_part *A, vectors *v, comm_times *t)
     v->ap = xmalloc((size_t)n * sizeof(double));
     v->p = xmalloc((size_t)(n + nghost) * sizeof(double));
     double bb = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : bb)
-    for (int64_t i = 0; i < n; i++) {
+    BSP_FOR(reduction(+ : bb), i, n, {
         double s = 0.0;
         for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
             s += A->val[k];
@@ -173,7 +211,7 @@ static double cg_init(const cgp_part *A, vectors *v, comm_times *t)
         v->r[i] = s;
         v->p[i] = s;
         bb += s * s;
-    }
+    });
     for (int64_t i = n; i < n + nghost; i++)
         v->p[i] = 0.0;
     return allreduce_sum(bb, t);
@@ -186,6 +224,8 @@ static double cg_init(const cgp_part *A, vectors *v, comm_times *t)
 static double spmv(const cgp_part *A, const double *v, double *y)
 {
     const int64_t n = A->n_local;
+    if (!g_omp)
+        return cg_spmv_rows(0, n, A->row_ptr, A->col, A->val, v, y, 0.0);
     double vy = 0.0;
 #pragma omp parallel reduction(+ : vy)
     {
@@ -207,6 +247,7 @@ static void finish_solve(vectors *v, int64_t n, result *res)
 {
     const double *restrict x = v->x;
     double err = 0.0;
+    /* after the clock: one region even on one thread */
 #pragma omp parallel for schedule(static) reduction(max : err)
     for (int64_t i = 0; i < n; i++) {
         const double d = fabs(x[i] - 1.0);
@@ -247,30 +288,26 @@ static void solve(halo *h, double tol, int64_t max_iters, int64_t fixed_iters, r
         }
         const double alpha = rr / pap;
         double rr_loc = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : rr_loc)
-        for (int64_t i = 0; i < n; i++) {
+        BSP_FOR(reduction(+ : rr_loc), i, n, {
             const double ri = r[i] - alpha * ap[i];
             r[i] = ri;
             rr_loc += ri * ri;
-        }
+        });
         const double rr_new = allreduce_sum(rr_loc, &res->comm);
         it++;
         res->relres = sqrt(rr_new) / bnorm;
         /* rr == 0: solved exactly (tiny grids), a further step would divide by zero */
         if ((fixed_iters == 0 && res->relres < tol) || it == limit || !(rr_new > 0.0)) {
-#pragma omp parallel for schedule(static)
-            for (int64_t i = 0; i < n; i++)
-                x[i] += alpha * p[i];
+            BSP_FOR(, i, n, { x[i] += alpha * p[i]; });
             break;
         }
         const double beta = rr_new / rr;
         rr = rr_new;
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < n; i++) {
+        BSP_FOR(, i, n, {
             const double pi = p[i];
             x[i] += alpha * pi;
             p[i] = r[i] + beta * pi;
-        }
+        });
     }
     res->seconds = bench_now_s() - t0;
     res->iterations = it;
@@ -300,8 +337,7 @@ static void pipe_update(int64_t n, double alpha, double beta, vectors *v, pipe_v
     double *restrict w = q->w, *restrict z = q->z, *restrict s = q->s;
     const double *restrict nw = q->nw;
     double rr = 0.0, wr = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : rr, wr)
-    for (int64_t i = 0; i < n; i++) {
+    BSP_FOR(reduction(+ : rr, wr), i, n, {
         const double zi = nw[i] + beta * z[i], si = w[i] + beta * s[i], pi = r[i] + beta * p[i];
         z[i] = zi;
         s[i] = si;
@@ -312,7 +348,7 @@ static void pipe_update(int64_t n, double alpha, double beta, vectors *v, pipe_v
         w[i] = wi;
         rr += ri * ri;
         wr += wi * ri;
-    }
+    });
     loc[0] = rr;
     loc[1] = wr;
 }
@@ -347,11 +383,10 @@ static void solve_pipelined(halo *h, cg_variant var, double tol, int64_t max_ite
     memset(v.p, 0, (size_t)n * sizeof(double));
     const double *restrict r = v.r, *restrict w = q.w;
     double rr = 0.0, wr = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : rr, wr)
-    for (int64_t i = 0; i < n; i++) {
+    BSP_FOR(reduction(+ : rr, wr), i, n, {
         rr += r[i] * r[i];
         wr += w[i] * r[i];
-    }
+    });
     double loc[2] = {rr, wr}, glob[2];
     memset(&res->comm, 0, sizeof res->comm);
     const int64_t limit = fixed_iters > 0 ? fixed_iters : max_iters;
@@ -408,7 +443,7 @@ typedef struct {
     int metis;
     int64_t local[3];
     int procs[3];
-    int have_procs, json, independent;
+    int have_procs, json, independent, omp_one_thread;
     cg_variant variant;
     int64_t fixed_iters, max_iters;
     double tol;
@@ -475,6 +510,10 @@ static int parse_cli(int argc, char **argv, cli *c)
         }
         if (strcmp(a, "--independent") == 0) {
             c->independent = 1;
+            continue;
+        }
+        if (strcmp(a, "--omp-one-thread") == 0) {
+            c->omp_one_thread = 1;
             continue;
         }
         if (!v)
@@ -614,7 +653,7 @@ static void report(const cli *c, const int dims[3], const halo *h, const result 
     if (!c->json)
         return;
     printf("{\"impl\": \"bsp\", \"cg\": \"%s\", \"matrix\": \"%s\", \"ranks\": %d, "
-           "%s\"threads_per_rank\": %d, %s, "
+           "%s\"threads_per_rank\": %d, \"omp_regions\": %s, %s, "
            "\"n\": %lld, \"nnz\": %.0f, \"iterations\": %lld, \"converged\": %s, "
            "\"relres\": %.6g, \"max_abs_err\": %.6g, \"seconds\": %.6g, "
            "\"seconds_per_iter\": %.6g, \"halo_seconds\": %.6g, \"halo_seconds_max\": %.6g, "
@@ -622,8 +661,8 @@ static void report(const cli *c, const int dims[3], const halo *h, const result 
            "\"halo_seconds_per_iter\": %.6g, \"allreduce_seconds_per_iter\": %.6g, "
            "\"compute_seconds_per_iter\": %.6g, \"halo_bytes\": %.0f, \"halo_messages\": %.0f, "
            "\"halo_bytes_max_rank\": %.0f, \"setup_seconds\": %.6g}\n",
-           cg_variant_names[c->variant], name, pt->nranks, inst, threads, geo,
-           (long long)pt->n_global, sum[5], (long long)res->iterations,
+           cg_variant_names[c->variant], name, pt->nranks, inst, threads, g_omp ? "true" : "false",
+           geo, (long long)pt->n_global, sum[5], (long long)res->iterations,
            res->converged ? "true" : "false", res->relres, res->max_abs_err, mx[2], per, halo_s,
            mx[0], ar, mx[1], halo_s / it, ar / it, per - (halo_s + ar) / it, sum[3], sum[4], mx[3],
            setup_s);
@@ -696,6 +735,8 @@ int main(int argc, char **argv)
     int rc = parse_cli(argc, argv, &c);
     if (rc == 0 && c.independent)
         g_comm = MPI_COMM_SELF;
+    g_omp_always = rc == 0 && c.omp_one_thread;
+    g_omp = omp_get_max_threads() > 1 || g_omp_always;
     if (rc == 0)
         rc = check_procs(&c, c.independent ? 1 : P, dims);
     if (rc != 0) {

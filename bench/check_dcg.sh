@@ -5,7 +5,8 @@
 # and edges at 4, corners at 8, every one of the 26 directions at 27), stay within 3% of one
 # rank's iterations on a Matrix Market file (env DCG_MATRIX) with block and METIS parts, refuse
 # a missing file and a process grid that does not match the rank count, take plain CG's
-# iterations with --cg pipelined and pipelined-nb on HPCG; bench_pingpong must
+# iterations with --cg pipelined and pipelined-nb on HPCG, the same ones with and without
+# OpenMP regions on one thread (--omp-one-thread); bench_pingpong must
 # report every size and its allreduces called three ways, and bench_engine_pingpong (env
 # DCG_ENGINE_PINGPONG) every field.
 #
@@ -50,6 +51,24 @@ for p in 1 4; do
     echo "check_dcg.sh: --cg $v on $p ranks of 6^3: $it_plain iterations as plain CG"
   done
 done
+# One thread runs the loops outside OpenMP regions unless --omp-one-thread (bench_cg_bsp.c's
+# "Loops"); both are the same loops in the same order: the same iterations and residual, bit for
+# bit, plain and pipelined on 2 ranks; two threads run them in regions.
+for v in plain pipelined; do
+  inl=$(OMP_NUM_THREADS=1 "${mpirun[@]}" 2 "$bsp" --grid 6 --cg "$v" --json | grep '^{')
+  reg=$(OMP_NUM_THREADS=1 "${mpirun[@]}" 2 "$bsp" --grid 6 --cg "$v" --omp-one-thread --json \
+    | grep '^{')
+  grep -q '"omp_regions": false' <<<"$inl" || fail "one thread, --cg $v: regions in $inl"
+  grep -q '"omp_regions": true' <<<"$reg" || fail "--omp-one-thread --cg $v: no regions in $reg"
+  [ "$(num iterations <<<"$inl")/$(num relres <<<"$inl")" \
+    = "$(num iterations <<<"$reg")/$(num relres <<<"$reg")" ] \
+    || fail "--cg $v: $(num iterations <<<"$inl") iterations, relres $(num relres <<<"$inl") \
+without regions; $(num iterations <<<"$reg"), $(num relres <<<"$reg") with"
+  echo "check_dcg.sh: --cg $v, one thread a rank: the same $(num iterations <<<"$inl") iterations \
+and relres with and without OpenMP regions"
+done
+two=$(OMP_NUM_THREADS=2 "${mpirun[@]}" 1 "$bsp" --grid 6 --json | grep '^{')
+grep -q '"omp_regions": true' <<<"$two" || fail "two threads: no regions in $two"
 set +e
 msg=$("${mpirun[@]}" 1 "$bsp" --cg chebyshev 2>&1)
 rc=$?
