@@ -364,6 +364,11 @@ static int push_msg(px_engine *e, msg *m, px_var *reads, px_var *writes, const c
      * message (and m->name) may already be complete and freed. The detailed name goes to the
      * message's own span and section. */
     static const char *const op_names[] = {"mpi_isend", "mpi_irecv", "mpi_allreduce"};
+    int rc = pxi_mpi_progress_start(caller);
+    if (rc != PX_OK) {
+        pxi_free(m);
+        return rc;
+    }
     pxi_push_describe(&p, PXI_OP_ASYNC, m, ctx, r, n_reads, w, n_writes, PX_FN_ASYNC, 0,
                       op_names[m->kind], caller);
     p.afn = post_msg;
@@ -371,7 +376,7 @@ static int push_msg(px_engine *e, msg *m, px_var *reads, px_var *writes, const c
     /* Recorded (graph_record.c): the message is the graph's template, freed with the graph. */
     m->is_template = pxi_engine_tl_recorder != NULL;
     if (m->is_template) {
-        int rc = pxi_mpi_persist_attach(m, writes != NULL, caller);
+        rc = pxi_mpi_persist_attach(m, writes != NULL, caller);
         if (rc != PX_OK) {
             pxi_free(m);
             return rc;
@@ -379,7 +384,7 @@ static int push_msg(px_engine *e, msg *m, px_var *reads, px_var *writes, const c
     }
     if (!m->is_template) /* before the push: a worker may run it and free it at once */
         atomic_fetch_add_explicit(&g.live, 1, memory_order_relaxed);
-    int rc = pxi_engine_push(e, &p);
+    rc = pxi_engine_push(e, &p);
     if (rc != PX_OK)
         free_msg(m);
     return rc;

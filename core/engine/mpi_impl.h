@@ -70,9 +70,17 @@ void pxi_mpi_format_name(const pxi_mpi_msg *m, char *buf, size_t n);
  * owns (being posted, or under the progress layer's lock); never a template. */
 const char *pxi_mpi_msg_name(pxi_mpi_msg *m);
 
+/* Start the progress thread unless it runs: at the push of an MPI op (mpi.c's push_msg), so
+ * that the thread's creation (300 us on session 24's VM, whose page-table changes are dear: the
+ * stack's mmap and mprotect, the clone) is paid by the push, or by a graph's recording, rather
+ * than by the first post, inside the first launch's critical path. The thread sleeps while
+ * nothing is outstanding. PX_OK, or PX_ENOMEM (logged with @caller). Thread-safe. */
+int pxi_mpi_progress_start(const char *caller);
+
 /* Give a posted message (its request started, m->complete set) to the progress layer, starting
- * the progress thread on first use. PX_OK, or PX_ENOMEM when the thread cannot start (logged;
- * the caller completes the op with it and still owns @m). Thread-safe. */
+ * the progress thread if it does not run (px_finalize stops it). PX_OK, or PX_ENOMEM when the
+ * thread cannot start (logged; the caller completes the op with it and still owns @m). Thread-safe.
+ */
 int pxi_mpi_hand_off(pxi_mpi_msg *m);
 
 /* A send just started (m->complete set, not yet counted as posted): test its request once,

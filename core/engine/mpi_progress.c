@@ -54,6 +54,7 @@ typedef pxi_mpi_msg msg;
 static struct {
     pthread_mutex_t lock;
     int running;            /* under lock: the progress thread exists */
+    atomic_int started;     /* running, read without the lock (a hint: pxi_mpi_progress_start) */
     pthread_t thread;       /* under lock */
     msg *in_head, *in_tail; /* under lock: handed off, not yet taken by the thread */
     /* Hand-offs not taken yet, closing engines, stop: what the thread's ready checks read
@@ -591,17 +592,39 @@ static void *progress_main(void *arg)
 
 /* Give a posted message to the progress thread, starting it on first use. PX_OK, or
  * PX_ENOMEM when the thread cannot start (the caller completes the op with it). */
+/* Start the progress thread unless it runs; under g.lock. PX_OK, or PX_ENOMEM (the caller
+ * logs it). */
+static int start_locked(void)
+{
+    if (g.running)
+        return PX_OK;
+    atomic_store_explicit(&g.stop, 0, memory_order_relaxed);
+    if (pthread_create(&g.thread, NULL, progress_main, NULL) != 0)
+        return PX_ENOMEM;
+    g.running = 1;
+    atomic_store_explicit(&g.started, 1, memory_order_relaxed);
+    return PX_OK;
+}
+
+int pxi_mpi_progress_start(const char *caller)
+{
+    if (atomic_load_explicit(&g.started, memory_order_relaxed))
+        return PX_OK;
+    pthread_mutex_lock(&g.lock);
+    const int rc = start_locked();
+    pthread_mutex_unlock(&g.lock);
+    if (rc != PX_OK)
+        PXI_ERROR("%s: cannot start the MPI progress thread", caller);
+    return rc;
+}
+
 int pxi_mpi_hand_off(msg *m)
 {
     pthread_mutex_lock(&g.lock);
-    if (!g.running) {
-        atomic_store_explicit(&g.stop, 0, memory_order_relaxed);
-        if (pthread_create(&g.thread, NULL, progress_main, NULL) != 0) {
-            pthread_mutex_unlock(&g.lock);
-            PXI_ERROR("%s: cannot start the MPI progress thread", pxi_mpi_msg_name(m));
-            return PX_ENOMEM;
-        }
-        g.running = 1;
+    if (start_locked() != PX_OK) {
+        pthread_mutex_unlock(&g.lock);
+        PXI_ERROR("%s: cannot start the MPI progress thread", pxi_mpi_msg_name(m));
+        return PX_ENOMEM;
     }
     m->next = NULL;
     if (g.in_tail)
@@ -634,6 +657,7 @@ void pxi_mpi_shutdown(void)
     pthread_join(t, NULL);
     pthread_mutex_lock(&g.lock);
     g.running = 0;
+    atomic_store_explicit(&g.started, 0, memory_order_relaxed);
     pthread_mutex_unlock(&g.lock);
 }
 

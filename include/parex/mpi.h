@@ -14,17 +14,18 @@
  * sent buffer waits until MPI no longer reads it. Kokkos leaves this to user code; StarPU-MPI's
  * starpu_mpi_isend_detached / irecv_detached are the model.
  *
- * Progress. One progress thread per process ("px-mpi-progress", started at the first hand-off)
- * tests every outstanding request with MPI_Testsome (twice a look while any remain: Open MPI's
- * call runs the progress engine only when it finds nothing complete, and shows what that
- * completed only at the next call). A send is tested once as it is posted and completes there
- * when the library sent it in its start (small messages). Neither where the library's tests
- * yield the processor when idle (below). While requests are outstanding it polls
- * for the wait budget (PX_WAIT_POLICY / PX_SPIN_US, base/wait.h) after its last completion,
- * yielding the processor between polls, then sleeps in steps of 50 us doubling to 250 us between
- * polls, so a slow peer costs at most a few thousand cheap polls a second; with nothing outstanding
- * it sleeps on a futex and uses no CPU at all. No user thread ever has to call MPI to complete a
- * parex message.
+ * Progress. One progress thread per process ("px-mpi-progress", started at the first push or
+ * recording of an MPI op, so that its creation is not part of the first message's latency;
+ * asleep while nothing is outstanding; stopped by px_finalize) tests every outstanding request with
+ * MPI_Testsome (twice a look while any remain: Open MPI's call runs the progress engine only when
+ * it finds nothing complete, and shows what that completed only at the next call). A send is tested
+ * once as it is posted and completes there when the library sent it in its start (small messages).
+ * Neither where the library's tests yield the processor when idle (below). While requests are
+ * outstanding it polls for the wait budget (PX_WAIT_POLICY / PX_SPIN_US, base/wait.h) after its
+ * last completion, yielding the processor between polls, then sleeps in steps of 50 us doubling to
+ * 250 us between polls, so a slow peer costs at most a few thousand cheap polls a second; with
+ * nothing outstanding it sleeps on a futex and uses no CPU at all. No user thread ever has to call
+ * MPI to complete a parex message.
  *
  * On a rank with one processor (an MPI rank bound to one core; parex/engine.h, "Where an op
  * runs") the progress thread would only take the core from the thread running the ops, so that
