@@ -61,12 +61,13 @@
  *
  * Loops. With two or more threads every loop is an OpenMP parallel for (static schedule). On one
  * thread (omp_get_max_threads() == 1) the set-up's and the solve's run as plain loops on the
- * master, outside any OpenMP region, as an MPI-only code runs them: libgomp ends every region, also
- * a one-thread one or one whose if clause is false, with a futex wake, a system call, and under the
- * hypervisor of session 24's VM a system call costs about 1.5 us (bench/RESULTS.md): 7 regions an
- * iteration took a one-rank 1138_bus iteration from 3.5 to 10-12 us. A baseline should not lose
- * time that parex, whose pool makes no system call on this path, does not. --omp-one-thread keeps
- * the regions (the program as it was), to compare.
+ * master, outside any OpenMP region, as an MPI-only code runs them: libgomp ends every region,
+ * also a one-thread one or one whose if clause is false, with a futex wake, a system call, and
+ * under the hypervisor of session 24's VM a system call costs about 1 us and a one-thread
+ * region 1.2-2 (bench/RESULTS.md): the 4 regions of a plain iteration (the small halo's pack, whose
+ * if clause is false, among them) took a one-rank 1138_bus iteration from 3.5 to 8-12 us. A
+ * baseline should not lose time that parex, whose pool makes no system call on this path, does not.
+ * --omp-one-thread keeps the regions (the program as it was), to compare.
  *
  * Exit status: 0 converged (or --iters done); 1 error; 2 bad command line; 3 not converged.
  * MPI thread level: MPI_THREAD_FUNNELED (only the master thread calls MPI).
