@@ -28,6 +28,12 @@ phase_time() { # name start
 
 bash scripts/setup.sh
 
+# Every MPI test runs its ranks on this one node, where Open MPI selects pml ob1 (shared memory,
+# vader) anyway; naming it skips probing the UCX and OFI/PSM components in every MPI_Init:
+# 0.44 -> 0.22 s an mpirun of 2 ranks, check_dcg_np2_t1 57 -> 39 s (bench/RESULTS.md, session
+# 24). A value set by the caller wins.
+export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1} OMPI_MCA_osc=${OMPI_MCA_osc:-^ucx}
+
 gen=()
 if command -v ninja >/dev/null 2>&1; then
     gen=(-G Ninja)

@@ -669,6 +669,10 @@ static int run_finalize_mode(int argc, char **argv)
     px_engine *e = px_engine_default();
     test_mpi_finalize_refuses_a_queued_op(e);
     CHECK_RC(px_mpi_set_drain_timeout_ms(200), PX_OK);
+    /* The ranks start the drain together: the first test takes a rank-dependent time, and a
+     * rank 200 ms ahead of its left neighbour (TSan, 3 ranks on 2 cores of a slow VM, session
+     * 24) reached its drain deadline before the matching send was posted. */
+    MPI_Barrier(MPI_COMM_WORLD);
     /* One message that matches (sent late: finalize waits for it), one that never does. */
     CHECK_RC(px_engine_push_mpi_irecv(e, &r, 1, MPI_INT, left(), 5, MPI_COMM_WORLD, NULL), PX_OK);
     int never = -1;
