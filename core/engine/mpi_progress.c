@@ -53,8 +53,8 @@ typedef pxi_mpi_msg msg;
 
 static struct {
     pthread_mutex_t lock;
-    int running;            /* under lock: the progress thread exists */
-    atomic_int started;     /* running, read without the lock (a hint: pxi_mpi_progress_start) */
+    atomic_int running;     /* the progress thread exists: written under lock; read without it
+                             * only as a hint (pxi_mpi_progress_start) */
     pthread_t thread;       /* under lock */
     msg *in_head, *in_tail; /* under lock: handed off, not yet taken by the thread */
     /* Hand-offs not taken yet, closing engines, stop: what the thread's ready checks read
@@ -590,25 +590,22 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
-/* Give a posted message to the progress thread, starting it on first use. PX_OK, or
- * PX_ENOMEM when the thread cannot start (the caller completes the op with it). */
 /* Start the progress thread unless it runs; under g.lock. PX_OK, or PX_ENOMEM (the caller
  * logs it). */
 static int start_locked(void)
 {
-    if (g.running)
+    if (atomic_load_explicit(&g.running, memory_order_relaxed))
         return PX_OK;
     atomic_store_explicit(&g.stop, 0, memory_order_relaxed);
     if (pthread_create(&g.thread, NULL, progress_main, NULL) != 0)
         return PX_ENOMEM;
-    g.running = 1;
-    atomic_store_explicit(&g.started, 1, memory_order_relaxed);
+    atomic_store_explicit(&g.running, 1, memory_order_relaxed);
     return PX_OK;
 }
 
 int pxi_mpi_progress_start(const char *caller)
 {
-    if (atomic_load_explicit(&g.started, memory_order_relaxed))
+    if (atomic_load_explicit(&g.running, memory_order_relaxed))
         return PX_OK;
     pthread_mutex_lock(&g.lock);
     const int rc = start_locked();
@@ -618,6 +615,8 @@ int pxi_mpi_progress_start(const char *caller)
     return rc;
 }
 
+/* Give a posted message to the progress thread, starting it if it does not run. PX_OK, or
+ * PX_ENOMEM when the thread cannot start (the caller completes the op with it). */
 int pxi_mpi_hand_off(msg *m)
 {
     pthread_mutex_lock(&g.lock);
@@ -646,7 +645,7 @@ int pxi_mpi_hand_off(msg *m)
 void pxi_mpi_shutdown(void)
 {
     pthread_mutex_lock(&g.lock);
-    if (!g.running) {
+    if (!atomic_load_explicit(&g.running, memory_order_relaxed)) {
         pthread_mutex_unlock(&g.lock);
         return;
     }
@@ -656,8 +655,7 @@ void pxi_mpi_shutdown(void)
     pxi_wait_event_notify(&g.wake, 0);
     pthread_join(t, NULL);
     pthread_mutex_lock(&g.lock);
-    g.running = 0;
-    atomic_store_explicit(&g.started, 0, memory_order_relaxed);
+    atomic_store_explicit(&g.running, 0, memory_order_relaxed);
     pthread_mutex_unlock(&g.lock);
 }
 
