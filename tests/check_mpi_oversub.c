@@ -12,7 +12,8 @@
  * sched_yield of the executable that the libraries resolve to): the waiter looks at most
  * once per yield, whether the MPI library's test yields itself (Open MPI's
  * mpi_yield_when_idle, which mpirun sets on an oversubscribed node) or not, and its CPU time
- * stays a small part of the wait.
+ * stays a small part of the wait. What parex decided about that yield (logged at px_mpi_init)
+ * must be what MPI_T reads (tests_yield_as_mpi_t_says).
  *
  * A plain MPI program, as check_mpi (Check's fork per test does not mix with MPI). Run with the
  * log at info level (PX_LOG_LEVEL=info) and ranks unbound (--bind-to none). */
@@ -219,16 +220,55 @@ static void detection_follows_the_node(px_engine *e)
                explicit_spin ? ", PX_WAIT_POLICY=active kept" : "");
 }
 
+/* Whether the MPI library's tests yield when idle: what parex logged at px_mpi_init (info)
+ * must be the value MPI_T reads from Open MPI's mpi_yield_when_idle, and under Open MPI 4's
+ * mpirun it must come from the environment, without MPI_T's start-up (which opens every
+ * component of Open MPI: 0.2 s a rank with Debian's libfabric). */
+static void tests_yield_as_mpi_t_says(px_engine *e)
+{
+    (void)e;
+    const int said_yield = strstr(log_text, "tests yield the processor") != NULL;
+    const int said_keep = strstr(log_text, "tests keep the processor") != NULL;
+    CHECK(said_yield + said_keep == 1);
+#ifdef OPEN_MPI
+    int provided = 0, idx = 0, set = 0;
+    CHECK(MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) == MPI_SUCCESS);
+    CHECK(MPI_T_cvar_get_index("mpi_yield_when_idle", &idx) == MPI_SUCCESS);
+    MPI_T_cvar_handle h;
+    int count = 0;
+    CHECK(MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) == MPI_SUCCESS);
+    unsigned char buf[64] = {0};
+    CHECK(count == 1 && MPI_T_cvar_read(h, buf) == MPI_SUCCESS);
+    for (size_t i = 0; i < sizeof buf; ++i)
+        set |= buf[i] != 0;
+    MPI_T_cvar_handle_free(&h);
+    MPI_T_finalize();
+    if (said_yield != set)
+        fprintf(stderr, "%s: rank %d: MPI_T says mpi_yield_when_idle=%d; log:\n%s", MPI_CHECK_PROG,
+                rank, set, log_text);
+    CHECK(said_yield == set);
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+    CHECK(strstr(log_text, "when idle (mpirun's environment)") != NULL);
+#endif
+    if (rank == 0)
+        printf("the MPI library's tests %s when idle, as MPI_T says\n", set ? "yield" : "keep");
+#else
+    CHECK(said_keep);
+#endif
+}
+
 int main(int argc, char **argv)
 {
     /* The default team, one thread per processor of the mask: only the node rule can fire. */
     unsetenv("PX_NUM_THREADS");
     default_team = affinity_cpus();
     px_log_set_handler(keep_log, NULL);
+    px_log_set_level(PX_LOG_INFO); /* px_mpi_init logs before px_initialize reads PX_LOG_LEVEL */
     px_engine *e = mpi_check_start(&argc, &argv);
     px_log_set_handler(NULL, NULL);
     static const mpi_case cases[] = {
         {"detection_follows_the_node", detection_follows_the_node},
+        {"tests_yield_as_mpi_t_says", tests_yield_as_mpi_t_says},
         {"ring_in_bounded_time", ring_in_bounded_time},
         {"wait_gives_the_core_back", wait_gives_the_core_back},
     };

@@ -83,6 +83,13 @@ add_test(NAME check_mpi_oversub_np2_active
          COMMAND ${_px_mpirun} 2 --bind-to none $<TARGET_FILE:check_mpi_oversub>)
 set_tests_properties(check_mpi_oversub_np2_active PROPERTIES LABELS "mpi;concurrency" TIMEOUT 120
                      ENVIRONMENT "PX_LOG_LEVEL=info;PX_WAIT_POLICY=active;OMPI_MCA_rmaps_base_oversubscribe=1")
+# mpi_yield_when_idle given to mpirun (--mca; a word Open MPI reads as true) on a node that is
+# not oversubscribed: parex must read it from the environment as Open MPI does (MPI_T agrees).
+add_test(NAME check_mpi_oversub_np2_mca_yield
+         COMMAND ${_px_mpirun} 2 --bind-to none --mca mpi_yield_when_idle true
+                 $<TARGET_FILE:check_mpi_oversub>)
+set_tests_properties(check_mpi_oversub_np2_mca_yield PROPERTIES LABELS "mpi" TIMEOUT 120
+                     ENVIRONMENT "PX_LOG_LEVEL=info;OMPI_MCA_rmaps_base_oversubscribe=1")
 # An explicit budget keeps the spinning path on oversubscribed ranks (no one-processor hold):
 # check_mpi's 3-4 unbound ranks, which the detection above now sends the holding way.
 add_test(NAME check_mpi_np4_spin COMMAND ${_px_mpirun} 4 $<TARGET_FILE:check_mpi>)

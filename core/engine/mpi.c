@@ -92,9 +92,9 @@ static int check_mpi_usable(const char *caller)
         return PX_EMPI;
     }
     atomic_store_explicit(&g.level_ok, 1, memory_order_relaxed);
-    /* Ask now whether the library's tests yield (MPI_T, which in Open MPI opens every
-     * component, 0.2 s on a loaded node): at px_mpi_init or the first push, not in the first
-     * wait, which a timed loop would pay. */
+    /* Ask now whether the library's tests yield (Open MPI 4 under mpirun: its environment;
+     * otherwise MPI_T, which in Open MPI opens every component, 0.2 s): at px_mpi_init or the
+     * first push, not in the first wait, which a timed loop would pay. */
     (void)pxi_mpi_tests_yield();
     return PX_OK;
 }

@@ -32,7 +32,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "base/alloc.h"
@@ -438,22 +440,70 @@ static int cvar_is_set(const char *name)
 }
 #endif
 
+#if defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+/* An Open MPI boolean in the environment (OMPI_MCA_<name>, how mpirun hands its own settings
+ * and --mca to the ranks): 1 or 0 when @p name is set to a value Open MPI reads as a boolean,
+ * -1 when it is unset or holds anything else. */
+static int env_bool(const char *name)
+{
+    const char *s = getenv(name);
+    if (!s)
+        return -1;
+    static const char *const yes[] = {"1", "true", "yes", "enabled", "t", "y"};
+    static const char *const no[] = {"0", "false", "no", "disabled", "f", "n"};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; ++i) {
+        if (strcasecmp(s, yes[i]) == 0)
+            return 1;
+        if (strcasecmp(s, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/* Open MPI 4's mpi_yield_when_idle as its ranks compute it, from what mpirun put in their
+ * environment: the variable itself when set (--mca, or exported by the user), else
+ * mpi_oversubscribe, which mpirun sets to 0 or 1 for every rank it starts and which turns the
+ * yield on. Checked against the MPI_T value on 1-3 ranks, oversubscribed or not, with and
+ * without --mca (bench/RESULTS.md, session 25). -1 when neither is set (a singleton, another
+ * launcher): then only MPI_T can tell. A value set only in an MCA parameter file is not seen
+ * here under mpirun; it changes how often an idle waiter tests, never a result. */
+static int yield_from_env(void)
+{
+    const int y = env_bool("OMPI_MCA_mpi_yield_when_idle");
+    return y >= 0 ? y : env_bool("OMPI_MCA_mpi_oversubscribe");
+}
+#endif
+
 int pxi_mpi_tests_yield(void)
 {
     int v = atomic_load_explicit(&lib_yields, memory_order_relaxed);
     if (v >= 0)
         return v;
-        /* Open MPI's mpi_yield_when_idle (set by --mca, or by mpirun on an oversubscribed node):
-         * opal_progress, which MPI_Test / MPI_Testsome run when nothing is complete, then calls
-         * sched_yield. Other libraries: no such variable, their tests return at once. */
+    /* Open MPI's mpi_yield_when_idle (set by --mca, or by mpirun on an oversubscribed node):
+     * opal_progress, which MPI_Test / MPI_Testsome run when nothing is complete, then calls
+     * sched_yield. Other libraries: no such variable, their tests return at once.
+     * MPI_T_init_thread registers every framework of Open MPI, which opens every component
+     * it has: with Debian's libfabric that loads libinfinipath, whose constructor spends
+     * 0.2 s in a sleep loop, in every rank. The environment answers first where it can. */
+    const char *from = "MPI_T";
 #ifdef OPEN_MPI
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+    v = yield_from_env();
+    from = "mpirun's environment";
+    if (v < 0) {
+        from = "MPI_T";
+        v = cvar_is_set("mpi_yield_when_idle");
+    }
+#else
     v = cvar_is_set("mpi_yield_when_idle");
+#endif
 #else
     v = 0; /* and no MPI_T start-up (it can take 0.1 s) for a variable no other library has */
+    from = "not Open MPI";
 #endif
     atomic_store_explicit(&lib_yields, v, memory_order_relaxed);
-    PXI_DEBUG("px-mpi-progress: the MPI library's tests %s the processor when idle",
-              v ? "yield" : "keep");
+    PXI_INFO("px-mpi-progress: the MPI library's tests %s the processor when idle (%s)",
+             v ? "yield" : "keep", from);
     return v;
 }
 
