@@ -99,11 +99,16 @@ static atomic_int counting;
 
 /* Every sched_yield of the process (parex's and the MPI library's) while counting (default
  * visibility: the build hides symbols unless told). */
+typedef int (*yield_fn)(void);
+static _Atomic(yield_fn) real_yield; /* looked up by the first caller; workers race for it */
+
 __attribute__((visibility("default"))) int sched_yield(void)
 {
-    static int (*real)(void);
-    if (!real)
+    yield_fn real = atomic_load_explicit(&real_yield, memory_order_acquire);
+    if (!real) {
         *(void **)&real = dlsym(RTLD_NEXT, "sched_yield");
+        atomic_store_explicit(&real_yield, real, memory_order_release);
+    }
     if (atomic_load_explicit(&counting, memory_order_relaxed))
         atomic_fetch_add_explicit(&n_yields, 1, memory_order_relaxed);
     return real ? real() : 0;

@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef PX_TEST_HWLOC
+#include <hwloc.h>
+#endif
+
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char log_buf[65536];
 static size_t log_len;
@@ -66,8 +70,26 @@ void px_test_teardown(void)
     ck_assert_msg(rc == PX_OK, "px_finalize: %s", px_strerror(rc));
 }
 
+/* Check runs every test in a child forked from the runner, and nearly every test starts with
+ * px_initialize, whose topology load makes hwloc open its plugins (Debian's: PCI, OpenCL, GL
+ * with X11, libxml2 with ICU) and close them again at px_finalize: 15-20 ms a test on the CI
+ * VM, 3-4x that under a sanitizer, for I/O objects parex never asks for. hwloc loads its
+ * plugins when its first topology is created and unloads them with its last one, so a
+ * topology that the runner loads once and keeps lets every child inherit them (4x faster
+ * check_topo: bench/RESULTS.md, session 25). It changes nothing parex sees: each
+ * px_initialize still loads its own topology of this machine. */
+static void keep_hwloc_plugins_loaded(void)
+{
+#ifdef PX_TEST_HWLOC
+    static hwloc_topology_t kept;
+    if (kept == NULL && hwloc_topology_init(&kept) != 0)
+        kept = NULL;
+#endif
+}
+
 int px_test_run(Suite *s)
 {
+    keep_hwloc_plugins_loaded();
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
