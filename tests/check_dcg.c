@@ -326,7 +326,8 @@ START_TEST(test_dcg_hpcg_jacobi_matches_one_process)
 }
 END_TEST
 
-/* A bad --partition is a usage error (exit 2) on every rank count, named on stderr once. */
+/* A bad --partition is a usage error (exit 2) on every rank count it runs on (checks_usage),
+ * named on stderr once. */
 START_TEST(test_dcg_bad_partition_flag_exits_2)
 {
     if (!checks_usage())

@@ -90,6 +90,19 @@ add_test(NAME check_mpi_oversub_np2_mca_yield
                  $<TARGET_FILE:check_mpi_oversub>)
 set_tests_properties(check_mpi_oversub_np2_mca_yield PROPERTIES LABELS "mpi" TIMEOUT 120
                      ENVIRONMENT "PX_LOG_LEVEL=info;OMPI_MCA_rmaps_base_oversubscribe=1")
+# --mca mpi_yield_when_idle 0 on an oversubscribed node (4 ranks on 2 cores): the explicit
+# value wins over mpi_oversubscribe in Open MPI 4, and parex must agree with MPI_T.
+add_test(NAME check_mpi_oversub_np4_mca_noyield
+         COMMAND ${_px_mpirun} 4 --bind-to none --mca mpi_yield_when_idle 0
+                 $<TARGET_FILE:check_mpi_oversub>)
+set_tests_properties(check_mpi_oversub_np4_mca_noyield PROPERTIES LABELS "mpi" TIMEOUT 120
+                     ENVIRONMENT "PX_LOG_LEVEL=info;OMPI_MCA_rmaps_base_oversubscribe=1")
+# The variable exported, not given to mpirun, as " 2": Open MPI reads leading blanks and any
+# nonzero integer as true; so must parex.
+add_test(NAME check_mpi_oversub_np2_env_yield
+         COMMAND ${_px_mpirun} 2 --bind-to none $<TARGET_FILE:check_mpi_oversub>)
+set_tests_properties(check_mpi_oversub_np2_env_yield PROPERTIES LABELS "mpi" TIMEOUT 120
+                     ENVIRONMENT "PX_LOG_LEVEL=info;OMPI_MCA_mpi_yield_when_idle= 2;OMPI_MCA_rmaps_base_oversubscribe=1")
 # An explicit budget keeps the spinning path on oversubscribed ranks (no one-processor hold):
 # check_mpi's 3-4 unbound ranks, which the detection above now sends the holding way.
 add_test(NAME check_mpi_np4_spin COMMAND ${_px_mpirun} 4 $<TARGET_FILE:check_mpi>)

@@ -74,8 +74,8 @@ void px_test_teardown(void)
  * px_initialize, whose topology load makes hwloc open its plugins (Debian's: PCI, OpenCL, GL
  * with X11, libxml2 with ICU) and close them again at px_finalize: 15-20 ms a test on the CI
  * VM, 3-4x that under a sanitizer, for I/O objects parex never asks for. hwloc loads its
- * plugins when its first topology is created and unloads them with its last one, so a
- * topology that the runner loads once and keeps lets every child inherit them (4x faster
+ * plugins when its first topology is initialized and unloads them with its last one, so a
+ * topology that the runner initializes once and keeps lets every child inherit them (4x faster
  * check_topo: bench/RESULTS.md, session 25). It changes nothing parex sees: each
  * px_initialize still loads its own topology of this machine. */
 static void keep_hwloc_plugins_loaded(void)

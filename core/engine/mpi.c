@@ -93,8 +93,8 @@ static int check_mpi_usable(const char *caller)
     }
     atomic_store_explicit(&g.level_ok, 1, memory_order_relaxed);
     /* Ask now whether the library's tests yield (Open MPI 4 under mpirun: its environment;
-     * otherwise MPI_T, which in Open MPI opens every component, 0.2 s): at px_mpi_init or the
-     * first push, not in the first wait, which a timed loop would pay. */
+     * other Open MPI launches: MPI_T, which opens every component, 0.2 s): at px_mpi_init or
+     * the first push, not in the first wait, which a timed loop would pay. */
     (void)pxi_mpi_tests_yield();
     return PX_OK;
 }

@@ -44,8 +44,9 @@ void pxi_mpi_shutdown(void);
 int pxi_mpi_poll(int *gave);
 /* Nonzero when the MPI library's test calls yield the processor when they progress nothing:
  * Open MPI's mpi_yield_when_idle (mpirun sets it on an oversubscribed node, or --mca
- * mpi_yield_when_idle 1), read once through MPI_T; 0 for libraries without it. MPI must be
- * initialized. Thread-safe. */
+ * mpi_yield_when_idle 1), read once: under Open MPI 4 from the ranks' environment where mpirun
+ * put it, otherwise through MPI_T; 0 for libraries without it. MPI must be initialized.
+ * Thread-safe. */
 int pxi_mpi_tests_yield(void);
 /* Nonzero while a posted request is not complete (a relaxed look). */
 int pxi_mpi_outstanding(void);

@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "base/alloc.h"
@@ -442,35 +441,46 @@ static int cvar_is_set(const char *name)
 
 #if defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
 /* An Open MPI boolean in the environment (OMPI_MCA_<name>, how mpirun hands its own settings
- * and --mca to the ranks): 1 or 0 when @p name is set to a value Open MPI reads as a boolean,
- * -1 when it is unset or holds anything else. */
+ * and --mca to the ranks), read as Open MPI 4 reads one (its enum of booleans): leading white
+ * space skipped, then a whole base-10 integer (nonzero is true; the empty string is 0) or one
+ * of its words, case-sensitive. 1 or 0; -1 when unset; -2 when set to anything else (Open MPI
+ * rejects it and keeps its default, which only MPI_T can tell). */
 static int env_bool(const char *name)
 {
     const char *s = getenv(name);
     if (!s)
         return -1;
-    static const char *const yes[] = {"1", "true", "yes", "enabled", "t", "y"};
-    static const char *const no[] = {"0", "false", "no", "disabled", "f", "n"};
+    s += strspn(s, " \t\n\v\f\r");
+    char *end = NULL;
+    const long v = strtol(s, &end, 10);
+    if (*end == '\0')
+        return v != 0;
+    static const char *const yes[] = {"true", "t", "enabled", "yes", "y"};
+    static const char *const no[] = {"false", "f", "disabled", "no", "n"};
     for (size_t i = 0; i < sizeof yes / sizeof *yes; ++i) {
-        if (strcasecmp(s, yes[i]) == 0)
+        if (strcmp(s, yes[i]) == 0)
             return 1;
-        if (strcasecmp(s, no[i]) == 0)
+        if (strcmp(s, no[i]) == 0)
             return 0;
     }
-    return -1;
+    return -2;
 }
 
-/* Open MPI 4's mpi_yield_when_idle as its ranks compute it, from what mpirun put in their
- * environment: the variable itself when set (--mca, or exported by the user), else
- * mpi_oversubscribe, which mpirun sets to 0 or 1 for every rank it starts and which turns the
- * yield on. Checked against the MPI_T value on 1-3 ranks, oversubscribed or not, with and
- * without --mca (bench/RESULTS.md, session 25). -1 when neither is set (a singleton, another
- * launcher): then only MPI_T can tell. A value set only in an MCA parameter file is not seen
- * here under mpirun; it changes how often an idle waiter tests, never a result. */
+/* Open MPI 4's mpi_yield_when_idle as its ranks compute it, from their environment: the
+ * variable itself when set (--mca, or exported by the user), else mpi_oversubscribe, which
+ * mpirun sets to 0 or 1 for every rank it starts and which turns the yield on. Checked against
+ * the MPI_T value on 1, 2 and 4 ranks, oversubscribed or not, with --mca mpi_yield_when_idle
+ * true on 2 ranks and 0 on 4 (tests/mpi.cmake, check_mpi_oversub). -1 when neither is set (a
+ * singleton, another launcher) or a value is not a boolean: then only MPI_T can tell. A value
+ * set only in an MCA parameter file is not seen here under mpirun; it changes how often an
+ * idle waiter tests, never a result. */
 static int yield_from_env(void)
 {
     const int y = env_bool("OMPI_MCA_mpi_yield_when_idle");
-    return y >= 0 ? y : env_bool("OMPI_MCA_mpi_oversubscribe");
+    if (y != -1)
+        return y < 0 ? -1 : y;
+    const int o = env_bool("OMPI_MCA_mpi_oversubscribe");
+    return o < 0 ? -1 : o;
 }
 #endif
 
@@ -489,7 +499,7 @@ int pxi_mpi_tests_yield(void)
 #ifdef OPEN_MPI
 #if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
     v = yield_from_env();
-    from = "mpirun's environment";
+    from = "the environment";
     if (v < 0) {
         from = "MPI_T";
         v = cvar_is_set("mpi_yield_when_idle");

@@ -40,10 +40,11 @@
  * calls its function once, and its messages wait for the call to end. Not where the MPI
  * library's tests yield the processor when idle (Open MPI's mpi_yield_when_idle, which mpirun
  * sets on an oversubscribed node): each test there would give the core away mid-kernel.
- * parex learns that setting at px_mpi_init or the first MPI op: under Open MPI 4's mpirun from
- * the ranks' environment (OMPI_MCA_mpi_yield_when_idle, else OMPI_MCA_mpi_oversubscribe, as
- * Open MPI computes it), elsewhere through MPI_T, whose start-up opens every Open MPI component
- * (0.2 s a rank on Debian). PX_LOG_LEVEL=info logs the answer and where it came from.
+ * parex learns that setting at px_mpi_init or the first MPI op: under Open MPI 4 from the
+ * ranks' environment (OMPI_MCA_mpi_yield_when_idle, else OMPI_MCA_mpi_oversubscribe, which
+ * mpirun sets; as Open MPI computes it), for other Open MPI launches and versions through
+ * MPI_T, whose start-up opens every Open MPI component (0.2 s a rank on Debian); other MPI
+ * libraries have no such setting. PX_LOG_LEVEL=info logs the answer and where it came from.
  *
  * Completion runs the engine's usual hand-off on the progress thread: ops a message makes
  * ready go to their lanes, except on the naive engine, which runs every op on the thread that
