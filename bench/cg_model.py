@@ -70,6 +70,9 @@ PROJECT_RANKS = (64, 1024, 16384)
 STATS = {"median": statistics.median, "min": min,
          "lower-half": lambda v: statistics.median(sorted(v)[:(len(v) + 1) // 2])}
 STAT, STAT_NAME = [statistics.median], ["median"]
+# Which rows of P > 1 ranks take the synchronized calibration where it exists (--sync):
+# "oversubscribed" (P T > C), or "all" of them.
+SYNC = ["oversubscribed"]
 
 
 # ---- geometry --------------------------------------------------------------------------------
@@ -309,12 +312,12 @@ class Compute:
 
     def row(self, scaling, impl, p, t, local, procs):
         """(s, stretch, how, spread, calibrated, synced) of a measured row; s None: no rate;
-        synced: s is the synchronized calibration's (oversubscribed rows of P > 1 ranks that
-        have one), which includes the allreduces."""
+        synced: s is the synchronized calibration's (rows of P > 1 ranks that have one:
+        oversubscribed ones, all with --sync all), which includes the allreduces."""
         share = max(1.0, p * t / self.cores)
         ghost = nnz_scale(procs, local) if p > 1 else 1.0
         got = self.loaded(impl, local, t, p, p)
-        if p > 1 and share > 1:
+        if p > 1 and (share > 1 or SYNC[0] == "all"):
             synced = self.loaded(impl, local, t, p, p, sync=True)
             if synced:
                 n = local[0] * local[1] * local[2]
@@ -350,6 +353,15 @@ def fmt_ms(s):
 
 # ---- output ----------------------------------------------------------------------------------
 
+SYNC_NOTE = (
+    "\n(1b') --sync all: rows of P > 1 ranks that do not time-share a core take the "
+    "synchronized calibration too, where run_dcg.sh measured one (SYNC=all): ranks on cores of "
+    "their own also meet at every allreduce, and there the slower one's disturbances (on this "
+    "VM, two identical solves on their own cores differ by up to 46 % in a round) delay both "
+    "every iteration; the slowest of K independent solves averages them away. The halo (and "
+    "parex's engine term) is added to it as on the oversubscribed rows, no allreduce term;")
+
+
 def assumptions(allreduces, calibrated, cores):
     head = ("(1) compute: a measured single-rank rate, the node-loaded one: K = P independent "
             "single-rank solves of the row's local box, same program, same code path (parex: "
@@ -373,11 +385,12 @@ def assumptions(allreduces, calibrated, cores):
             "that independent solves never spend; the model then adds the halo (and parex's "
             "engine term) to it and no allreduce term; without that calibration, each "
             "allreduce costs what bench_pingpong measured for P ranks on the row's time-shared "
-            "cores instead of ceil(log2 P) latencies;\n(1c) statistics: rows and calibrations "
+            "cores instead of ceil(log2 P) latencies;%s\n(1c) statistics: rows and calibrations "
             "alike, the %s over rounds; the other statistic's error beside it (this VM's noise "
             "only ever slows a run and is bimodal: the minimum estimates the undisturbed time "
             "of both, the median lands in either mode with 5 rounds);" % (
-                cores, cores, cores, STAT_NAME[0]) if calibrated else
+                cores, cores, cores, SYNC_NOTE if SYNC[0] == "all" else "",
+                STAT_NAME[0]) if calibrated else
             "(1) compute: the single-rank run of the same implementation with the same threads "
             "on an idle machine (no calibration file: no memory-bandwidth or cache sharing "
             "between ranks); rows of more threads than cores stretch it by P T / %d;" % cores)
@@ -575,6 +588,10 @@ def parse_args(argv):
                     help="bench_pingpong --json output (repeatable)")
     ap.add_argument("--stat", choices=sorted(STATS), default="min",
                     help="statistic over rounds of the rows' and the calibrations' times")
+    ap.add_argument("--sync", choices=("oversubscribed", "all"), default="oversubscribed",
+                    help="rows of P > 1 ranks whose compute term is the synchronized "
+                    "calibration (the row's ranks solving a block-diagonal system) where it "
+                    "exists: oversubscribed ones (P T > cores), or all")
     ap.add_argument("--pp-stat", choices=("median", "min"), default="median",
                     help="ping-pong statistic for MPI and the engine's per-message cost")
     ap.add_argument("--latency-us", type=float, help="assumed interconnect latency")
@@ -772,6 +789,7 @@ def main(argv):
         return self_test()
     a = parse_args(argv)
     STAT[0], STAT_NAME[0] = STATS[a.stat], a.stat
+    SYNC[0] = a.sync
     out = print
     for path in [a.runs] + a.pingpong:
         if not os.path.isfile(path):

@@ -16,9 +16,10 @@
 # and the analytic time-sharing check); K = 1 is the 1-rank row's own command line and
 # stopping rule. The single-rank rate while K such ranks load the node (the slowest
 # instance's time per iteration; bench/cg_model.py --calibration, minimum over rounds of rows
-# and calibrations alike: --stat). Oversubscribed rows of P > 1 ranks also get a synchronized
-# calibration: the row's launch solving P copies of the box as one block-diagonal system
-# (bench/hpcg_mtx.py, --partition block: no halo, the allreduces over all P ranks).
+# and calibrations alike: --stat). Oversubscribed rows of P > 1 ranks (all of them with
+# SYNC=all) also get a synchronized calibration: the row's launch solving P copies of the box as
+# one block-diagonal system (bench/hpcg_mtx.py, --partition block: no halo, the allreduces over
+# all P ranks).
 # Smoke test (about 1 minute): WEAK_GRID=16 STRONG_GRID=16 MATRICES= CAL_ITERS=100
 #   DATA=/tmp/d.txt CALIB=/tmp/c.txt PINGPONG=/tmp/p.txt ENGINE=/tmp/e.txt OUT=/tmp/r.md
 #   bench/run_dcg.sh build-rel 1
@@ -66,6 +67,9 @@
 #                      built), and bench_engine_pingpong's line (2 ranks bound to a core each,
 #                      PX_ENGINE_INLINE_NS=0: the engine's extra time per MPI message and its op
 #                      round trip); without both files' lines the model has no engine term
+#   SYNC=oversubscribed  which rows of P > 1 ranks get the synchronized calibration (and the
+#                      model's compute term from it, cg_model.py --sync): oversubscribed ones,
+#                      or "all" (ranks on cores of their own meet at every allreduce too)
 #   BENCH_PREFIX="nice -n -19"   prefix of every measured mpirun
 # Binding: where ranks x threads <= cores each rank gets its own THREADS cores (mpirun --map-by
 # slot:PE=T --bind-to core, threads bound close inside); more one-thread ranks than cores:
@@ -78,6 +82,11 @@
 # and on stdout, ready for bench/RESULTS.md.
 # shellcheck disable=SC2086,SC2206,SC2016  # $prefix and the option strings are split into words on purpose; the sh -c scripts expand in that shell
 set -euo pipefail
+case "${SYNC:-oversubscribed}" in oversubscribed | all) ;; *)
+  echo "run_dcg.sh: SYNC must be oversubscribed or all, not '$SYNC'" >&2
+  exit 2
+  ;;
+esac
 build=${1:-build/release}
 rounds=${2:-5}
 parex_cg=${PAREX_CG:-$build/examples/cg/parex-cg}
@@ -170,7 +179,8 @@ for name in sorted({series(k) for k in rows}, key=lambda s: (s != "weak", s)):
             print("| %s | %s | %d | %s |" % (name, impl, t, " | ".join(cells)))
 print("\n\\* oversubscribed (more threads than cores)\n")
 PY
-  model_args=(--runs "$data" --pingpong "$pp" --cores "$cores" --stat "${MODEL_STAT:-min}")
+  model_args=(--runs "$data" --pingpong "$pp" --cores "$cores" --stat "${MODEL_STAT:-min}"
+    --sync "${SYNC:-oversubscribed}")
   [ -s "$calib" ] && model_args+=(--calibration "$calib")
   [ -s "$engine_out" ] && model_args+=(--engine "$engine_out")
   [ -n "$net_lat" ] && [ -n "$net_bw" ] && model_args+=(--latency-us "$net_lat" --bandwidth-gbs "$net_bw")
@@ -363,7 +373,7 @@ for s in $scalings; do
         if $parex_ok && { ((p == 1)) || $parex_dist; }; then add_calib "parex $box $t $k $pmode indep"; fi
       done
       if [ "$s" = weak ]; then add_calib "bsp $box $t $kfit - indep"; fi
-      if ((p > 1 && p * t > cores)); then
+      if ((p > 1)) && { ((p * t > cores)) || [ "${SYNC:-oversubscribed}" = all ]; }; then
         add_calib "bsp $box $t $p - sync"
         if $parex_block; then add_calib "parex $box $t $p $pmode sync"; fi
       fi
