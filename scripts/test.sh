@@ -53,7 +53,10 @@ elif [[ -x /usr/local/cuda/bin/nvcc ]]; then
     nvcc=/usr/local/cuda/bin/nvcc
 fi
 if [[ -n "$nvcc" ]]; then
-    cuda=(-DPX_ENABLE_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc")
+    # Device code for sm_90 only (the lent H100's; the library's default adds sm_80 SASS and
+    # sm_90 PTX): nvcc compiles each .cu once instead of twice (bench/RESULTS.md, session 25).
+    # A caller's PX_TEST_CMAKE_ARGS can set PX_CUDA_ARCHITECTURES back.
+    cuda=(-DPX_ENABLE_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" -DPX_CUDA_ARCHITECTURES=90-real)
     echo "test: nvcc found at $nvcc: the normal build includes the Cuda space"
 else
     cuda=(-DPX_ENABLE_CUDA=OFF)

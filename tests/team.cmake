@@ -1,6 +1,6 @@
 # Team launches (tests/check_team.c): serial once, threads at 1, 2, 3, 4 and 8 ranks (8
 # oversubscribes the 2-core CI machine on purpose: team barriers must not deadlock; a sanitizer
-# build runs 1, 2 and 3).
+# build runs 1 and 3).
 px_add_check_test(check_team_serial SOURCES check_team.c ENV PX_TEST_SPACE=serial
                   LABELS core TIMEOUT 300)
 if(PX_HAVE_THREADS)

@@ -122,6 +122,13 @@ template <class F> static void emu_launch2(unsigned grid, unsigned bx, unsigned 
     blockDim.y = by;
     std::vector<pthread_t> th(block);
     std::vector<emu_job<F>> jobs(block);
+    /* Small stacks (the bodies need little): glibc keeps up to 40 MiB of joined threads'
+     * stacks for reuse, a few 8 MiB defaults but hundreds of these, so most creations reuse a
+     * mapping instead of an mmap, a guard-page mprotect and an munmap each (on the CI VM,
+     * where page-table changes are dear, the suite took 40-48 s). */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
     for (unsigned b = 0; b < grid; ++b) {
         pthread_barrier_init(&block_bar, NULL, block);
         for (unsigned w = 0; w < nwarps; ++w)
@@ -130,7 +137,7 @@ template <class F> static void emu_launch2(unsigned grid, unsigned bx, unsigned 
             jobs[t].body = &body;
             jobs[t].tid = t;
             jobs[t].bid = b;
-            ck_assert_int_eq(pthread_create(&th[t], NULL, emu_thread<F>, &jobs[t]), 0);
+            ck_assert_int_eq(pthread_create(&th[t], &attr, emu_thread<F>, &jobs[t]), 0);
         }
         for (unsigned t = 0; t < block; ++t)
             pthread_join(th[t], NULL);
@@ -138,6 +145,7 @@ template <class F> static void emu_launch2(unsigned grid, unsigned bx, unsigned 
         for (unsigned w = 0; w < nwarps; ++w)
             pthread_barrier_destroy(&warp_bar[w]);
     }
+    pthread_attr_destroy(&attr);
 }
 
 /* Run body() as a grid of `grid` blocks of `block` threads (block a multiple of 32). */
