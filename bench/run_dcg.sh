@@ -57,9 +57,16 @@
 #                      instance_seconds_per_iter)
 #   MODEL_STAT=min     the statistic over rounds of the model's comparison (cg_model.py --stat:
 #                      min, median or lower-half; the table prints the median's error beside)
-#   CAL_ITERS=400      iterations of calibration solves of K > 1 instances (fixed: their loops
-#                      overlap whatever their start-up; past convergence the residual must stay
-#                      clear of denormals: the HPCG 32x32x8 box is at relres 1e-108 after 400)
+#   CAL_ITERS=rows     iterations of calibration solves of K > 1 instances, fixed (their loops
+#                      overlap whatever their start-up): "rows" (default), as many as the row of
+#                      K ranks on the same local box took in the same round (or any round; 400
+#                      without one), so that its first iteration weighs in the calibration as in
+#                      the row; or a number (sessions up to 24: 400; past convergence the
+#                      residual must stay clear of denormals: the HPCG 32x32x8 box is at relres
+#                      1e-108 after 400). Session 25: parex-cg's first iteration of 32^3 a rank
+#                      on 2 ranks takes about 2 ms more than a steady one (its first interior
+#                      SpMV 1.7 ms against 0.39), 27 us an iteration over the row's 74 and 5
+#                      over 400: the 2-rank rows were 24-26 % off the model with 400.
 #   ENGINE=bench/dcg_engine.txt  the engine's per-op cost for the model: bench_engine's chain of
 #                      empty ops (--only chain, PX_ENGINE_INLINE_NS=0 so that every op is handed
 #                      to a worker, T workers pinned to T cores with taskset, as a bound rank of
@@ -104,7 +111,12 @@ pp=${PINGPONG:-bench/dcg_pingpong.txt}
 engine_out=${ENGINE:-bench/dcg_engine.txt}
 out=${OUT:-bench/dcg_results.md}
 calib=${CALIB:-bench/dcg_calib.txt}
-cal_iters=${CAL_ITERS:-400}
+cal_iters=${CAL_ITERS:-rows}
+case "$cal_iters" in rows | [1-9] | [1-9][0-9]*) ;; *)
+  echo "run_dcg.sh: CAL_ITERS must be rows or a positive number, not '$cal_iters'" >&2
+  exit 2
+  ;;
+esac
 prefix=${BENCH_PREFIX:-}
 here=$(cd "$(dirname "$0")" && pwd)
 bsp=$build/bench/bench_cg_bsp
@@ -381,19 +393,40 @@ for s in $scalings; do
   done
 done
 
+# row_iters BOX K ROUND: the iterations of a measured row of K ranks on the local box BOX
+# (NX,NY,NZ) in $data, that round's first, else any round's; 400 without one.
+row_iters() {
+  python3 - "$data" "$1" "$2" "$3" <<'PY'
+import json, sys
+path, box, k, rnd = sys.argv[1], [int(v) for v in sys.argv[2].split(",")], int(sys.argv[3]), int(sys.argv[4])
+found = {}
+for line in open(path):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    it = (r.get("result") or {}).get("iterations")
+    if r.get("local") == box and r.get("ranks") == k and it:
+        found.setdefault(r.get("round"), it)
+print(found.get(rnd) or next(iter(found.values()), 400))
+PY
+}
+
 # calibrate "IMPL BOX T K MODE HOW" ROUND: K instances started together (HOW sync: K ranks of one
 # block-diagonal solve), one JSON record appended to $calib (result: the slowest instance's,
 # with every instance's seconds per iteration; a synchronized solve's slowest rank's).
 # The launch is the row's: mpirun's options and environment of K ranks x T threads (launch);
 # K = 1 is the 1-rank row's very command line and stopping rule (a second, independent sample
-# of it, taken in the same round); K > 1 runs CAL_ITERS fixed iterations so that the
-# instances' loops overlap whatever their start-up.
+# of it, taken in the same round); K > 1 runs fixed iterations (CAL_ITERS: by default the
+# row's, row_iters) so that the instances' loops overlap whatever their start-up.
 calibrate() {
-  local impl box t k mode how round=$2 res i gate aff stop_b stop_p bd pids=() yield=()
+  local impl box t k mode how round=$2 res i gate aff stop_b stop_p bd n pids=() yield=()
   read -r impl box t k mode how <<<"$1"
   launch "$k" "$t"
+  n=$cal_iters
+  [ "$n" != rows ] || n=$(row_iters "$box" "$k" "$round")
   if ((k == 1)); then stop_b=$bsp_stop stop_p=$parex_stop
-  else stop_b="--iters $cal_iters" stop_p="--max-iters $cal_iters --tol 1e-300"; fi
+  else stop_b="--iters $n" stop_p="--max-iters $n --tol 1e-300"; fi
   # The problem: the row's box, solved once per instance (bsp --independent: MPI_COMM_SELF),
   # or with HOW sync the K-block matrix of the box (written once), one block a rank.
   local prob_b=(--independent --local "$box") prob_p=(--grid "${box//,/x}")
@@ -503,7 +536,7 @@ fi
 : >"$data"
 : >"$calib"
 echo "run_dcg.sh: $rounds rounds, ${#configs[@]} configurations and ${#calibs[@]} calibrations" \
-     "($cal_iters iterations), $cores cores, parex-cg" \
+     "($cal_iters iterations a solve of K > 1), $cores cores, parex-cg" \
      "$parex_cg (distributed: $parex_dist); load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for ((r = 0; r < rounds; r++)); do
   # the configurations in a new order each round (seeded by the round: reproducible), so that
