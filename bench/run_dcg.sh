@@ -89,8 +89,9 @@
 # and on stdout, ready for bench/RESULTS.md.
 # shellcheck disable=SC2086,SC2206,SC2016  # $prefix and the option strings are split into words on purpose; the sh -c scripts expand in that shell
 set -euo pipefail
-case "${SYNC:-oversubscribed}" in oversubscribed | all) ;; *)
-  echo "run_dcg.sh: SYNC must be oversubscribed or all, not '$SYNC'" >&2
+sync=${SYNC:-oversubscribed}
+case "$sync" in oversubscribed | all) ;; *)
+  echo "run_dcg.sh: SYNC must be oversubscribed or all, not '$sync'" >&2
   exit 2
   ;;
 esac
@@ -192,7 +193,7 @@ for name in sorted({series(k) for k in rows}, key=lambda s: (s != "weak", s)):
 print("\n\\* oversubscribed (more threads than cores)\n")
 PY
   model_args=(--runs "$data" --pingpong "$pp" --cores "$cores" --stat "${MODEL_STAT:-min}"
-    --sync "${SYNC:-oversubscribed}")
+    --sync "$sync")
   [ -s "$calib" ] && model_args+=(--calibration "$calib")
   [ -s "$engine_out" ] && model_args+=(--engine "$engine_out")
   [ -n "$net_lat" ] && [ -n "$net_bw" ] && model_args+=(--latency-us "$net_lat" --bandwidth-gbs "$net_bw")
@@ -385,7 +386,7 @@ for s in $scalings; do
         if $parex_ok && { ((p == 1)) || $parex_dist; }; then add_calib "parex $box $t $k $pmode indep"; fi
       done
       if [ "$s" = weak ]; then add_calib "bsp $box $t $kfit - indep"; fi
-      if ((p > 1)) && { ((p * t > cores)) || [ "${SYNC:-oversubscribed}" = all ]; }; then
+      if ((p > 1)) && { ((p * t > cores)) || [ "$sync" = all ]; }; then
         add_calib "bsp $box $t $p - sync"
         if $parex_block; then add_calib "parex $box $t $p $pmode sync"; fi
       fi

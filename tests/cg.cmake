@@ -51,8 +51,9 @@ if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES)
       PX_MPIRUN=${MPIEXEC_EXECUTABLE} PX_CG_MATRICES=${PX_CG_MATRICES} PX_DEFAULT_SPACE=threads
       OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_odls_base_sigkill_timeout=0
       CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT})
-  # check_dcg.c under a sanitizer: one clock-sampling variant of four. ASan's one configuration (2 x 2)
-  # runs no usage error (checks_usage: one-thread ranks); TSan's 3 x 1 does.
+  # check_dcg.c under a sanitizer: one clock-sampling variant of four. ASan's one
+  # configuration (2 x 2) runs no usage error (checks_usage: one-thread ranks); TSan's 3 x 1
+  # does.
   if(NOT PX_SANITIZE STREQUAL "none")
     list(APPEND _px_dcg_env PX_DCG_SANITIZER=1)
   endif()

@@ -495,18 +495,15 @@ int pxi_mpi_tests_yield(void)
      * MPI_T_init_thread registers every framework of Open MPI, which opens every component
      * it has: with Debian's libfabric that loads libinfinipath, whose constructor spends
      * 0.2 s in a sleep loop, in every rank. The environment answers first where it can. */
-    const char *from = "MPI_T";
-#ifdef OPEN_MPI
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+    const char *from;
+#if defined(OPEN_MPI) && defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
     v = yield_from_env();
-    from = "the environment";
-    if (v < 0) {
-        from = "MPI_T";
+    from = v >= 0 ? "the environment" : "MPI_T";
+    if (v < 0)
         v = cvar_is_set("mpi_yield_when_idle");
-    }
-#else
+#elif defined(OPEN_MPI)
     v = cvar_is_set("mpi_yield_when_idle");
-#endif
+    from = "MPI_T";
 #else
     v = 0; /* and no MPI_T start-up (it can take 0.1 s) for a variable no other library has */
     from = "not Open MPI";
