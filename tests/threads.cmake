@@ -3,7 +3,7 @@
 # sanitizer build runs 1 and 3: tests/CMakeLists.txt, px_add_check_test).
 if(PX_ENABLE_THREADS)
   px_add_check_test(check_threads SOURCES check_threads.c THREADS 1 2 3 4 8 LABELS concurrency
-                    TIMEOUT 300)
+                    TIMEOUT 300 FORK_EACH_TEST)
 endif()
 
 # The pool's take-over of blocks whose workers have not claimed them yet (tests/check_takeover.c,

@@ -12,8 +12,10 @@ target_compile_definitions(kptest_empty_tool PRIVATE KPT_EMPTY=1)
 
 # Dispatch (check_tools) with 1 rank and more ranks than the CI's two cores; loading
 # (check_tools_load, core/tools_load.c) once.
-px_add_check_test(check_tools SOURCES check_tools.c THREADS 1 3 LABELS concurrency TIMEOUT 120)
-px_add_check_test(check_tools_load SOURCES check_tools_load.c LABELS core TIMEOUT 120)
+px_add_check_test(check_tools SOURCES check_tools.c THREADS 1 3 LABELS concurrency TIMEOUT 120
+                  FORK_EACH_TEST)
+px_add_check_test(check_tools_load SOURCES check_tools_load.c LABELS core TIMEOUT 120
+                  FORK_EACH_TEST)
 foreach(suite check_tools check_tools_load)
   target_include_directories(${suite} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tools)
   target_compile_definitions(${suite} PRIVATE

@@ -10,12 +10,12 @@ if(PX_ENABLE_THREADS)
     set(_topo_libs PkgConfig::HWLOC)
   endif()
   px_add_check_test(check_topo SOURCES check_topo.c LIBS ${_topo_libs} LABELS threads concurrency
-                    TIMEOUT 120)
+                    TIMEOUT 120 FORK_EACH_TEST)
   if(PX_HAVE_HWLOC)
     px_add_check_test(check_topo_nohwloc
                       SOURCES check_topo.c ${PROJECT_SOURCE_DIR}/spaces/threads/topo.c
                               ${PROJECT_SOURCE_DIR}/spaces/threads/topo_nohwloc.c
-                      LABELS threads TIMEOUT 120)
+                      LABELS threads TIMEOUT 120 FORK_EACH_TEST)
     target_compile_definitions(check_topo_nohwloc PRIVATE PXI_TOPO_NO_HWLOC=1)
     target_compile_options(check_topo_nohwloc PRIVATE -Wconversion)
   endif()
