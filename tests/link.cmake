@@ -25,10 +25,13 @@ endforeach()
 add_test(NAME check_symbols COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/check_symbols $<TARGET_FILE:parex>)
 set_tests_properties(check_symbols PROPERTIES TIMEOUT 60 LABELS link)
 
+# check_consumer and check_cuda_consumer (tests/cuda) both run `cmake --install` on this build
+# tree, which writes its install_manifest.txt: one at a time (RESOURCE_LOCK), but beside the
+# other tests, not alone (RUN_SERIAL, which left one of CI's two cores idle while they ran).
 add_test(NAME check_consumer
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.sh ${PROJECT_BINARY_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/consumer-work)
-set_tests_properties(check_consumer PROPERTIES TIMEOUT 600 LABELS install RUN_SERIAL TRUE)
+set_tests_properties(check_consumer PROPERTIES TIMEOUT 600 LABELS install RESOURCE_LOCK px_install)
 
 # README.md documents every setting the --px-help table lists (tests/check_docs.c).
 add_executable(check_docs check_docs.c)
