@@ -43,7 +43,7 @@ if(PX_ENABLE_MPI AND MPI_C_FOUND AND OpenMP_C_FOUND)
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/check_dcg.sh $<TARGET_FILE:bench_cg_bsp>
                      $<TARGET_FILE:bench_pingpong> ${MPIEXEC_EXECUTABLE} --allow-run-as-root
                      --oversubscribe --bind-to none ${MPIEXEC_NUMPROC_FLAG})
-    set_tests_properties(check_dcg_bsp PROPERTIES LABELS "mpi;bench" TIMEOUT 300
+    set_tests_properties(check_dcg_bsp PROPERTIES LABELS "mpi;bench" TIMEOUT 300 COST 20
                          ENVIRONMENT "OMP_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_odls_base_sigkill_timeout=0;DCG_MATRIX=${PROJECT_SOURCE_DIR}/../shared/data/matrices/bcsstk16.mtx")
     if(TARGET bench_engine_pingpong)
       set_property(TEST check_dcg_bsp APPEND PROPERTY ENVIRONMENT
