@@ -104,8 +104,8 @@ configure_and_build "$root/release" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cuda[@]
 # ---- 2. ASan + UBSan --------------------------------------------------------------------------
 # Cuda tests are skipped under sanitizers (the CUDA runtime is uninstrumented, STYLE.md 9);
 # benchmarks are not tests. -O1, as AddressSanitizer's documentation advises for a usable
-# speed: the compute-bound suites run 1.3-4x faster than at -O0 (check_rng, check_cg,
-# check_mmio) and the build takes no longer (bench/RESULTS.md, session 26). TSan stays at -O0:
+# speed: the compute-bound suites run 1.3-3.3x faster than at -O0 (check_cg, check_mmio,
+# check_rng) and the build takes no longer (bench/RESULTS.md, session 26). TSan stays at -O0:
 # -O1 gained nothing there.
 configure_and_build "$root/asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
     -DPX_SANITIZE=asan -DPX_ENABLE_CUDA=OFF -DPX_BUILD_BENCH=OFF -DPX_BUILD_EXAMPLES=ON
