@@ -48,6 +48,13 @@ static int checks_usage(void)
     return px_test_env_int("PX_NUM_THREADS", 1) == 1;
 }
 
+/* The binaries are a sanitizer build's (PX_DCG_SANITIZER, tests/cg.cmake): each run takes
+ * seconds, so the tests that only repeat code another run covers leave such runs out. */
+static int sanitized(void)
+{
+    return px_test_env_int("PX_DCG_SANITIZER", 0) != 0;
+}
+
 /* The captured stderr of the last run holds no sanitizer report: the runs' output goes to
  * files, where ctest's FAIL_REGULAR_EXPRESSION (tests/CMakeLists.txt, px_mpi_test_env) does
  * not look, and a failure test accepts any non-zero status. */
@@ -689,13 +696,12 @@ START_TEST(test_dcg_clock_sampling_keeps_the_solve)
      * runs of every engine kind included: CI time, session 26); under a sanitizer
      * (PX_DCG_SANITIZER, tests/cg.cmake) the pipelined CG recorded alone, whose graphs carry
      * the most ops. */
-    const int sanitized = px_test_env_int("PX_DCG_SANITIZER", 0) != 0;
     const char *kind = getenv("PX_ENGINE");
-    const int two_pairs =
-        nranks() != 2 || px_test_env_int("PX_NUM_THREADS", 1) != 1 || (kind && *kind) || sanitized;
+    const int two_pairs = nranks() != 2 || px_test_env_int("PX_NUM_THREADS", 1) != 1 ||
+                          (kind && *kind) || sanitized();
     for (int v = 0; v < 2; v++)
         for (int k = 0; k < 2; k++) {
-            if ((two_pairs && v == k) || (sanitized && v == 0))
+            if ((two_pairs && v == k) || (sanitized() && v == 0))
                 continue;
             char args[256];
             outcome all, every2, every3, dflt;
@@ -797,7 +803,7 @@ START_TEST(test_dcg_pipelined_hpcg_matches_plain)
     ck_assert_double_eq(push.replacements, 1.0);
     /* The iteration limits below run the same code as the solves above, which is what a
      * sanitizer (PX_DCG_SANITIZER) looks at: checked by the uninstrumented runs only. */
-    if (px_test_env_int("PX_DCG_SANITIZER", 0) != 0)
+    if (sanitized())
         return;
     const int st = run(np, "--grid 16 --space threads --cg pipelined --max-iters 10 --progress 0 "
                            "--json");
