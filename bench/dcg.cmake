@@ -37,7 +37,7 @@ if(PX_ENABLE_MPI AND MPI_C_FOUND AND OpenMP_C_FOUND)
   target_compile_options(bench_pingpong PRIVATE ${PX_C_WARNINGS} -Wconversion)
 
   # Correctness of the baseline (not its speed): same iterations on P ranks as on one rank of
-  # the same global grid, 2..27 ranks (oversubscribed on purpose; CI runs as root).
+  # the same global grid, 2..8 ranks (oversubscribed on purpose; CI runs as root).
   if(PX_BUILD_TESTS)
     add_test(NAME check_dcg_bsp
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/check_dcg.sh $<TARGET_FILE:bench_cg_bsp>

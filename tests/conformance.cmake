@@ -6,5 +6,6 @@ px_add_check_test(check_conformance_serial SOURCES check_conformance.c LIBS m
                   ENV PX_TEST_SPACE=serial TIMEOUT 600)
 if(PX_HAVE_THREADS)
   px_add_check_test(check_conformance_threads SOURCES check_conformance.c LIBS m
-                    THREADS 1 2 3 4 8 ENV PX_TEST_SPACE=threads LABELS concurrency TIMEOUT 600)
+                    THREADS 1 2 3 4 8 ENV PX_TEST_SPACE=threads LABELS concurrency
+                    TEAM_CONCURRENCY TIMEOUT 600)
 endif()

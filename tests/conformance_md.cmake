@@ -5,5 +5,6 @@ px_add_check_test(check_conformance_md_serial SOURCES check_conformance_md.c LIB
                   ENV PX_TEST_SPACE=serial TIMEOUT 300)
 if(PX_HAVE_THREADS)
   px_add_check_test(check_conformance_md_threads SOURCES check_conformance_md.c LIBS m
-                    THREADS 1 2 3 4 8 ENV PX_TEST_SPACE=threads LABELS concurrency TIMEOUT 300)
+                    THREADS 1 2 3 4 8 ENV PX_TEST_SPACE=threads LABELS concurrency
+                    TEAM_CONCURRENCY TIMEOUT 300)
 endif()
