@@ -26,7 +26,7 @@ endif()
 # with the same problem on one process. Ranks beyond the 2 cores of CI are oversubscribed on
 # purpose. Its "engine" tcase (graph and push, the pipelined CG, sampled clocks, a rank's
 # failure reaching the others) is what the other engine kinds run, and all that the sanitizer
-# builds run (2 ranks x 2 threads; TSan also 3 x 1), with Open MPI's own leaks and races
+# builds run (2 ranks x 2 threads), with Open MPI's own leaks and races
 # suppressed (px_mpi_test_env): the "distributed" tcase takes about 25 s a run
 # uninstrumented, the "engine" one 17 s (40-60 s under a sanitizer).
 if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES)
@@ -51,9 +51,8 @@ if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES)
       PX_MPIRUN=${MPIEXEC_EXECUTABLE} PX_CG_MATRICES=${PX_CG_MATRICES} PX_DEFAULT_SPACE=threads
       OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_odls_base_sigkill_timeout=0
       CK_TIMEOUT_MULTIPLIER=${PX_TEST_TIMEOUT_MULT})
-  # check_dcg.c under a sanitizer: one clock-sampling variant of four. ASan's one
-  # configuration (2 x 2) runs no usage error (checks_usage: one-thread ranks); TSan's 3 x 1
-  # does.
+  # check_dcg.c under a sanitizer: one clock-sampling variant of four. The one configuration
+  # (2 x 2) runs no usage error (checks_usage: one-thread ranks).
   if(NOT PX_SANITIZE STREQUAL "none")
     list(APPEND _px_dcg_env PX_DCG_SANITIZER=1)
   endif()
@@ -67,16 +66,18 @@ if(PX_HAVE_MPI AND PX_BUILD_EXAMPLES)
     px_mpi_test_env(${name})
   endfunction()
   if(NOT PX_SANITIZE STREQUAL "none")
+    # Two-thread ranks: the engine's workers beside the waiter and the MPI progress thread.
+    # (TSan also ran 3 one-thread ranks until session 27, 29 s of CI's test time: the waiter
+    # holding the lanes and MPI progress is what check_mpi's and parex-heat's one-thread runs
+    # on 1-4 ranks and check_graph_mpi's oversubscribed ones race-check.)
     px_dcg_test(check_dcg_engine_np2_t2 2 2 "mpi;examples;concurrency" 600 CK_RUN_CASE=engine)
-    if(PX_SANITIZE STREQUAL "tsan") # one-thread ranks: the waiter holding MPI progress
-      px_dcg_test(check_dcg_engine_np3_t1 3 1 "mpi;examples;concurrency" 600 CK_RUN_CASE=engine)
-    endif()
   else()
     # Every tcase on 2 ranks of one thread; 4 of two (8 threads on CI's 2 cores) all but the
-    # "engine" one, whose paths the 2-rank runs of every engine kind take. (1 x 2 and 4 x 1 ran
-    # until session 25: each added a minute of CI and nothing the others lack.)
+    # "engine" one, whose paths the 2-rank runs of every engine kind take, and the pipelined
+    # CG's "numerics". (1 x 2 and 4 x 1 ran until session 25: each added a minute of CI and
+    # nothing the others lack.)
     px_dcg_test(check_dcg_np2_t1 2 1 "mpi;examples" 180)
-    px_dcg_test(check_dcg_np4_t2 4 2 "mpi;examples" 180 CK_EXCLUDE_TAGS=engine)
+    px_dcg_test(check_dcg_np4_t2 4 2 "mpi;examples" 180 "CK_EXCLUDE_TAGS=engine numerics")
     # One rank: the "grid" tcase (a partition of one part, a rank without neighbours); the
     # solver's variants there are the code the runs above take, less the messages. 2 ranks of
     # two threads: the "engine" tcase, as the other engine kinds below (its

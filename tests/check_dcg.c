@@ -42,7 +42,7 @@ static int nranks(void)
 }
 
 /* Usage errors come from argument parsing, before any thread runs: checked where ranks have
- * one thread (2 ranks, and TSan's 3: tests/cg.cmake), not again with two (CI time). */
+ * one thread (2 ranks: tests/cg.cmake), not again with two (CI time). */
 static int checks_usage(void)
 {
     return px_test_env_int("PX_NUM_THREADS", 1) == 1;
@@ -1108,15 +1108,24 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_interior_chunks_give_the_same_solve);
     tcase_add_test(tc, test_dcg_plain_dots_keep_the_iterations);
     tcase_add_test(tc, test_dcg_pipelined_bcsstk16_jacobi_matches_one_process);
-    tcase_add_test(tc, test_dcg_pipelined_stops_on_the_true_residual);
-    tcase_add_test(tc, test_dcg_pipelined_stagnates_past_the_attainable_accuracy);
     tcase_add_test(tc, test_dcg_cg_flag_misuse_exits_2);
     tcase_add_test(tc, test_dcg_one_thread_posts_the_sends_before_the_interior_rows);
     suite_add_tcase(s, tc);
+    /* The pipelined CG's own numerics (residual replacement, stagnation): properties of the
+     * recurrences, not of the split, so on 2 ranks only (tests/cg.cmake: the 4-rank run leaves
+     * it out, CK_EXCLUDE_TAGS). */
+    TCase *tn = tcase_create("numerics");
+    tcase_set_tags(tn, "numerics");
+    tcase_add_checked_fixture(tn, setup, teardown);
+    tcase_set_timeout(tn, 60);
+    tcase_add_test(tn, test_dcg_pipelined_stops_on_the_true_residual);
+    tcase_add_test(tn, test_dcg_pipelined_stagnates_past_the_attainable_accuracy);
+    suite_add_tcase(s, tn);
     /* The engine's paths (graph and push, the pipelined CG's ops pushed from inside ops, the
      * sampled clock ops, a rank's failure reaching the others): the tcase that the sanitizer
      * builds and the other engine kinds run (tests/cg.cmake, CK_RUN_CASE) and the 4-rank run
-     * leaves out (CK_EXCLUDE_TAGS), on solves small enough for ThreadSanitizer's pace. */
+     * leaves out (CK_EXCLUDE_TAGS) as the numerics, on solves small enough for ThreadSanitizer's
+     * pace. */
     TCase *te = tcase_create("engine");
     tcase_set_tags(te, "engine");
     tcase_add_checked_fixture(te, setup, teardown);

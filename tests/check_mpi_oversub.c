@@ -218,16 +218,20 @@ static void wait_gives_the_core_back(px_engine *e)
         MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
         atomic_store(&counting, rank == 0 && more);
     }
+    /* The wall clock starts before the barrier, which rank 1 leaves (and starts its LATE_MS)
+     * only after rank 0 entered it: the wait lasts LATE_MS at least, however late rank 0 is
+     * scheduled out of the barrier. The CPU time counts from after it (its polls excluded). */
+    const double t0 = MPI_Wtime();
     MPI_Barrier(MPI_COMM_WORLD);
-    const double c0 = cpu_seconds(), t0 = MPI_Wtime();
+    const double c0 = cpu_seconds();
     late_message(e, 12, LATE_MS * 1000L);
     const double wall = MPI_Wtime() - t0, cpu = cpu_seconds() - c0;
     if (rank == 0) {
         printf("rank 0: %d waits of %d us: %ld empty looks, %ld yields in them, %ld own yields "
                "(%ld straight after a yielding look); a wait of %.3f s: %.3f s CPU\n",
                waits, SHORT_US, empty_tests, lib_yields, own_yields, double_yields, wall, cpu);
-        CHECK(wall >= 0.9 * LATE_MS * 1e-3);
-        CHECK(empty_tests >= MIN_EMPTY); /* each message comes SHORT_US after its wait began */
+        CHECK(wall >= 0.99 * LATE_MS * 1e-3); /* 1 %: MPI_Wtime against nanosleep's clock */
+        CHECK(empty_tests >= MIN_EMPTY);      /* each message comes SHORT_US after its wait began */
         /* What the library did is what parex said it does (mpi_yield_when_idle). */
         CHECK(lib_yield ? lib_yields > 0 : lib_yields == 0);
         if (!spin) {

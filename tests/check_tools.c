@@ -924,7 +924,7 @@ START_TEST(test_kernel_timer_prints_table_at_finalize)
                   out);
     ck_assert_uint_eq(calls, 5);
     ck_assert(total > 0 && mean > 0 && max >= mean);
-    ck_assert(max * 1e-6 <= total + 1e-9);
+    ck_assert(max * 1e-6 <= total + 5e-7 + 1e-9); /* total printed to the us (%12.6f s) */
     ck_assert_msg(timer_row(out, "reduce", "kt_sum", &calls, &total, &mean, &max), "output: %s",
                   out);
     ck_assert_uint_eq(calls, 1);

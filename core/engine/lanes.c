@@ -188,10 +188,11 @@ static void *worker_main(void *arg)
     pxi_lane *l = w->lane;
     char name[32];
     snprintf(name, sizeof name, "px-%s%d-%d", lane_kind_name(l->kind), l->device_id, w->index);
-    pxi_os_thread_set_name(name);
     /* Start from the process's placement, not the creator's binding (the initializing thread
-     * is bound to one core as Threads rank 0). */
+     * is bound to one core as Threads rank 0); named after, so that whoever finds the thread
+     * by its name (check_placement) sees its placement. */
     pxi_os_affinity_apply_captured();
+    pxi_os_thread_set_name(name);
     pxi_trace_thread_name(name);
     const pxi_lane_ops *ops = l->ops;
     ops->enter(w);
