@@ -1077,16 +1077,25 @@ START_TEST(test_dcg_one_thread_posts_the_sends_before_the_interior_rows)
 }
 END_TEST
 
+/* A tcase of @p s named and tagged @p name (the ctests pick tcases by CK_RUN_CASE or
+ * CK_EXCLUDE_TAGS, tests/cg.cmake), each test in a fresh temporary folder. */
+static TCase *dcg_tcase(Suite *s, const char *name)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_tags(tc, name);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 static Suite *dcg_suite(void)
 {
     Suite *s = suite_create("dcg");
     /* What depends on how the rows are split over the ranks (the partitions, the process
      * grid, ranks with few rows or none coupled): the one tcase that the 3-rank run takes
      * (tests/cg.cmake, CK_RUN_CASE=grid), whose middle rank has two neighbours. */
-    TCase *tg = tcase_create("grid");
-    tcase_set_tags(tg, "grid"); /* each tcase is tagged with its name (CK_EXCLUDE_TAGS) */
-    tcase_add_checked_fixture(tg, setup, teardown);
-    tcase_set_timeout(tg, 60);
+    TCase *tg = dcg_tcase(s, "grid");
     tcase_add_test(tg, test_dcg_bcsstk16_jacobi_metis_matches_one_process);
     tcase_add_test(tg, test_dcg_bcsstk16_jacobi_block_matches_one_process);
     tcase_add_test(tg, test_dcg_hpcg_16_per_rank_matches_one_process);
@@ -1094,12 +1103,8 @@ static Suite *dcg_suite(void)
     tcase_add_test(tg, test_dcg_more_ranks_than_rows_fails_cleanly);
     tcase_add_test(tg, test_dcg_ranks_without_neighbours_or_interior_rows_match_one_process);
     tcase_add_test(tg, test_dcg_iterations_do_not_depend_on_the_partition);
-    suite_add_tcase(s, tg);
     /* The solver's variants and its command line, on the same partitions. */
-    TCase *tc = tcase_create("distributed");
-    tcase_set_tags(tc, "distributed");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 60);
+    TCase *tc = dcg_tcase(s, "distributed");
     tcase_add_test(tc, test_dcg_staging_path_matches_one_process);
     tcase_add_test(tc, test_dcg_bad_partition_flag_exits_2);
     tcase_add_test(tc, test_dcg_indefinite_matrix_is_a_breakdown_on_every_rank);
@@ -1110,33 +1115,24 @@ static Suite *dcg_suite(void)
     tcase_add_test(tc, test_dcg_pipelined_bcsstk16_jacobi_matches_one_process);
     tcase_add_test(tc, test_dcg_cg_flag_misuse_exits_2);
     tcase_add_test(tc, test_dcg_one_thread_posts_the_sends_before_the_interior_rows);
-    suite_add_tcase(s, tc);
     /* The pipelined CG's own numerics (residual replacement, stagnation): properties of the
      * recurrences, not of the split, so on 2 ranks only (tests/cg.cmake: the 4-rank run leaves
      * it out, CK_EXCLUDE_TAGS). */
-    TCase *tn = tcase_create("numerics");
-    tcase_set_tags(tn, "numerics");
-    tcase_add_checked_fixture(tn, setup, teardown);
-    tcase_set_timeout(tn, 60);
+    TCase *tn = dcg_tcase(s, "numerics");
     tcase_add_test(tn, test_dcg_pipelined_stops_on_the_true_residual);
     tcase_add_test(tn, test_dcg_pipelined_stagnates_past_the_attainable_accuracy);
-    suite_add_tcase(s, tn);
     /* The engine's paths (graph and push, the pipelined CG's ops pushed from inside ops, the
      * sampled clock ops, a rank's failure reaching the others): the tcase that the sanitizer
      * builds and the other engine kinds run (tests/cg.cmake, CK_RUN_CASE) and the 4-rank run
      * leaves out (CK_EXCLUDE_TAGS) as the numerics, on solves small enough for ThreadSanitizer's
      * pace. */
-    TCase *te = tcase_create("engine");
-    tcase_set_tags(te, "engine");
-    tcase_add_checked_fixture(te, setup, teardown);
-    tcase_set_timeout(te, 60);
+    TCase *te = dcg_tcase(s, "engine");
     tcase_add_test(te, test_dcg_graph_equals_push_hpcg_16);
     tcase_add_test(te, test_dcg_pipelined_hpcg_matches_plain);
     tcase_add_test(te, test_dcg_clock_sampling_keeps_the_solve);
     tcase_add_test(te, test_dcg_one_rank_failing_alone_aborts_the_job);
     tcase_add_test(te, test_dcg_one_rank_failing_to_record_fails_every_rank);
     tcase_add_test(te, test_dcg_pipelined_start_failing_on_one_rank_fails_every_rank);
-    suite_add_tcase(s, te);
     return s;
 }
 
