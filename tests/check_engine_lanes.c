@@ -199,15 +199,23 @@ START_TEST(test_ops_measured_cheap_run_on_the_pusher)
     px_var *v[64];
     inl_vars(e, v);
     static inl_arg args[INL_OPS];
-    inl_push(e, v, args, 0, INL_OPS);
-    int on_pusher = inl_on_pusher(INL_OPS / 2, INL_OPS);
-    if (kind_under_test() == PX_ENGINE_NAIVE)
+    const int naive = kind_under_test() == PX_ENGINE_NAIVE;
+    /* The first samples (one run in 64 is timed) teach the engine that inl_fn is cheap; from
+     * then on a ready op runs at push. A preempted sample sends up to ~1,000 ops back to the
+     * worker (its average decays 1/4 per sample), hence the loose bound, and on a loaded
+     * machine (TSan, 3 threads on 2 cores, another test beside) two such samples in one batch
+     * can happen: up to three batches, one of which must pass. With the rule off none runs at
+     * push (test_inline_ns_zero_keeps_cheap_ops_on_workers). */
+    int on_pusher = 0;
+    for (int batch = 0; batch < 3; ++batch) {
+        inl_push(e, v, args, 0, INL_OPS);
+        on_pusher = inl_on_pusher(INL_OPS / 2, INL_OPS);
+        if (naive || on_pusher > INL_OPS / 16)
+            break;
+    }
+    if (naive)
         ck_assert_int_eq(on_pusher, INL_OPS / 2); /* naive runs everything at push */
     else
-        /* The first samples (one run in 64 is timed) teach the engine that inl_fn is cheap;
-         * from then on a ready op runs at push. A preempted sample sends up to ~1,000 ops back
-         * to the worker (its average decays 1/4 per sample), hence the loose bound; with the
-         * rule off none runs at push (test_inline_ns_zero_keeps_cheap_ops_on_workers). */
         ck_assert_msg(on_pusher > INL_OPS / 16, "only %d of the last %d cheap ops ran at push",
                       on_pusher, INL_OPS / 2);
     inl_done(e, v);

@@ -668,7 +668,10 @@ static int run_finalize_mode(int argc, char **argv)
     int r = -1, s = rank;
     px_engine *e = px_engine_default();
     test_mpi_finalize_refuses_a_queued_op(e);
-    CHECK_RC(px_mpi_set_drain_timeout_ms(200), PX_OK);
+    /* 500 ms: the left neighbour's send must be posted within the drain, and a rank of 3 on 2
+     * cores under TSan beside another test can be scheduled out for a good part of 200 ms
+     * (session 27). */
+    CHECK_RC(px_mpi_set_drain_timeout_ms(500), PX_OK);
     /* The ranks start the drain together: the first test takes a rank-dependent time, and a
      * rank 200 ms ahead of its left neighbour (TSan, 3 ranks on 2 cores of a slow VM, session
      * 24) reached its drain deadline before the matching send was posted. */
