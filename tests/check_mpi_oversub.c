@@ -189,11 +189,19 @@ static double cpu_seconds(void)
     return (double)c.tv_sec + 1e-9 * (double)c.tv_nsec;
 }
 
+static double thread_cpu_seconds(void)
+{
+    struct timespec c;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+    return (double)c.tv_sec + 1e-9 * (double)c.tv_nsec;
+}
+
 /* Rank 0 waits for late messages from rank 1: SHORT_WAITS or more of SHORT_US, during which its
  * waiter (holding progress when oversubscribed) yields once per empty look: inside the library's
  * test where that test yields (exactly where parex logged so), never again before its next
  * look; by itself where it does not. Then one of LATE_MS, over which its CPU time stays below
- * a third of the wait. PX_WAIT_POLICY=active asks for spinning: only the values are checked. */
+ * a third of the wait (in one of up to 3 tries). PX_WAIT_POLICY=active asks for spinning: only the
+ * values are checked. */
 static void wait_gives_the_core_back(px_engine *e)
 {
     if (nranks < 2)
@@ -220,16 +228,34 @@ static void wait_gives_the_core_back(px_engine *e)
     }
     /* The wall clock starts before the barrier, which rank 1 leaves (and starts its LATE_MS)
      * only after rank 0 entered it: the wait lasts LATE_MS at least, however late rank 0 is
-     * scheduled out of the barrier. The CPU time counts from after it (its polls excluded). */
-    const double t0 = MPI_Wtime();
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double c0 = cpu_seconds();
-    late_message(e, 12, LATE_MS * 1000L);
-    const double wall = MPI_Wtime() - t0, cpu = cpu_seconds() - c0;
+     * scheduled out of the barrier. The CPU time counts from after it (its polls excluded).
+     * Past the spin budget the waiter sleeps 50-250 us between looks, and each wake-up costs
+     * more while other tests load the machine (0.12 s of CPU over 0.3 s once in CI, beside 2
+     * spinning ranks; 0.02-0.03 s otherwise): a wait over the bound is waited again, up to 3
+     * times, where a waiter that spins would take the whole wait every time. */
+    double wall = 0, cpu = 0, waiter = 0;
+    for (int attempt = 1;; ++attempt) {
+        const double t0 = MPI_Wtime();
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double c0 = cpu_seconds(), w0 = thread_cpu_seconds();
+        late_message(e, 12, LATE_MS * 1000L);
+        wall = MPI_Wtime() - t0;
+        cpu = cpu_seconds() - c0;
+        waiter = thread_cpu_seconds() - w0;
+        int again = rank == 0 && !spin && cpu >= wall / 3 && attempt < 3;
+        MPI_Bcast(&again, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (!again)
+            break;
+        if (rank == 0)
+            printf("rank 0: a wait of %.3f s took %.3f s CPU (%.3f s the waiter's): once more\n",
+                   wall, cpu, waiter);
+    }
     if (rank == 0) {
         printf("rank 0: %d waits of %d us: %ld empty looks, %ld yields in them, %ld own yields "
-               "(%ld straight after a yielding look); a wait of %.3f s: %.3f s CPU\n",
-               waits, SHORT_US, empty_tests, lib_yields, own_yields, double_yields, wall, cpu);
+               "(%ld straight after a yielding look); a wait of %.3f s: %.3f s CPU (%.3f s the "
+               "waiter's)\n",
+               waits, SHORT_US, empty_tests, lib_yields, own_yields, double_yields, wall, cpu,
+               waiter);
         CHECK(wall >= 0.99 * LATE_MS * 1e-3); /* 1 %: MPI_Wtime against nanosleep's clock */
         CHECK(empty_tests >= MIN_EMPTY);      /* each message comes SHORT_US after its wait began */
         /* What the library did is what parex said it does (mpi_yield_when_idle). */
