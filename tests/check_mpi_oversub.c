@@ -182,17 +182,12 @@ static void late_message(px_engine *e, int tag, long late_us)
     }
 }
 
-static double cpu_seconds(void)
+/* CPU seconds on @p clock: the process's (CLOCK_PROCESS_CPUTIME_ID) or the calling thread's
+ * (CLOCK_THREAD_CPUTIME_ID). */
+static double cpu_seconds(clockid_t clock)
 {
     struct timespec c;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
-    return (double)c.tv_sec + 1e-9 * (double)c.tv_nsec;
-}
-
-static double thread_cpu_seconds(void)
-{
-    struct timespec c;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+    clock_gettime(clock, &c);
     return (double)c.tv_sec + 1e-9 * (double)c.tv_nsec;
 }
 
@@ -237,11 +232,12 @@ static void wait_gives_the_core_back(px_engine *e)
     for (int attempt = 1;; ++attempt) {
         const double t0 = MPI_Wtime();
         MPI_Barrier(MPI_COMM_WORLD);
-        const double c0 = cpu_seconds(), w0 = thread_cpu_seconds();
+        const double c0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID),
+                     w0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
         late_message(e, 12, LATE_MS * 1000L);
         wall = MPI_Wtime() - t0;
-        cpu = cpu_seconds() - c0;
-        waiter = thread_cpu_seconds() - w0;
+        cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        waiter = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - w0;
         int again = rank == 0 && !spin && cpu >= wall / 3 && attempt < 3;
         MPI_Bcast(&again, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (!again)
