@@ -47,6 +47,13 @@ void pxi_free(void *p)
     free(p);
 }
 
+void pxi_alloc_thread_warm(void)
+{
+    /* volatile: a malloc whose block is freed unread may be elided by the compiler */
+    void *volatile p = malloc(64);
+    free(p);
+}
+
 void *pxi_malloc_aligned(size_t bytes, size_t align)
 {
     if (should_fail())

@@ -19,6 +19,12 @@ void pxi_free(void *p);
  * unique block. NULL on failure or when rounding bytes up to the alignment overflows. */
 void *pxi_malloc_aligned(size_t bytes, size_t align);
 void pxi_free_aligned(void *p);
+/* Give the calling thread its C library arena and cache now, with one malloc and free that
+ * bypass the test hook (pxi_alloc_count does not see them): glibc makes a thread's arena (an
+ * mmap, an mprotect) and its tcache (a page fault) at the thread's first malloc, which would
+ * otherwise fall in its first op. Threads the runtime starts call it in their preamble
+ * (base/wait.h, start gates). */
+void pxi_alloc_thread_warm(void);
 /* strdup through pxi_malloc. */
 char *pxi_strdup(const char *s);
 

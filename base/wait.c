@@ -1,6 +1,8 @@
 /* base/wait.c - spin-then-sleep waits, the spin budget and its policy (see base/wait.h). */
 #include "base/wait.h"
 
+#include <stddef.h>
+
 #include "base/os.h"
 
 /* Polls between two clock reads while spinning: a clock read costs ~20 ns, a pause 10-40 ns,
@@ -257,4 +259,29 @@ void pxi_wait_event_until(pxi_wait_event *ev, int (*ready)(const void *arg), con
     /* relaxed: the count only decides whether notifiers make a system call; a stale nonzero
      * costs one spare wake. */
     atomic_fetch_sub_explicit(&ev->sleepers, 1, memory_order_relaxed);
+}
+
+/* ---- start gates ---------------------------------------------------------------------------- */
+
+void pxi_start_gate_pass(pxi_start_gate *g)
+{
+    atomic_fetch_add_explicit(&g->passed, 1, memory_order_seq_cst);
+    pxi_wait_event_notify(&g->ev, 0);
+}
+
+typedef struct gate_wait {
+    pxi_start_gate *g;
+    int n;
+} gate_wait;
+
+static int gate_open(const void *arg)
+{
+    const gate_wait *w = arg;
+    return atomic_load_explicit(&w->g->passed, memory_order_seq_cst) >= w->n;
+}
+
+void pxi_start_gate_wait(pxi_start_gate *g, int n)
+{
+    gate_wait w = {g, n};
+    pxi_wait_event_until(&g->ev, gate_open, &w, 0, NULL, 0);
 }

@@ -165,6 +165,33 @@ static inline int pxi_wait_event_sleepers(pxi_wait_event *ev)
 /* Wake up to @n sleepers (n <= 0: all) unconditionally. */
 void pxi_wait_event_wake(pxi_wait_event *ev, int n);
 
+/* ---- start gates ---------------------------------------------------------------------------- */
+
+/* A thread that starts others (an engine's lane workers, the MPI progress thread) waits at a
+ * gate until each has run its preamble: its placement, its name and its C library arena
+ * (pxi_alloc_thread_warm). Without the wait that preamble runs whenever the new thread first
+ * gets a core, which on a rank bound to one core is when the creator first blocks: in its first
+ * op, then (page-table changes and page faults, tens of microseconds each on a VM that makes
+ * them dear; bench/RESULTS.md, session 28). libgomp's team start and Kokkos::initialize wait
+ * for their threads the same way. The gate must outlive the wait and the passes. */
+typedef struct pxi_start_gate {
+    atomic_int passed;
+    pxi_wait_event ev;
+} pxi_start_gate;
+
+static inline void pxi_start_gate_init(pxi_start_gate *g)
+{
+    atomic_init(&g->passed, 0);
+    pxi_wait_event_init(&g->ev);
+}
+
+/* The started thread, once, at the end of its preamble (release: the creator sees it). */
+void pxi_start_gate_pass(pxi_start_gate *g);
+
+/* The creator: sleep (no spin: the threads it waits for may need its core) until @n threads
+ * have passed @g since its init. */
+void pxi_start_gate_wait(pxi_start_gate *g, int n);
+
 /* After making a waiter's condition true: a seq_cst fence (the Dekker pair of the waiter's
  * seq_cst sleeper increment and re-check), then a wake of up to @n sleepers only when there
  * are any, so nobody asleep costs no system call. */

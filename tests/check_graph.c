@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "check_engine_common.h"
 
 static size_t env_size(const char *name, size_t dflt)
@@ -228,6 +229,50 @@ static int read_count_fn(const px_run_context *rc, void *arg)
     atomic_fetch_add((atomic_int *)arg, 1);
     return PX_OK;
 }
+
+/* px_graph_end prepares the first launch's ops (graph_launch.c, pxi_graph_prepare): the first
+ * launch allocates nothing, as later ones, which reuse what earlier ones left. */
+START_TEST(test_first_launch_allocates_nothing)
+{
+    px_engine *e = px_engine_create(kind_under_test(), 2);
+    ck_assert_ptr_nonnull(e);
+    enum { NVAR = 4, NOP = 24 };
+    px_var *v[NVAR];
+    uint64_t x[NVAR] = {0};
+    mix_arg a[NOP];
+    for (int i = 0; i < NVAR; ++i)
+        v[i] = px_var_new(e);
+    ck_assert_int_eq(px_graph_begin(e), PX_OK);
+    for (int k = 0; k < NOP; ++k) {
+        const int w = k % NVAR, r = (k * 3 + 1) % NVAR;
+        a[k] = (mix_arg){&x[w], r == w ? NULL : &x[r], (uint64_t)k};
+        ck_assert_int_eq(px_engine_push_sync(e, mix_fn, &a[k], CPU, r == w ? NULL : &v[r],
+                                             r == w ? 0 : 1, &v[w], 1, PX_FN_NORMAL, 0, "mix"),
+                         PX_OK);
+    }
+    px_graph *g = NULL;
+    ck_assert_int_eq(px_graph_end(e, &g), PX_OK);
+    uint64_t expect[NVAR] = {0};
+    for (int launch = 0; launch < 3; ++launch) {
+        for (int k = 0; k < NOP; ++k) { /* the serial order */
+            const int w = k % NVAR, r = (k * 3 + 1) % NVAR;
+            expect[w] = expect[w] * 31u + (uint64_t)k + (r == w ? 0u : expect[r]);
+        }
+        const uint64_t c0 = pxi_alloc_count();
+        ck_assert_int_eq(px_graph_launch(g), PX_OK);
+        ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+        const uint64_t c1 = pxi_alloc_count();
+        ck_assert_msg(c1 == c0, "launch %d: %llu allocations", launch,
+                      (unsigned long long)(c1 - c0));
+        for (int i = 0; i < NVAR; ++i)
+            ck_assert(x[i] == expect[i]);
+    }
+    ck_assert_int_eq(px_graph_destroy(g), PX_OK);
+    for (int i = 0; i < NVAR; ++i)
+        ck_assert_int_eq(px_var_delete(e, v[i]), PX_OK);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+}
+END_TEST
 
 START_TEST(test_kernel_op_recorded_runs_each_launch)
 {
@@ -743,6 +788,7 @@ static Suite *graph_suite(void)
     tcase_add_test(tc, test_random_dag_launch_equals_serial_order);
     tcase_add_test(tc, test_launches_interleave_with_pushes_in_order);
     tcase_add_test(tc, test_kernel_op_recorded_runs_each_launch);
+    tcase_add_test(tc, test_first_launch_allocates_nothing);
     tcase_add_test(tc, test_failure_inside_graph_skips_dependents_and_marks_vars);
     tcase_add_test(tc, test_launch_failures_do_not_leak_into_next_launch);
     tcase_add_test(tc, test_misuse_gives_clear_statuses);

@@ -387,6 +387,40 @@ START_TEST(test_threads_parex_creates_have_the_documented_masks)
 }
 END_TEST
 
+/* Engine workers named now (a worker names itself in its start-up, before the start gate). */
+static int count_engine_workers(const char *name, const cpu_set_t *mask, void *arg)
+{
+    (void)mask;
+    if (strncmp(name, "px-cpu", 6) == 0 || strncmp(name, "px-prio", 7) == 0 ||
+        strncmp(name, "px-io", 5) == 0)
+        ++*(int *)arg;
+    return 0;
+}
+
+START_TEST(test_an_engine_s_workers_have_started_when_create_returns)
+{
+    /* Documented (parex/engine.h, px_engine_create): it returns once every worker has run its
+     * start-up (placement, name, arena). Counted once, without looking again: 4 CPU workers,
+     * 2 priority workers (half as many) and an IO worker, all named and with the process's
+     * mask (check_one) at create's return. Before the start gates a worker named itself
+     * whenever it first got a processor, often after create returned. */
+    int before = 0, after = 0;
+    ck_assert(pxt_each_thread(count_engine_workers, &before));
+    for (int round = 0; round < 3; ++round) {
+        px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 4);
+        ck_assert_ptr_nonnull(e);
+        after = 0;
+        ck_assert(pxt_each_thread(count_engine_workers, &after));
+        census c = {.bound = pxi_threads_pu_of_rank(space, 0) >= 0};
+        ck_assert(pxt_each_thread(check_one, &c));
+        ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+        ck_assert_msg(after - before == 4 + 2 + 1,
+                      "round %d: %d engine workers named at create's return, 7 expected", round,
+                      after - before);
+    }
+}
+END_TEST
+
 static void *report_mask(void *arg)
 {
     cpu_set_t *m = arg;
@@ -434,6 +468,7 @@ int main(void)
         tc, test_a_large_deep_copy_async_on_a_1_rank_instance_is_done_on_return_from_any_thread);
     tcase_add_test(tc, test_engine_kernel_ops_placed_on_instances_run_on_the_instances_cores);
     tcase_add_test(tc, test_threads_parex_creates_have_the_documented_masks);
+    tcase_add_test(tc, test_an_engine_s_workers_have_started_when_create_returns);
     tcase_add_test(
         tc, test_user_threads_made_after_initialize_inherit_rank_0s_core_and_get_theirs_back);
     suite_add_tcase(s, tc);

@@ -312,7 +312,8 @@ struct pxi_lane {
     int throttle_at;
     pxi_engine *e;
     const pxi_lane_ops *ops;
-    pxi_wait_event wake; /* idle workers sleep here; an enqueue wakes one when needed */
+    pxi_wait_event wake;    /* idle workers sleep here; an enqueue wakes one when needed */
+    pxi_start_gate started; /* pxi_lane_create returns once every worker passed it */
     atomic_int stop;
     int64_t spin_ns; /* idle workers poll this long before sleeping (base/wait.h) */
     /* Workers polling: an enqueue they will see needs no wake. On its own line: every idle

@@ -128,6 +128,12 @@ struct grun {
 px_graph *pxi_graph_alloc(pxi_engine *e);
 /* Free @g: its runs, its ops' cleanups (while the engine lives) and its memory. */
 void pxi_graph_free(px_graph *g);
+/* graph_launch.c: give @g (built, not yet published) the run its first launch takes, as later
+ * launches find the runs earlier ones left, so that the first launch costs what they do: a
+ * run is a few allocations and the first touch of every op block (18-28 us of a 20-op graph's
+ * first launch on the test VM; bench/RESULTS.md, session 28). Out of memory here is no error:
+ * the first launch then makes its run, or reports it. */
+void pxi_graph_prepare(px_graph *g);
 /* PX_EFAULT / PX_EINVAL (logged with @caller) unless @g is a live graph. */
 PX_NODISCARD int pxi_graph_check(const px_graph *g, const char *caller);
 /* Free one run (a launch's per-op state). */

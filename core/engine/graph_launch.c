@@ -386,6 +386,15 @@ static void launch_finished(pxi_opr *o, int status)
     run_release(o->arg);
 }
 
+void pxi_graph_prepare(px_graph *g)
+{
+    grun *run = g->n_nodes > 0 ? run_create(g) : NULL;
+    if (!run)
+        return;
+    run->next_free = g->free_runs; /* g is not published yet: no lock needed, none taken */
+    g->free_runs = run;
+}
+
 int px_graph_launch(px_graph *g)
 {
     static const char caller[] = "px_graph_launch";

@@ -535,6 +535,7 @@ int px_graph_end(px_engine *e, px_graph **out)
         return rc;
     }
     rec_free(r);
+    pxi_graph_prepare(g);
     atomic_store_explicit(&g->magic, GRAPH_MAGIC_LIVE, memory_order_release);
     *out = g;
     return PX_OK;

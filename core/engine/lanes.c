@@ -194,6 +194,7 @@ static void *worker_main(void *arg)
     pxi_os_affinity_apply_captured();
     pxi_os_thread_set_name(name);
     pxi_trace_thread_name(name);
+    pxi_alloc_thread_warm();
     const pxi_lane_ops *ops = l->ops;
     ops->enter(w);
     /* On one processor (or all of them the Threads pool's) nothing else drives MPI progress
@@ -209,6 +210,7 @@ static void *worker_main(void *arg)
             w->stream = NULL;
         }
     }
+    pxi_start_gate_pass(&l->started);
     for (;;) {
         pxi_opr *o = ops->take_local();
         if (!o)
@@ -261,6 +263,7 @@ int pxi_lane_create(pxi_engine *e, const pxi_lane_ops *ops, pxi_lane_kind kind, 
     l->ops = ops;
     atomic_init(&l->n_queued, 0);
     pxi_wait_event_init(&l->wake);
+    pxi_start_gate_init(&l->started);
     /* Throttled only when the lane's own workers outnumber the CPUs. The pusher is not counted:
      * it usually pushes and then waits (asleep), and counting it throttled every 2-worker lane
      * on 2 cores to a 1 us spin, so each handed-off op cost a futex wake-up: 88 -> 162 ns per
@@ -291,6 +294,7 @@ int pxi_lane_create(pxi_engine *e, const pxi_lane_ops *ops, pxi_lane_kind kind, 
             return PX_ENOMEM;
         }
     }
+    pxi_start_gate_wait(&l->started, n_workers);
     *out = l;
     return PX_OK;
 }

@@ -109,8 +109,9 @@ int pxi_mpi_complete_at_post(pxi_mpi_msg *m);
  * every launch's allreduce after the last one's completion, so that its request is never in
  * use when a launch posts: a persistent collective matches only persistent ones, so the
  * application promises that every rank records its matching allreduces alike, and a rank that
- * cannot must fail rather than post an MPI_Iallreduce. PX_OK, or PX_ENOMEM for an allreduce's
- * slot (logged). Thread-safe. */
+ * cannot must fail rather than post an MPI_Iallreduce. The first slot also sets the MPI_Finalize
+ * hook (mpi_persist.c). PX_OK; PX_ENOMEM for an allreduce's slot; PX_EMPI when the hook cannot
+ * be set (both logged). Thread-safe. */
 int pxi_mpi_persist_attach(pxi_mpi_msg *m, int writes_var, const char *caller);
 
 /* Set whether allreduces recorded from now on get a slot (@on 0 or 1;

@@ -16,11 +16,11 @@
  * leaks it). A cancelled request is inactive and valid, and is released as a completed one.
  *
  * Finalize: MPI requires every request freed before MPI_Finalize, and a graph may outlive it
- * (destroyed later, or never). The slots that hold a request are listed here, and the first
- * one's creation sets an attribute on MPI_COMM_SELF whose delete callback frees the listed
- * inactive requests: MPI_Finalize deletes MPI_COMM_SELF's attributes first (MPI 2.2, 8.7.1),
- * whether parex (px_mpi_finalize) or the application calls it. PETSc hooks its own
- * finalization the same way.
+ * (destroyed later, or never). The slots that hold a request are listed here, and an attribute
+ * on MPI_COMM_SELF, set when the first slot is attached (at recording), has a delete callback
+ * that frees the listed inactive requests: MPI_Finalize deletes MPI_COMM_SELF's attributes first
+ * (MPI 2.2, 8.7.1), whether parex (px_mpi_finalize) or the application calls it. PETSc hooks its
+ * own finalization the same way.
  *
  * Layering: below mpi.c, beside mpi_progress.c; calls MPI only.
  */
@@ -139,6 +139,17 @@ int pxi_mpi_persist_attach(pxi_mpi_msg *m, int writes_var, const char *caller)
         /* The other ranks' matching allreduce may be persistent: this one must be too. */
         PXI_ERROR("%s: out of memory recording a persistent allreduce", caller);
         return PX_ENOMEM;
+    }
+    /* The finalize hook now, at recording, rather than in the first launch's post: the
+     * first MPI_Comm_set_attr builds Open MPI's attribute table, 25-30 us of the first
+     * iteration on the test VM (bench/RESULTS.md, session 28). */
+    pthread_mutex_lock(&g.lock);
+    const int err = hook_finalize();
+    pthread_mutex_unlock(&g.lock);
+    if (err != MPI_SUCCESS) {
+        pxi_free(p);
+        pxi_mpi_log_error(caller, err);
+        return PX_EMPI;
     }
     p->req = MPI_REQUEST_NULL;
     atomic_init(&p->busy, 0);

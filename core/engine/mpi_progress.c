@@ -64,6 +64,7 @@ static struct {
     atomic_int n_closing;
     atomic_int stop;
     pxi_wait_event wake;
+    pxi_start_gate started; /* start_locked returns once the thread passed it */
     struct {
         px_engine *e;
         int64_t deadline_ns;
@@ -589,6 +590,8 @@ static void *progress_main(void *arg)
     pxi_os_affinity_apply_captured();
     pxi_os_thread_set_name("px-mpi-progress");
     pxi_trace_thread_name("px-mpi-progress");
+    pxi_alloc_thread_warm();
+    pxi_start_gate_pass(&g.started);
     int64_t budget_ns = pxi_wait_spin_ns(1, 0);
     int64_t last_ns = pxi_os_now_ns(), step_ns = PXI_POLL_SLEEP_MIN_NS;
     for (;;) {
@@ -647,15 +650,18 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
-/* Start the progress thread unless it runs; under g.lock. PX_OK, or PX_ENOMEM (the caller
- * logs it). */
+/* Start the progress thread unless it runs, and wait until it has run its preamble (base/wait.h,
+ * start gates: the preamble takes no lock, so the wait under g.lock is safe); under g.lock.
+ * PX_OK, or PX_ENOMEM (the caller logs it). */
 static int start_locked(void)
 {
     if (atomic_load_explicit(&g.running, memory_order_relaxed))
         return PX_OK;
     atomic_store_explicit(&g.stop, 0, memory_order_relaxed);
+    pxi_start_gate_init(&g.started);
     if (pthread_create(&g.thread, NULL, progress_main, NULL) != 0)
         return PX_ENOMEM;
+    pxi_start_gate_wait(&g.started, 1);
     atomic_store_explicit(&g.running, 1, memory_order_relaxed);
     return PX_OK;
 }

@@ -240,7 +240,7 @@ PX_REDUCE(cg_diag_inv, rowop_args, double, i, a, acc)
         *acc = d;
 }
 
-/* x = 0, r = b, p = M^-1 b; folds r.p (= r.M^-1 r). */
+/* x = 0, r = b, p = M^-1 b, ap = 0 (its first touch: init_args); folds r.p (= r.M^-1 r). */
 PX_REDUCE(cg_init, init_args, double, i, a, acc)
 {
     const double bi = a->b[i];
@@ -248,6 +248,7 @@ PX_REDUCE(cg_init, init_args, double, i, a, acc)
     a->x[i] = 0.0;
     a->r[i] = bi;
     a->p[i] = zi;
+    a->ap[i] = 0.0;
     *acc += bi * zi;
 }
 
@@ -409,6 +410,7 @@ static int solve_with(const cg_matrix *A, const cg_options *o, cg_result *res, c
     ia.x = x;
     ia.r = r;
     ia.p = p;
+    ia.ap = ap;
     double rz = 0.0;
     CG_TRY(px_parallel_reduce(s, "cg_init", all, &cg_init, &ia, sizeof ia, &px_sum_f64, &rz));
     double rr = bb;

@@ -89,7 +89,7 @@ PX_REDUCE(cg_update_r_pair_dd, update_r_args, cg_dd2, i, a, acc)
     cg_dd_add(&acc->rr, ri * ri);
 }
 
-/* cg.c's cg_init (x = 0, r = b, p = M^-1 b) folding r.p compensated. */
+/* cg.c's cg_init (x = 0, r = b, p = M^-1 b, ap = 0) folding r.p compensated. */
 PX_REDUCE(cg_init_dd, init_args, cg_dd, i, a, acc)
 {
     const double bi = a->b[i];
@@ -97,6 +97,7 @@ PX_REDUCE(cg_init_dd, init_args, cg_dd, i, a, acc)
     a->x[i] = 0.0;
     a->r[i] = bi;
     a->p[i] = zi;
+    a->ap[i] = 0.0;
     cg_dd_add(acc, bi * zi);
 }
 

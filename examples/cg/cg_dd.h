@@ -76,7 +76,7 @@ extern const px_reducer cg_dd2_sum;
  * Each computes what its cg_kernels.h namesake does and folds its sum(s) as cg_dd (cg_dd2
  * for the pair {r.M^-1 r, r.r}). */
 extern const px_kernel cg_dot_dd;           /* [dot_args]      u.v */
-extern const px_kernel cg_init_dd;          /* [init_args]     x=0 r=b p=M^-1 b, r.p */
+extern const px_kernel cg_init_dd;          /* [init_args]     x=0 r=b p=M^-1 b ap=0, r.p */
 extern const px_kernel cg_spmv_dot_dd;      /* [spmv_args]     ap = A p, p.ap (host: 4 rows) */
 extern const px_kernel cg_spmv_dot_dd_row;  /* [spmv_args]     the same, one row an index */
 extern const px_kernel cg_update_r_dd;      /* [update_r_args] r -= alpha ap, r.r */

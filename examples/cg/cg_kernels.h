@@ -29,6 +29,11 @@ typedef struct {
     const double *b;
     const double *dinv; /* NULL: no preconditioner */
     double *x, *r, *p;
+    /* zeroed, so that its pages are first touched here, before the iteration loop, by the rank
+     * whose rows they are (the same static policy as the SpMV that writes it), and not by the
+     * first SpMV: a page fault took about 15 us on the test VM, 8 of them a quarter of the
+     * first iteration at 16^3 a rank (bench/RESULTS.md, session 28) */
+    double *ap;
 } init_args;
 
 typedef struct {
@@ -67,7 +72,7 @@ extern const px_reducer cg_pair_sum;
 /* The kernels (defined in cg.c; comments there). Args in brackets. */
 extern const px_kernel cg_row_sum;          /* [rowop_args]  y = A * ones */
 extern const px_kernel cg_diag_inv;         /* [rowop_args]  y = 1 / diag, min diag (double) */
-extern const px_kernel cg_init;             /* [init_args]   x=0 r=b p=M^-1 b, r.p */
+extern const px_kernel cg_init;             /* [init_args]   x=0 r=b p=M^-1 b ap=0, r.p */
 extern const px_kernel cg_dot;              /* [dot_args]    u.v */
 extern const px_kernel cg_spmv_dot;         /* [spmv_args]   ap = A p, p.ap */
 extern const px_kernel cg_spmv_dot_row;     /* [spmv_args]   the same (device, reference) */

@@ -853,6 +853,7 @@ static int setup(dcg *d, const cg_options *o, double *bnorm, double *rz)
     ia.x = d->x;
     ia.r = d->r;
     ia.p = d->p;
+    ia.ap = d->ap;
     return global_dot(d, "cg_init", &cg_init_dd, &cg_init, &ia, sizeof ia, rz);
 }
 

@@ -213,6 +213,13 @@ PX_API px_engine *px_engine_default(void);
  * engine whose process has its Threads pool on every processor lets a waiting thread run the ops
  * and test the MPI requests itself (see "Where an op runs" above); a size given here or in
  * PX_CPU_WORKER_NTHREADS keeps the ops on the workers while a thread waits.
+ *
+ * It returns once every worker it starts has run its start-up (placed on the process's
+ * processors, named px-cpu/px-prio/px-io, its C library arena made), as libgomp's team start
+ * and Kokkos::initialize wait for their threads: otherwise, on a process bound to one core,
+ * that start-up ran in the first ops, when the creating thread first let a worker have the core
+ * (bench/RESULTS.md, session 28). The MPI progress thread, started at the first MPI push, is
+ * waited for the same way. A device lane made later (at its first op) waits for its worker too.
  * @return the engine, or NULL (logged) when the runtime is not initialized, @p kind is
  *         unknown, @p cpu_workers is out of range, or memory or threads ran out.
  * Thread-safe. Destroy it with px_engine_destroy; px_finalize waits for (with a warning)
