@@ -18,13 +18,6 @@
 #define MPI_CHECK_PROG "check_mpi_args"
 #include "mpi_check.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int mark_fn(const px_run_context *rc, void *arg)
 {
     (void)rc;

@@ -182,15 +182,6 @@ static void late_message(px_engine *e, int tag, long late_us)
     }
 }
 
-/* CPU seconds on @p clock: the process's (CLOCK_PROCESS_CPUTIME_ID) or the calling thread's
- * (CLOCK_THREAD_CPUTIME_ID). */
-static double cpu_seconds(clockid_t clock)
-{
-    struct timespec c;
-    clock_gettime(clock, &c);
-    return (double)c.tv_sec + 1e-9 * (double)c.tv_nsec;
-}
-
 /* Rank 0 waits for late messages from rank 1: SHORT_WAITS or more of SHORT_US, during which its
  * waiter (holding progress when oversubscribed) yields once per empty look: inside the library's
  * test where that test yields (exactly where parex logged so), never again before its next

@@ -35,6 +35,23 @@ static int rank, nranks, failures;
         }                                                                                          \
     } while (0)
 
+/* Wall-clock seconds (CLOCK_MONOTONIC), for timed waits and bounds. */
+static inline double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU seconds on @p clock: the process's (CLOCK_PROCESS_CPUTIME_ID, every thread's, parex's
+ * and MPI's included) or the calling thread's (CLOCK_THREAD_CPUTIME_ID). */
+static inline double cpu_seconds(clockid_t clock)
+{
+    struct timespec c;
+    clock_gettime(clock, &c);
+    return (double)c.tv_sec + 1e-9 * (double)c.tv_nsec;
+}
+
 /* Log capture: bad-input and failure tests check that the library said why. The last
  * error-level message (an engine's warn-level line naming a failed op follows the MPI error),
  * and counts of all messages and of those naming a cancel. */
