@@ -6,7 +6,8 @@ Each program solves one row (RANKS:THREADS:GRID, GRID^3 points a rank; or RANKS:
 a matrix of ../shared/data/matrices by name) for ITERS iterations (--max-iters ITERS --tol
 1e-300) under run_dcg.sh's launch (dcg_launch.py) with a PX_PROFILE trace per rank, the two
 interleaved and the order alternated every round. From rank 0's trace: the time from the
-op that issues the first launch (dcg_first) to that launch, the first and the second iteration
+op that issues the first launch (dcg_first; 0 where the host launches it itself, as parex-cg's
+graph mode does from session 28 on) to that launch, the first and the second iteration
 (launch to launch), the median of the iterations from the fifth on, and the whole solve
 (parex-cg's "seconds"); medians over the rounds, and the range of the first iteration. The
 iterations of a short solve (18 at 8^3 a rank) carry whatever its first launches cost; an
@@ -61,12 +62,14 @@ def run_once(spec):
     with open(os.path.join(tmp, "trace.0.json")) as f:
         events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
     launches = sorted(e["ts"] for e in events if e["name"] == "px_graph_launch")
-    first = min(e["ts"] for e in events if e["name"] == "dcg_first")
+    # The op that issues launch 0 (dcg_first); a build that launches from the host has none.
+    first = min((e["ts"] for e in events if e["name"] == "dcg_first"), default=None)
     steps = [b - a for a, b in zip(launches, launches[1:])]
     if len(steps) < 5:
         sys.exit("first_launches: %d launches traced; graph mode (the default under mpirun with "
                  "more than one rank) and ITERS >= 6 are needed" % len(launches))
-    return (launches[0] - first, steps[0], steps[1], statistics.median(steps[4:]), seconds * 1e6)
+    return (launches[0] - first if first is not None else 0.0, steps[0], steps[1],
+            statistics.median(steps[4:]), seconds * 1e6)
 
 
 res = {spec: [] for spec in programs}

@@ -721,13 +721,13 @@ static int issue_launch(dcg *d)
     return push_iteration(d);
 }
 
-/* The first launch, pushed by the host as an op that writes v_coef and v_state, as every later
- * launch is issued from inside a scalar op that holds them. Launch 0's last scalar op, which
- * issues launch 1 (next_launch), writes them too, so it cannot run before this op, and so
- * before every op of launch 0, was pushed. Under DCG_PUSH that matters: pushed by the host
- * directly, a worker could run it between the host's pushes of that scalar op and of the
- * update after it, and launch 1's pack and allreduce would queue ahead of launch 0's update.
- * (A graph launch is one queue entry; it goes the same way, for one path.) */
+/* DCG_PUSH's first iteration, pushed by the host as an op that writes v_coef and v_state, as
+ * every later one is issued from inside a scalar op that holds them. Launch 0's last scalar op,
+ * which issues launch 1 (next_launch), writes them too, so it cannot run before this op, and so
+ * before every op of launch 0, was pushed. That matters: pushed by the host directly, a worker
+ * could run it between the host's pushes of that scalar op and of the update after it, and
+ * launch 1's pack and allreduce would queue ahead of launch 0's update. (A graph launch is one
+ * queue entry: DCG_GRAPH's host launches iteration 0 itself, iterate.) */
 static int dcg_first(const px_run_context *rc, void *arg)
 {
     (void)rc;
@@ -972,9 +972,18 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
         d->next_progress = d->t0 + o->progress_s;
         d->launches = d->clocked = 0;
         d->iter_clocks = 1; /* t0 to launch 0's end: launch 0 is sampled */
+        /* DCG_GRAPH: the host launches iteration 0's graph itself; the launch op, ready at
+         * push, starts on the host. Pushed as an op (dcg_first), the launch waited for the worker
+         * that push woke: 200-290 us of an 18-iteration solve of HPCG 8^3 a rank on 2 one-core
+         * ranks, 837 -> 552 us a solve (bench/RESULTS.md, session 28). The order is kept: the
+         * launch holds every Var its graph uses, v_coef and v_state included, so launch 1,
+         * which launch 0's last scalar op issues, still queues behind it. */
         px_var *w[2] = {d->v_coef, d->v_state};
-        rc = px_engine_push_sync(d->e, dcg_first, d, host_context(), NULL, 0, w, 2, PX_FN_NORMAL, 0,
-                                 "dcg_first");
+        if (d->mode == DCG_GRAPH)
+            rc = issue_launch(d);
+        else
+            rc = px_engine_push_sync(d->e, dcg_first, d, host_context(), NULL, 0, w, 2,
+                                     PX_FN_NORMAL, 0, "dcg_first");
         if (rc != PX_OK) {
             snprintf(d->msg, d->msglen, "pushing the first iteration failed: %s", px_strerror(rc));
             return rc;
