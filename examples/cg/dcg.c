@@ -978,12 +978,13 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
          * ranks, 837 -> 552 us a solve (bench/RESULTS.md, session 28). The order is kept: the
          * launch holds every Var its graph uses, v_coef and v_state included, so launch 1,
          * which launch 0's last scalar op issues, still queues behind it. */
-        px_var *w[2] = {d->v_coef, d->v_state};
-        if (d->mode == DCG_GRAPH)
+        if (d->mode == DCG_GRAPH) {
             rc = issue_launch(d);
-        else
+        } else {
+            px_var *w[2] = {d->v_coef, d->v_state};
             rc = px_engine_push_sync(d->e, dcg_first, d, host_context(), NULL, 0, w, 2,
                                      PX_FN_NORMAL, 0, "dcg_first");
+        }
         if (rc != PX_OK) {
             snprintf(d->msg, d->msglen, "pushing the first iteration failed: %s", px_strerror(rc));
             return rc;
