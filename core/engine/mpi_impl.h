@@ -95,16 +95,18 @@ int pxi_mpi_complete_at_post(pxi_mpi_msg *m);
 
 /* ---- persistent requests for recorded messages (mpi_persist.c) ---------------------------
  * A recorded message is posted once a launch of its graph, with the same buffers, peer, tag and
- * communicator every time: MPI's persistent requests (MPI_Send_init, MPI_Recv_init, and MPI
- * 4.0's MPI_Allreduce_init, Open MPI 4's MPIX_Allreduce_init) are made for it. They save the
- * set-up of each post; for the allreduce, whose nonblocking form builds a schedule at every
- * call, 0.59 -> 0.36 us a 2-rank allreduce on shared memory (bench_pingpong; bench/RESULTS.md,
- * session 21). */
+ * communicator every time: MPI's persistent requests (MPI_Recv_init, and MPI 4.0's
+ * MPI_Allreduce_init, Open MPI 4's MPIX_Allreduce_init) are made for it. They save the set-up
+ * of each post; for the allreduce, whose nonblocking form builds a schedule at every call,
+ * 0.59 -> 0.36 us a 2-rank allreduce on shared memory (bench_pingpong; bench/RESULTS.md,
+ * session 21). Not for a send: MPI_Isend sends a small one inline where MPI_Start does not
+ * (pxi_mpi_persist_attach). */
 
 /* For the push of template @m (recording; @caller names the push for the log): give it a
- * persistent-request slot. A send or a receive always (a post that finds the request in use by
- * an overlapping launch of the graph makes a nonblocking call instead: point-to-point messages
- * match by envelope, whichever call posted them; out of memory, no slot). An allreduce only
+ * persistent-request slot. A receive always (a post that finds the request in use by an
+ * overlapping launch of the graph makes an MPI_Irecv instead: point-to-point messages match by
+ * envelope, whichever call posted them; out of memory, no slot); a send never (each post makes
+ * an MPI_Isend). An allreduce only
  * when px_mpi_set_persistent_collectives is on and it writes a Var (@writes_var), which orders
  * every launch's allreduce after the last one's completion, so that its request is never in
  * use when a launch posts: a persistent collective matches only persistent ones, so the
@@ -124,7 +126,7 @@ int pxi_mpi_persist_collectives_available(void);
 
 /* Post @m (a launch's copy of a template with a slot) on the template's persistent request:
  * creates the request on first use, then MPI_Start. PX_OK with *started 1: @m now owns the
- * request; PX_OK with *started 0: a send's or a receive's request is in use (an overlapping
+ * request; PX_OK with *started 0: a receive's request is in use (an overlapping
  * launch, or kept after a failure) and the caller posts a nonblocking call; PX_EMPI (logged):
  * the call failed, or an allreduce's request is kept after a failure (its launches never
  * overlap), and the op fails. Thread-safe (one post owns the request at a time). */
@@ -133,8 +135,8 @@ int pxi_mpi_persist_start(pxi_mpi_msg *m, int *started);
 /* @m (owning its template's request, else nothing to do) completed with @status: PX_OK or
  * PX_ECANCELED (a cancel: the request is inactive and valid) release it for the next post;
  * after an error it is never started or freed again, since MPI may have freed a request that
- * failed (Open MPI does, for a truncated receive): a send's or a receive's later posts make
- * nonblocking calls, an allreduce's fail. Call before the op finishes (a next launch may post
+ * failed (Open MPI does, for a truncated receive): a receive's later posts make MPI_Irecv
+ * calls, an allreduce's fail. Call before the op finishes (a next launch may post
  * at once). */
 void pxi_mpi_persist_release(pxi_mpi_msg *m, int status);
 

@@ -1,14 +1,14 @@
 /* core/engine/mpi_persist.c - persistent requests for recorded MPI messages (mpi_impl.h says
- * what they are for): a template's slot (sends and receives always; allreduces that write a
- * Var while px_mpi_set_persistent_collectives is on, since a persistent collective matches
- * only persistent ones on the other ranks), the start of a launch's post on it, its release at
- * completion, its free with the graph, and the MPI_Finalize hook that frees what graphs still
- * hold.
+ * what they are for): a template's slot (receives always; allreduces that write a Var
+ * while px_mpi_set_persistent_collectives is on, since a persistent collective matches only
+ * persistent ones on the other ranks; sends never, pxi_mpi_persist_attach says why), the start
+ * of a launch's post on it, its release at completion, its free with the graph, and the
+ * MPI_Finalize hook that frees what graphs still hold.
  *
  * Ownership: a slot's request is owned by whoever set its busy flag: the post that started it
  * (until complete_msg releases it after a normal completion or a cancel), the template's free,
- * or the MPI_Finalize hook (for good). A post that finds a send's or a receive's request busy
- * makes a nonblocking call instead; an allreduce's is busy then only after a failure, and its
+ * or the MPI_Finalize hook (for good). A post that finds a receive's request busy makes an
+ * MPI_Irecv instead; an allreduce's is busy then only after a failure, and its
  * post fails.
  * The flag stays set for good after a request completed with an error (Open MPI frees a
  * truncated receive's request), and when the progress layer abandons or frees one at an
@@ -129,6 +129,14 @@ int pxi_mpi_persist_attach(pxi_mpi_msg *m, int writes_var, const char *caller)
 {
     m->persist = NULL;
     m->persist_owned = 0;
+    /* A send posts MPI_Isend at every launch. Open MPI 4.1's ob1 sends a small message
+     * (on shared memory up to 256 bytes, vader's inline limit) inline in MPI_Isend, and
+     * MPI_Start of a persistent send never does: a 112-byte exchange between 2 one-core ranks
+     * took 1.11 us with a persistent send against 0.61 with MPI_Isend; from 512 bytes on the
+     * two are within 0.1 us (bench/RESULTS.md, session 29). MPICH's MPI_Start of a persistent
+     * send is an isend. A persistent receive costs no more than MPI_Irecv at any size. */
+    if (m->kind == PXI_MSG_SEND)
+        return PX_OK;
     const int collective = m->kind == PXI_MSG_ALLREDUCE;
     if (collective && (!writes_var || !atomic_load_explicit(&collectives_on, memory_order_relaxed)))
         return PX_OK; /* each launch calls MPI_Iallreduce */
@@ -165,9 +173,6 @@ static int create(pxi_mpi_persist *p, pxi_mpi_msg *m)
 {
     int err;
     switch (m->kind) {
-    case PXI_MSG_SEND:
-        err = MPI_Send_init(m->sbuf, m->count, m->type, m->peer, m->tag, m->comm, &p->req);
-        break;
     case PXI_MSG_RECV:
         err = MPI_Recv_init(m->rbuf, m->count, m->type, m->peer, m->tag, m->comm, &p->req);
         break;
@@ -207,8 +212,8 @@ int pxi_mpi_persist_start(pxi_mpi_msg *m, int *started)
     pxi_mpi_persist *p = m->persist;
     *started = 0;
     if (atomic_exchange_explicit(&p->busy, 1, memory_order_acq_rel) != 0) {
-        if (m->kind != PXI_MSG_ALLREDUCE)
-            return PX_OK; /* the caller makes a nonblocking call */
+        if (m->kind == PXI_MSG_RECV)
+            return PX_OK; /* the caller makes an MPI_Irecv */
         /* Only after a failure (a launch's allreduce waits for the previous one's end): an
          * MPI_Iallreduce would not match the other ranks' persistent one. */
         PXI_ERROR("%s: its persistent allreduce failed in an earlier launch (or was abandoned "

@@ -15,8 +15,8 @@
  * Vars, property, priority and name. The push returns PX_OK (or the status it would return
  * for bad arguments) and nothing runs. Kernel ops keep their prepared launch with a copy of
  * the kernel arguments, as a push does. MPI ops (parex/mpi.h) are recorded too: each launch
- * posts each of them (a send or a receive on the message's persistent request unless an
- * earlier launch still holds it or an error kept it, else on a request of its own; an
+ * posts each of them (a send with MPI_Isend; a receive on the message's persistent request
+ * unless an earlier launch still holds it or an error kept it, else with MPI_Irecv; an
  * allreduce with MPI_Iallreduce, or as a persistent collective where the application asked
  * for that, px_mpi_set_persistent_collectives; parex/mpi.h) and the op completes when that
  * post does, as a pushed MPI op.

@@ -7,8 +7,8 @@
  *
  * Model. A send is an engine op that reads its Var, a receive one that writes its Var, an
  * allreduce one that reads one Var and writes another. Each posts its nonblocking MPI call
- * (MPI_Isend, MPI_Irecv, MPI_Iallreduce; a graph's recorded one starts its persistent request,
- * below) when its dependencies are met, as an asynchronous op
+ * (MPI_Isend, MPI_Irecv, MPI_Iallreduce; a graph's recorded receive starts its persistent
+ * request, below) when its dependencies are met, as an asynchronous op
  * (px_engine_push_async), and completes when the request does: an op that reads a received
  * Var (a kernel op, a copy) starts only after the message arrived, and an op that writes a
  * sent buffer waits until MPI no longer reads it. Kokkos leaves this to user code; StarPU-MPI's
@@ -176,13 +176,15 @@ PX_API int px_mpi_set_drain_timeout_ms(int64_t ms);
  * Recording (parex/graph.h): between px_graph_begin and px_graph_end the message is recorded
  * with its arguments (checked now) and posted afresh by every launch of the graph (CUDA
  * graphs' re-armed nodes); it completes, or fails its op and its Vars, as the pushed op would.
- * @p buf must stay valid while the graph may launch. A recorded send or receive is posted
- * through a persistent request (MPI_Send_init / MPI_Recv_init at its first launch, MPI_Start
- * at each; MPI's own model for a message repeated with the same arguments), freed with the
- * graph or, if the graph outlives it, by MPI_Finalize (a hook on MPI_COMM_SELF): a launch that
- * finds it in use by an earlier, still outstanding launch of the same graph (a send whose Var
- * orders nothing), or kept after an earlier launch's error, makes a request of its own with
- * MPI_Isend / MPI_Irecv, which MPI matches alike.
+ * @p buf must stay valid while the graph may launch. A recorded send makes an MPI_Isend at
+ * every launch: Open MPI sends a small message inline in MPI_Isend and not in MPI_Start of a
+ * persistent send (0.61 against 1.11 us for a 112-byte exchange between 2 ranks on shared
+ * memory; bench/RESULTS.md, session 29). A recorded receive is posted through a persistent
+ * request (MPI_Recv_init at its first launch, MPI_Start at each; MPI's own model for a message
+ * repeated with the same arguments), freed with the graph or, if the graph outlives it, by
+ * MPI_Finalize (a hook on MPI_COMM_SELF): a launch that finds it in use by an earlier, still
+ * outstanding launch of the same graph, or kept after an earlier launch's error, makes a
+ * request of its own with MPI_Irecv, which MPI matches alike.
  * Thread-safe; blocks under backpressure like px_engine_push_sync. A message counts toward
  * PX_ENGINE_MAX_PENDING while it waits to be posted, not once it is posted: a posted message
  * waits for its peer, not for the engine, so a rank may post as many receives as it likes
@@ -245,9 +247,9 @@ PX_API int px_engine_push_mpi_allreduce(px_engine *e, const void *send, void *re
  * recorded one and cannot post it persistently fails its op (an earlier launch's allreduce
  * failed: PX_EMPI) or its push (PX_ENOMEM) rather than post an MPI_Iallreduce that would not
  * match. Messages recorded at any setting were made by it; unrecorded pushes are never
- * persistent. Sends and receives need no setting: a recorded one is always posted through a
- * persistent request where it can (px_engine_push_mpi_isend), since point-to-point messages
- * match whichever call posted them.
+ * persistent. Receives need no setting: a recorded one is always posted through a persistent
+ * request where it can (px_engine_push_mpi_isend says when), since point-to-point messages
+ * match whichever call posted them; a recorded send makes an MPI_Isend at each launch.
  *
  * @param on        1 (on) or 0 (off, the default);
  * @param previous  [out] the setting before the call, or NULL.
