@@ -1,9 +1,11 @@
 /*
  * bench/bench_pingpong.c - MPI point-to-point latency and bandwidth between ranks 0 and 1
- * (ping-pong, 8 B .. 4 MiB) and the latency of MPI_Allreduce of 1 and 2 doubles over all
- * ranks: the network parameters of the distributed-CG model (bench/cg_model.py, issue 15).
+ * (ping-pong, 8 B .. 4 MiB), a halo exchange between them posted three ways, and the latency
+ * of MPI_Allreduce of 1 and 2 doubles over all ranks: the network parameters of the
+ * distributed-CG model (bench/cg_model.py, issue 15) and the MPI calls the engine's ops make.
  *
  *   mpirun -np 2 bench_pingpong [--json] [--batches B] [--min-bytes S] [--max-bytes S]
+ *   mpirun -np 2 bench_pingpong --exchange-only [--json] [--batches B]
  *   mpirun -np 4 --oversubscribe bench_pingpong --allreduce-only [--json]
  *
  * Ping-pong: rank 0 sends S bytes, rank 1 sends them back; a batch is R round trips
@@ -13,6 +15,13 @@
  * GB/s (10^9 bytes/s). Ranks other than 0 and 1 skip it and wait in the closing barrier, so
  * run the ping-pong with -np 2 (they would spin in MPI and steal the CPU on a small machine)
  * and the allreduces alone (--allreduce-only) with more ranks.
+ * Exchange: ranks 0 and 1 each send S bytes to the other and receive S (8 B .. 8 KiB, the
+ * halos of parex-cg's small rows), completed by a loop of MPI_Testall as the engine's progress
+ * tests its requests; B batches of 200, median and minimum of the slower rank's time per
+ * exchange, posted three ways: MPI_Isend + MPI_Irecv; a persistent send and receive
+ * (MPI_Send_init / MPI_Recv_init, MPI_Startall); MPI_Isend + a persistent receive, which is
+ * what a recorded graph's ops post (core/engine/mpi_persist.c: Open MPI's ob1 sends a small
+ * message inline in MPI_Isend and not in MPI_Start of a persistent send).
  * Allreduce: B batches of 200 MPI_Allreduce (MPI_SUM) of 1 and of 2 doubles; the time per
  * call of a batch is the slowest rank's; median and minimum over the batches. The same for
  * MPI_Iallreduce completed by a loop of MPI_Test (as the engine's allreduce op is: parex's
@@ -29,10 +38,12 @@
  *
  * Output (rank 0): a table and, with --json, one JSON object as the last line:
  * {"ranks": P, "pingpong": [{"bytes", "half_rtt_us", "half_rtt_us_min", "gbs"}...],
- *  "allreduce": [{"doubles", "us", "us_min", "iallreduce_test_us", "iallreduce_test_us_min",
- *                 "iallreduce_wait_us", "iallreduce_wait_us_min", "persistent_test_us",
- *                 "persistent_test_us_min"}...]}.
- * Exit status: 0; 1 MPI error or a corrupted message; 2 bad command line.
+ *  "exchange": [{"bytes", "isend_irecv_us", "isend_irecv_us_min", "persistent_us",
+ *                "persistent_us_min", "isend_persistent_recv_us",
+ * "isend_persistent_recv_us_min"}...], "allreduce": [{"doubles", "us", "us_min",
+ * "iallreduce_test_us", "iallreduce_test_us_min", "iallreduce_wait_us", "iallreduce_wait_us_min",
+ * "persistent_test_us", "persistent_test_us_min"}...]}. Exit status: 0; 1 MPI error or a corrupted
+ * message; 2 bad command line.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -53,7 +64,7 @@
 static int g_rank = 0;
 
 typedef struct {
-    int json, allreduce_only, batches;
+    int json, allreduce_only, exchange_only, batches;
     long long min_bytes, max_bytes;
 } cli;
 
@@ -107,6 +118,88 @@ static int pingpong(const cli *c, pp_row *rows)
         nrows++;
     }
     free(buf);
+    return bad ? -1 : nrows;
+}
+
+/* How a halo exchange is posted: MPI_Isend + MPI_Irecv; persistent send and receive; MPI_Isend
+ * and a persistent receive (a recorded graph's ops). */
+typedef enum { EX_NONBLOCKING = 0, EX_PERSISTENT, EX_ISEND_PRECV, EX_KINDS } ex_kind;
+static const char *const ex_names[EX_KINDS] = {"isend_irecv", "persistent",
+                                               "isend_persistent_recv"};
+#define EX_MAX_BYTES 8192
+#define EX_SIZES     11 /* 8 B .. 8 KiB */
+
+typedef struct {
+    long long bytes;
+    double s[EX_KINDS][2]; /* median, minimum seconds per exchange */
+} ex_row;
+
+/* One exchange of @bytes with the peer, posted as @kind (@pq: the persistent receive [0] and
+ * send [1], built on @rbuf and @sbuf), completed by MPI_Testall. */
+static void exchange_once(ex_kind kind, char *sbuf, char *rbuf, int bytes, MPI_Request *pq)
+{
+    const int peer = 1 - g_rank;
+    MPI_Request q[2];
+    if (kind == EX_PERSISTENT) {
+        MPI_Startall(2, pq);
+        q[0] = pq[0];
+        q[1] = pq[1];
+    } else {
+        if (kind == EX_ISEND_PRECV) {
+            MPI_Start(&pq[0]);
+            q[0] = pq[0];
+        } else
+            MPI_Irecv(rbuf, bytes, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend(sbuf, bytes, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &q[1]);
+    }
+    int done = 0;
+    while (!done)
+        MPI_Testall(2, q, &done, MPI_STATUSES_IGNORE);
+    if (kind != EX_NONBLOCKING) { /* Testall set the persistent ones inactive, not null */
+        pq[0] = q[0];
+        if (kind == EX_PERSISTENT)
+            pq[1] = q[1];
+    }
+}
+
+/* Exchange between ranks 0 and 1 over the sizes, the kinds interleaved within each size; rows
+ * filled on rank 0; returns the row count, -1 when a message arrived changed. */
+static int exchange(const cli *c, ex_row *rows)
+{
+    static char sbuf[EX_MAX_BYTES], rbuf[EX_MAX_BYTES];
+    const int peer = 1 - g_rank, reps = 200;
+    int nrows = 0, bad = 0;
+    for (int s = 8; s <= EX_MAX_BYTES && nrows < EX_SIZES; s *= 2, nrows++) {
+        for (int i = 0; i < s; i++)
+            sbuf[i] = (char)((i * 5 + g_rank) & 0x7f);
+        MPI_Request pq[2];
+        MPI_Recv_init(rbuf, s, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &pq[0]);
+        MPI_Send_init(sbuf, s, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &pq[1]);
+        double t[EX_KINDS][MAX_BATCHES];
+        for (int b = -1; b < c->batches; b++) /* batch -1: untimed warm-up */
+            for (int k = 0; k < EX_KINDS; k++) {
+                const ex_kind kind = (ex_kind)((k + b + 1) % EX_KINDS); /* rotate the order */
+                memset(rbuf, 0, (size_t)s);
+                MPI_Barrier(MPI_COMM_WORLD);
+                const double t0 = bench_now_s();
+                for (int i = 0; i < reps; i++)
+                    exchange_once(kind, sbuf, rbuf, s, pq);
+                double mine = (bench_now_s() - t0) / reps, other = 0;
+                MPI_Sendrecv(&mine, 1, MPI_DOUBLE, peer, 4, &other, 1, MPI_DOUBLE, peer, 4,
+                             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                if (b >= 0)
+                    t[kind][b] = mine > other ? mine : other;
+                for (int i = 0; i < s; i++)
+                    bad |= rbuf[i] != (char)((i * 5 + peer) & 0x7f);
+            }
+        MPI_Request_free(&pq[0]);
+        MPI_Request_free(&pq[1]);
+        rows[nrows].bytes = s;
+        for (int k = 0; k < EX_KINDS; k++) {
+            rows[nrows].s[k][0] = bench_median(t[k], c->batches); /* sorts: [0] is the min */
+            rows[nrows].s[k][1] = t[k][0];
+        }
+    }
     return bad ? -1 : nrows;
 }
 
@@ -194,6 +287,10 @@ static int parse_cli(int argc, char **argv, cli *c)
             c->allreduce_only = 1;
             continue;
         }
+        if (strcmp(a, "--exchange-only") == 0) {
+            c->exchange_only = 1;
+            continue;
+        }
         char *end = NULL;
         const long long v = i + 1 < argc ? strtoll(argv[i + 1], &end, 10) : 0;
         const int ok = i + 1 < argc && *argv[i + 1] && *end == '\0';
@@ -213,6 +310,11 @@ static int parse_cli(int argc, char **argv, cli *c)
             return 2;
         }
     }
+    if (c->allreduce_only && c->exchange_only) {
+        if (g_rank == 0)
+            fprintf(stderr, PROG ": --allreduce-only and --exchange-only exclude each other\n");
+        return 2;
+    }
     if (c->min_bytes > c->max_bytes) {
         if (g_rank == 0)
             fprintf(stderr, PROG ": --min-bytes %lld > --max-bytes %lld\n", c->min_bytes,
@@ -223,8 +325,8 @@ static int parse_cli(int argc, char **argv, cli *c)
 }
 
 /* ar[d][k]: median and minimum seconds of an allreduce of d + 1 doubles called as ar_kind k. */
-static void print_results(const cli *c, int P, const pp_row *rows, int nrows,
-                          double ar[2][AR_KINDS][2])
+static void print_results(const cli *c, int P, const pp_row *rows, int nrows, const ex_row *ex,
+                          int nex, double ar[2][AR_KINDS][2])
 {
     if (nrows > 0) {
         printf(PROG ": ping-pong between ranks 0 and 1 (%d batches)\n", c->batches);
@@ -233,7 +335,17 @@ static void print_results(const cli *c, int P, const pp_row *rows, int nrows,
             printf("%12lld %14.3f %14.3f %10.3f\n", rows[i].bytes, rows[i].med_s * 1e6,
                    rows[i].min_s * 1e6, (double)rows[i].bytes / rows[i].med_s * 1e-9);
     }
-    for (int d = 0; d < 2; d++)
+    if (nex > 0) {
+        printf(PROG ": exchange between ranks 0 and 1, us (min) (%d batches)\n", c->batches);
+        printf("%8s %20s %20s %24s\n", "bytes", ex_names[0], ex_names[1], ex_names[2]);
+        for (int i = 0; i < nex; i++) {
+            printf("%8lld", ex[i].bytes);
+            for (int k = 0; k < EX_KINDS; k++)
+                printf(" %*.3f (%.3f)", k == 2 ? 16 : 12, ex[i].s[k][0] * 1e6, ex[i].s[k][1] * 1e6);
+            printf("\n");
+        }
+    }
+    for (int d = 0; d < 2 && !c->exchange_only; d++)
         for (int k = 0; k < AR_KINDS; k++)
             printf(PROG ": allreduce of %d double%s over %d ranks, %s: %.3f us (min %.3f)\n", d + 1,
                    d ? "s" : "", P, ar_names[k], ar[d][k][0] * 1e6, ar[d][k][1] * 1e6);
@@ -245,8 +357,16 @@ static void print_results(const cli *c, int P, const pp_row *rows, int nrows,
                "\"gbs\": %.6g}",
                i ? ", " : "", rows[i].bytes, rows[i].med_s * 1e6, rows[i].min_s * 1e6,
                (double)rows[i].bytes / rows[i].med_s * 1e-9);
+    printf("], \"exchange\": [");
+    for (int i = 0; i < nex; i++) {
+        printf("%s{\"bytes\": %lld", i ? ", " : "", ex[i].bytes);
+        for (int k = 0; k < EX_KINDS; k++)
+            printf(", \"%s_us\": %.6g, \"%s_us_min\": %.6g", ex_names[k], ex[i].s[k][0] * 1e6,
+                   ex_names[k], ex[i].s[k][1] * 1e6);
+        printf("}");
+    }
     printf("], \"allreduce\": [");
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < 2 && !c->exchange_only; d++)
         printf("%s{\"doubles\": %d, \"us\": %.6g, \"us_min\": %.6g, \"iallreduce_test_us\": %.6g, "
                "\"iallreduce_test_us_min\": %.6g, \"iallreduce_wait_us\": %.6g, "
                "\"iallreduce_wait_us_min\": %.6g, \"persistent_test_us\": %.6g, "
@@ -281,22 +401,26 @@ int main(int argc, char **argv)
     }
     pp_row rows[MAX_SIZES];
     int nrows = 0;
-    if (!c.allreduce_only && g_rank < 2)
+    ex_row ex[EX_SIZES];
+    int nex = 0;
+    if (!c.allreduce_only && !c.exchange_only && g_rank < 2)
         nrows = pingpong(&c, rows);
-    int bad = nrows < 0;
+    if (!c.allreduce_only && g_rank < 2)
+        nex = exchange(&c, ex);
+    int bad = nrows < 0 || nex < 0;
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (bad) {
         if (g_rank == 0)
-            fprintf(stderr, PROG ": a ping-pong message came back changed\n");
+            fprintf(stderr, PROG ": a ping-pong or exchange message arrived changed\n");
         MPI_Finalize();
         return 1;
     }
     double ar[2][AR_KINDS][2];
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < 2 && !c.exchange_only; d++)
         for (int k = 0; k < AR_KINDS; k++)
             allreduce_lat(&c, d + 1, (ar_kind)k, &ar[d][k][0], &ar[d][k][1]);
     if (g_rank == 0)
-        print_results(&c, P, rows, nrows, ar);
+        print_results(&c, P, rows, nrows, ex, nex, ar);
     MPI_Finalize();
     return 0;
 }

@@ -131,9 +131,10 @@ int pxi_mpi_persist_attach(pxi_mpi_msg *m, int writes_var, const char *caller)
     m->persist_owned = 0;
     /* A send posts MPI_Isend at every launch. Open MPI 4.1's ob1 sends a small message
      * (on shared memory up to 256 bytes, vader's inline limit) inline in MPI_Isend, and
-     * MPI_Start of a persistent send never does: a 112-byte exchange between 2 one-core ranks
-     * took 1.11 us with a persistent send against 0.61 with MPI_Isend; from 512 bytes on the
-     * two are within 0.1 us (bench/RESULTS.md, session 29). MPICH's MPI_Start of a persistent
+     * MPI_Start of a persistent send never does: an exchange of 8-256 bytes between 2 one-core
+     * ranks took 1.0-1.2 us with a persistent send against 0.5-0.7 with MPI_Isend, and from
+     * 512 bytes on the two are within 0.15 us (bench_pingpong --exchange-only;
+     * bench/RESULTS.md, session 29). MPICH's MPI_Start of a persistent
      * send is an isend. A persistent receive costs no more than MPI_Irecv at any size. */
     if (m->kind == PXI_MSG_SEND)
         return PX_OK;

@@ -178,8 +178,8 @@ PX_API int px_mpi_set_drain_timeout_ms(int64_t ms);
  * graphs' re-armed nodes); it completes, or fails its op and its Vars, as the pushed op would.
  * @p buf must stay valid while the graph may launch. A recorded send makes an MPI_Isend at
  * every launch: Open MPI sends a small message inline in MPI_Isend and not in MPI_Start of a
- * persistent send (0.61 against 1.11 us for a 112-byte exchange between 2 ranks on shared
- * memory; bench/RESULTS.md, session 29). A recorded receive is posted through a persistent
+ * persistent send (an exchange of 8-256 bytes between 2 ranks on shared memory takes 0.5-0.7
+ * us against 1.0-1.2; bench_pingpong --exchange-only, bench/RESULTS.md, session 29). A recorded receive is posted through a persistent
  * request (MPI_Recv_init at its first launch, MPI_Start at each; MPI's own model for a message
  * repeated with the same arguments), freed with the graph or, if the graph outlives it, by
  * MPI_Finalize (a hook on MPI_COMM_SELF): a launch that finds it in use by an earlier, still
