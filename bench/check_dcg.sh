@@ -7,7 +7,7 @@
 # a missing file and a process grid that does not match the rank count, take plain CG's
 # iterations with --cg pipelined and pipelined-nb on HPCG, the same ones with and without
 # OpenMP regions on one thread (--omp-one-thread); bench_pingpong must
-# report every size and its allreduces called three ways, and bench_engine_pingpong (env
+# report every size, its exchanges posted three ways and its allreduces called four ways, and bench_engine_pingpong (env
 # DCG_ENGINE_PINGPONG) every field.
 #
 # Usage: bench/check_dcg.sh BSP PINGPONG MPIRUN...   (MPIRUN: the mpirun command and its options,
@@ -152,9 +152,30 @@ echo "check_dcg.sh: 3 blocks of 6x5x4 on 3 ranks: $(num iterations <<<"$syn") it
 python3 "$here/hpcg_mtx.py" --self-test
 python3 "$here/cg_model.py" --self-test
 
-# Ping-pong: 8 B .. 1 KiB is 8 sizes; allreduce rows present.
+# Ping-pong: 8 B .. 1 KiB is 8 sizes; the exchange 8 B .. 8 KiB 11, each posted three ways;
+# allreduce rows present.
 pp=$("${mpirun[@]}" 2 "$pingpong" --max-bytes 1024 --batches 2 --json | grep '^{')
-[ "$(grep -o '"bytes"' <<<"$pp" | wc -l)" -eq 8 ] || fail "ping-pong sizes: $pp"
+python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert [r["bytes"] for r in j["pingpong"]] == [8 << k for k in range(8)], "ping-pong sizes"
+assert [r["bytes"] for r in j["exchange"]] == [8 << k for k in range(11)], "exchange sizes"
+for r in j["exchange"]:
+    for k in ("isend_irecv", "persistent", "isend_persistent_recv"):
+        assert r[k + "_us"] > 0 and 0 < r[k + "_us_min"] <= r[k + "_us"], "exchange " + k
+' "$pp" || fail "ping-pong or exchange rows: $pp"
+xo=$("${mpirun[@]}" 2 "$pingpong" --exchange-only --batches 2 --json | grep '^{')
+python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert not j["pingpong"] and not j["allreduce"] and len(j["exchange"]) == 11
+' "$xo" || fail "--exchange-only: $xo"
+set +e
+msg=$("${mpirun[@]}" 2 "$pingpong" --exchange-only --allreduce-only 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "exclude each other" <<<"$msg" \
+  || fail "--exchange-only --allreduce-only: rc $rc, $msg"
 grep -q '"doubles": 2' <<<"$pp" || fail "no allreduce rows: $pp"
 for k in us iallreduce_test_us iallreduce_wait_us; do
   [ "$(grep -o "\"$k\": [0-9]" <<<"$pp" | wc -l)" -eq 2 ] || fail "allreduce: $k not in both rows: $pp"

@@ -799,7 +799,14 @@ static int allreduce1(dcg *d, double *v, MPI_Op op)
 }
 
 /* A dot product over the ranks (setup): kernel @p kdd with its compensated sum (d->dd), else
- * @p kplain with plain sums; its value in *out. */
+ * @p kplain with plain sums, summed over the ranks with MPI_Iallreduce, the nonblocking
+ * collective the iterations' allreduce ops post (persistent ones in DCG_GRAPH); its value in
+ * *out. The set-up's dots thereby make the process's first nonblocking collectives on the
+ * communicator before the clock, as bench_cg_bsp's set-up makes its first MPI_Allreduce: with
+ * MPI_Allreduce here, Open MPI's libnbc started inside the first launch, and its first
+ * iteration took 300-450 us instead of 130-230 on 2 one-core ranks (bench/RESULTS.md,
+ * session 29). Not through the engine: a rank whose engine cannot run it (a failed recording
+ * state) must still reach the agreement before the first iteration. */
 static int global_dot(dcg *d, const char *name, const px_kernel *kdd, const px_kernel *kplain,
                       const void *args, size_t size, double *out)
 {
@@ -807,8 +814,10 @@ static int global_dot(dcg *d, const char *name, const px_kernel *kdd, const px_k
     DCG_TRY(d, px_parallel_reduce(d->s, name, px_range(0, d->P->n_local), d->dd ? kdd : kplain,
                                   args, size, d->dd ? &cg_dd_sum : &px_sum_f64, dot_slot(d, &v)));
     DCG_TRY(d, px_fence(d->s));
-    if (MPI_Allreduce(MPI_IN_PLACE, &v, 1, d->dd_type, d->dd_op, d->comm) != MPI_SUCCESS) {
-        snprintf(d->msg, d->msglen, "MPI_Allreduce of %s failed", name);
+    MPI_Request req;
+    if (MPI_Iallreduce(MPI_IN_PLACE, &v, 1, d->dd_type, d->dd_op, d->comm, &req) != MPI_SUCCESS ||
+        MPI_Wait(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        snprintf(d->msg, d->msglen, "MPI_Iallreduce of %s failed", name);
         return PX_EMPI;
     }
     *out = cg_dd_value(&v);
