@@ -39,11 +39,18 @@ int64_t pxi_os_process_cpu_ns(void);
 void pxi_os_thread_set_name(const char *name);
 /* Numeric id of the calling thread (for traces). */
 uint64_t pxi_os_thread_id(void);
+/* Let the calling thread's wake-ups never preempt a running thread, keeping its fair share of
+ * the processor otherwise (Linux SCHED_BATCH, nice unchanged: the scheduler skips wake-up
+ * preemption for it and runs it when the running thread blocks, or at the running thread's
+ * next slice end). For helper threads that share one processor with the thread that woke
+ * them. Returns 0, or an errno value (ENOSYS where the platform has no such policy). */
+int pxi_os_thread_no_wakeup_preemption(void);
 /* CPU affinity of runtime-owned helper threads (engine workers, the MPI progress thread).
  * px_initialize captures the calling thread's affinity before any space binds it (the
  * process's own placement: taskset, cgroups, mpirun); a helper thread calls
  * pxi_os_affinity_apply_captured() first thing so it does not inherit whatever binding its
- * creator has by then (the Threads space binds the initializing thread to rank 0's core). Both are no-ops where the platform has no affinity. */
+ * creator has by then (the Threads space binds the initializing thread to rank 0's core). Both are
+ * no-ops where the platform has no affinity. */
 void pxi_os_affinity_capture(void);
 void pxi_os_affinity_apply_captured(void);
 

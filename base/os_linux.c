@@ -1,5 +1,5 @@
-/* base/os_linux.c - the platform layer on Linux: futex syscall, clocks, thread names. The only
- * file that defines _GNU_SOURCE. */
+/* base/os_linux.c - the platform layer on Linux: futex syscall, clocks, thread names and
+ * scheduling policy. The only file that defines _GNU_SOURCE. */
 #define _GNU_SOURCE
 #include "base/os.h"
 
@@ -63,6 +63,12 @@ void pxi_os_thread_set_name(const char *name)
         buf[i] = name[i];
     buf[i] = '\0';
     pthread_setname_np(pthread_self(), buf);
+}
+
+int pxi_os_thread_no_wakeup_preemption(void)
+{
+    const struct sched_param sp = {.sched_priority = 0};
+    return pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
 }
 
 uint64_t pxi_os_thread_id(void)

@@ -3,6 +3,7 @@
  * bucket, so they may be spurious; callers re-check their condition (base/os.h contract). */
 #include "base/os.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -88,6 +89,11 @@ int64_t pxi_os_process_cpu_ns(void)
 void pxi_os_thread_set_name(const char *name)
 {
     (void)name;
+}
+
+int pxi_os_thread_no_wakeup_preemption(void)
+{
+    return ENOSYS;
 }
 
 uint64_t pxi_os_thread_id(void)

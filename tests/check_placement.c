@@ -10,6 +10,7 @@
  * affinity mask or two ranks skip with a message saying so.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -18,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "core/oversub.h"
 #include "proc_threads.h"
 #include "px_test.h"
 #include "spaces/threads/threads.h"
@@ -421,6 +424,92 @@ START_TEST(test_an_engine_s_workers_have_started_when_create_returns)
 }
 END_TEST
 
+/* The scheduling policy of every engine worker of this process (named px-cpu*, px-prio*,
+ * px-io*): counts of SCHED_BATCH and of others in *batch and *other. */
+static void worker_policies(int *batch, int *other)
+{
+    *batch = *other = 0;
+    DIR *d = opendir("/proc/self/task");
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *de; (de = readdir(d));) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[300], name[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (!fgets(name, sizeof name, f))
+            name[0] = '\0';
+        fclose(f);
+        int n = 0;
+        if (count_engine_workers(name, NULL, &n) == 0 && n == 1) {
+            const int pol = sched_getscheduler((pid_t)atoi(de->d_name));
+            ++*(pol == SCHED_BATCH ? batch : other);
+        }
+    }
+    closedir(d);
+}
+
+static atomic_int ran_on_worker;
+
+static int count_run(const px_run_context *rc, void *arg)
+{
+    (void)rc;
+    (void)arg;
+    atomic_fetch_add(&ran_on_worker, 1);
+    return PX_OK;
+}
+
+START_TEST(test_an_engine_on_one_processor_has_workers_that_do_not_preempt_on_wake_up)
+{
+    /* Documented (parex/engine.h, px_engine_create): on one processor (or oversubscribed) the
+     * workers are SCHED_BATCH (no wake-up preemption of the pushing thread), elsewhere the
+     * default policy;
+     * and they still run what is pushed while the pusher sleeps instead of waiting. */
+    int batch = 0, other = 0;
+    /* Oversubscribed (more Threads ranks than processors), the engine counts one processor. */
+    if (CPU_COUNT(&process_mask) >= 2) {
+        const int one = pxi_oversub_active();
+        px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 2);
+        ck_assert_ptr_nonnull(e);
+        worker_policies(&batch, &other);
+        ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+        ck_assert_msg(one ? batch >= 4 && other == 0 : batch == 0 && other >= 4,
+                      "%d processors%s: %d batch, %d other workers", CPU_COUNT(&process_mask),
+                      one ? " (oversubscribed)" : "", batch, other);
+    }
+    int first = -1;
+    for (int c = 0; c < CPU_SETSIZE && first < 0; ++c)
+        if (CPU_ISSET((size_t)c, &process_mask))
+            first = c;
+    ck_assert_int_ge(first, 0);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+    bind_to(first); /* the process's placement that px_initialize captures: one processor */
+    px_test_setup();
+    px_engine *e = px_engine_create(PX_ENGINE_PER_DEVICE, 2);
+    ck_assert_ptr_nonnull(e);
+    worker_policies(&batch, &other);
+    atomic_store(&ran_on_worker, 0);
+    for (int i = 0; i < 100; ++i)
+        ck_assert_int_eq(px_engine_push(e, &(px_op){.fn = count_run, .name = "count_run"}), PX_OK);
+    /* Asleep, not waiting (a waiter would run them itself): the workers run them. */
+    for (int k = 0; k < 2000 && atomic_load(&ran_on_worker) < 100; ++k) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    const int ran = atomic_load(&ran_on_worker);
+    ck_assert_int_eq(px_engine_destroy(e), PX_OK);
+    ck_assert_int_eq(px_finalize(), PX_OK);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof process_mask, &process_mask), 0);
+    px_test_setup(); /* for the teardown */
+    space = px_space_by_name("threads");
+    ck_assert_msg(batch >= 4 && other == 0, "one processor: %d batch, %d other workers", batch,
+                  other);
+    ck_assert_int_eq(ran, 100);
+}
+END_TEST
+
 static void *report_mask(void *arg)
 {
     cpu_set_t *m = arg;
@@ -469,6 +558,7 @@ int main(void)
     tcase_add_test(tc, test_engine_kernel_ops_placed_on_instances_run_on_the_instances_cores);
     tcase_add_test(tc, test_threads_parex_creates_have_the_documented_masks);
     tcase_add_test(tc, test_an_engine_s_workers_have_started_when_create_returns);
+    tcase_add_test(tc, test_an_engine_on_one_processor_has_workers_that_do_not_preempt_on_wake_up);
     tcase_add_test(
         tc, test_user_threads_made_after_initialize_inherit_rank_0s_core_and_get_theirs_back);
     suite_add_tcase(s, tc);

@@ -195,6 +195,18 @@ static void *worker_main(void *arg)
     pxi_os_thread_set_name(name);
     pxi_trace_thread_name(name);
     pxi_alloc_thread_warm();
+    /* On one processor the thread that pushes is also the one that waits and runs the ops
+     * itself (calls.c, help-while-waiting): a worker its push wakes took the processor from
+     * it at once, ran the first ops until it blocked, and left the pusher to reach its wait
+     * late. The first iteration of an 18-iteration distributed CG (HPCG 8^3 a rank, 2
+     * one-core ranks) took 160-185 us so against 80-85 with workers that do not preempt on
+     * wake-up (bench/RESULTS.md, session 29). They still get their fair share: a pusher that
+     * computes instead of waiting yields the processor to them at its slice's end. */
+    if (l->e->n_cpus <= 1) {
+        const int err = pxi_os_thread_no_wakeup_preemption();
+        if (err != 0)
+            PXI_DEBUG("engine worker %s: wake-ups keep preempting (%s)", name, strerror(err));
+    }
     const pxi_lane_ops *ops = l->ops;
     ops->enter(w);
     /* On one processor (or all of them the Threads pool's) nothing else drives MPI progress

@@ -220,6 +220,12 @@ PX_API px_engine *px_engine_default(void);
  * that start-up ran in the first ops, when the creating thread first let a worker have the core
  * (bench/RESULTS.md, session 28). The MPI progress thread, started at the first MPI push, is
  * waited for the same way. A device lane made later (at its first op) waits for its worker too.
+ * On one processor (a process bound to one core, or an oversubscribed Threads space) the
+ * workers run under Linux's SCHED_BATCH, nice unchanged: a push that wakes one does not
+ * preempt the pushing thread, which usually waits next and runs the ops itself; the worker
+ * runs when that thread blocks or at the end of its time slice. A woken worker used to take the
+ * core at once and leave the pusher to reach its wait late: the first iteration of a short
+ * distributed CG on 2 one-core ranks took about twice as long (bench/RESULTS.md, session 29).
  * @return the engine, or NULL (logged) when the runtime is not initialized, @p kind is
  *         unknown, @p cpu_workers is out of range, or memory or threads ran out.
  * Thread-safe. Destroy it with px_engine_destroy; px_finalize waits for (with a warning)
