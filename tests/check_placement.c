@@ -10,7 +10,6 @@
  * affinity mask or two ranks skip with a message saying so.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -424,31 +423,24 @@ START_TEST(test_an_engine_s_workers_have_started_when_create_returns)
 }
 END_TEST
 
-/* The scheduling policy of every engine worker of this process (named px-cpu*, px-prio*,
- * px-io*): counts of SCHED_BATCH and of others in *batch and *other. */
+/* Per engine worker (named px-cpu*, px-prio*, px-io*): count its scheduling policy, SCHED_BATCH
+ * in policies[0], any other in policies[1]. */
+static int count_policy(const char *name, const cpu_set_t *mask, pid_t tid, void *arg)
+{
+    int *policies = arg, n = 0;
+    count_engine_workers(name, mask, &n);
+    if (n == 1)
+        ++policies[sched_getscheduler(tid) == SCHED_BATCH ? 0 : 1];
+    return 0;
+}
+
+/* The engine workers' policies: counts of SCHED_BATCH in *batch and of others in *other. */
 static void worker_policies(int *batch, int *other)
 {
-    *batch = *other = 0;
-    DIR *d = opendir("/proc/self/task");
-    ck_assert_ptr_nonnull(d);
-    for (struct dirent *de; (de = readdir(d));) {
-        if (de->d_name[0] == '.')
-            continue;
-        char path[300], name[32] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", de->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        if (!fgets(name, sizeof name, f))
-            name[0] = '\0';
-        fclose(f);
-        int n = 0;
-        if (count_engine_workers(name, NULL, &n) == 0 && n == 1) {
-            const int pol = sched_getscheduler((pid_t)atoi(de->d_name));
-            ++*(pol == SCHED_BATCH ? batch : other);
-        }
-    }
-    closedir(d);
+    int policies[2] = {0, 0};
+    ck_assert(pxt_each_task(count_policy, policies));
+    *batch = policies[0];
+    *other = policies[1];
 }
 
 static atomic_int ran_on_worker;

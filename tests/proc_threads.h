@@ -11,12 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Called per thread with its name (no newline) and mask; nonzero stops the walk. */
+/* Called per thread with its name (no newline), its mask and its thread id; nonzero stops
+ * the walk. */
 typedef int (*pxt_thread_fn)(const char *name, const cpu_set_t *mask, void *arg);
+typedef int (*pxt_task_fn)(const char *name, const cpu_set_t *mask, pid_t tid, void *arg);
 
-/* Call @fn for every thread of this process that still exists when it is read. 0 when
- * /proc/self/task cannot be opened, else 1. */
-static inline int pxt_each_thread(pxt_thread_fn fn, void *arg)
+/* Call @fn for every thread of this process that still exists when it is read, with its
+ * thread id (for calls that take one: sched_getscheduler). 0 when /proc/self/task cannot be
+ * opened, else 1. */
+static inline int pxt_each_task(pxt_task_fn fn, void *arg)
 {
     DIR *d = opendir("/proc/self/task");
     if (!d)
@@ -33,14 +36,35 @@ static inline int pxt_each_thread(pxt_thread_fn fn, void *arg)
             name[0] = '\0';
         fclose(f);
         name[strcspn(name, "\n")] = '\0';
+        const pid_t tid = (pid_t)atoi(de->d_name);
         cpu_set_t mask;
-        if (sched_getaffinity((pid_t)atoi(de->d_name), sizeof mask, &mask) != 0)
+        if (sched_getaffinity(tid, sizeof mask, &mask) != 0)
             continue;
-        if (fn(name, &mask, arg))
+        if (fn(name, &mask, tid, arg))
             break;
     }
     closedir(d);
     return 1;
+}
+
+struct pxt_each_thread_arg {
+    pxt_thread_fn fn;
+    void *arg;
+};
+
+static inline int pxt_each_thread_adapt(const char *name, const cpu_set_t *mask, pid_t tid,
+                                        void *arg)
+{
+    (void)tid;
+    const struct pxt_each_thread_arg *a = arg;
+    return a->fn(name, mask, a->arg);
+}
+
+/* pxt_each_task for callbacks that need no thread id. */
+static inline int pxt_each_thread(pxt_thread_fn fn, void *arg)
+{
+    struct pxt_each_thread_arg a = {fn, arg};
+    return pxt_each_task(pxt_each_thread_adapt, &a);
 }
 
 #endif
