@@ -199,7 +199,7 @@ static void *worker_main(void *arg)
      * itself (calls.c, help-while-waiting): a worker its push wakes took the processor from
      * it at once, ran the first ops until it blocked, and left the pusher to reach its wait
      * late. The first iteration of an 18-iteration distributed CG (HPCG 8^3 a rank, 2
-     * one-core ranks) took 160-185 us so against 80-85 with workers that do not preempt on
+     * one-core ranks) took 160-190 us so against 80-100 with workers that do not preempt on
      * wake-up (bench/RESULTS.md, session 29). They still get their fair share: a pusher that
      * computes instead of waiting yields the processor to them at its slice's end. */
     if (l->e->n_cpus <= 1) {

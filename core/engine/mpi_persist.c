@@ -134,8 +134,8 @@ int pxi_mpi_persist_attach(pxi_mpi_msg *m, int writes_var, const char *caller)
      * MPI_Start of a persistent send never does: an exchange of 8-256 bytes between 2 one-core
      * ranks took 1.0-1.2 us with a persistent send against 0.5-0.7 with MPI_Isend, and from
      * 512 bytes on the two are within 0.15 us (bench_pingpong --exchange-only;
-     * bench/RESULTS.md, session 29). MPICH's MPI_Start of a persistent
-     * send is an isend. A persistent receive costs no more than MPI_Irecv at any size. */
+     * bench/RESULTS.md, session 29). MPICH's MPI_Start of a persistent send is an isend. A
+     * persistent receive costs no more than MPI_Irecv at any size. */
     if (m->kind == PXI_MSG_SEND)
         return PX_OK;
     const int collective = m->kind == PXI_MSG_ALLREDUCE;
