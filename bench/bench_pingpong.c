@@ -152,14 +152,9 @@ static void exchange_once(ex_kind kind, char *sbuf, char *rbuf, int bytes, MPI_R
             MPI_Irecv(rbuf, bytes, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &q[0]);
         MPI_Isend(sbuf, bytes, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &q[1]);
     }
-    int done = 0;
+    int done = 0; /* a persistent request stays valid (inactive) in pq: only q[] is tested */
     while (!done)
         MPI_Testall(2, q, &done, MPI_STATUSES_IGNORE);
-    if (kind != EX_NONBLOCKING) { /* Testall set the persistent ones inactive, not null */
-        pq[0] = q[0];
-        if (kind == EX_PERSISTENT)
-            pq[1] = q[1];
-    }
 }
 
 /* Exchange between ranks 0 and 1 over the sizes, the kinds interleaved within each size; rows

@@ -326,6 +326,13 @@ typedef struct census {
     int pool_threads, leaders, engine_workers;
 } census;
 
+/* An engine worker's name (lanes.c names them px-cpu<dev>-<i>, px-prio.., px-io..). */
+static int is_engine_worker(const char *name)
+{
+    return strncmp(name, "px-cpu", 6) == 0 || strncmp(name, "px-prio", 7) == 0 ||
+           strncmp(name, "px-io", 5) == 0;
+}
+
 static int check_one(const char *name, const cpu_set_t *mask, void *arg)
 {
     census *c = arg;
@@ -341,8 +348,7 @@ static int check_one(const char *name, const cpu_set_t *mask, void *arg)
             ++c->leaders;
         else
             ++c->pool_threads;
-    } else if (strncmp(name, "px-cpu", 6) == 0 || strncmp(name, "px-prio", 7) == 0 ||
-               strncmp(name, "px-io", 5) == 0) {
+    } else if (is_engine_worker(name)) {
         /* Engine workers: the process's mask, not the initializing thread's one core. */
         ck_assert_msg(CPU_EQUAL(mask, &process_mask),
                       "engine worker %s has %d CPUs, the process mask has %d", name,
@@ -393,9 +399,7 @@ END_TEST
 static int count_engine_workers(const char *name, const cpu_set_t *mask, void *arg)
 {
     (void)mask;
-    if (strncmp(name, "px-cpu", 6) == 0 || strncmp(name, "px-prio", 7) == 0 ||
-        strncmp(name, "px-io", 5) == 0)
-        ++*(int *)arg;
+    *(int *)arg += is_engine_worker(name);
     return 0;
 }
 
@@ -427,9 +431,9 @@ END_TEST
  * in policies[0], any other in policies[1]. */
 static int count_policy(const char *name, const cpu_set_t *mask, pid_t tid, void *arg)
 {
-    int *policies = arg, n = 0;
-    count_engine_workers(name, mask, &n);
-    if (n == 1)
+    (void)mask;
+    int *policies = arg;
+    if (is_engine_worker(name))
         ++policies[sched_getscheduler(tid) == SCHED_BATCH ? 0 : 1];
     return 0;
 }
@@ -457,8 +461,8 @@ START_TEST(test_an_engine_on_one_processor_has_workers_that_do_not_preempt_on_wa
 {
     /* Documented (parex/engine.h, px_engine_create): on one processor (or oversubscribed) the
      * workers are SCHED_BATCH (no wake-up preemption of the pushing thread), elsewhere the
-     * default policy;
-     * and they still run what is pushed while the pusher sleeps instead of waiting. */
+     * default policy; and they still run what is pushed while the pusher sleeps instead of
+     * waiting. */
     int batch = 0, other = 0;
     /* Oversubscribed (more Threads ranks than processors), the engine counts one processor. */
     if (CPU_COUNT(&process_mask) >= 2) {
