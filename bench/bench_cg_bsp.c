@@ -53,11 +53,12 @@
  * Output (rank 0 only): one line of text and, with --json, a JSON object as the last line:
  * cg (the variant), ranks, threads_per_rank, omp_regions (the loops ran in OpenMP regions), procs,
  * local, global, n (global rows), nnz, iterations, converged, relres, max_abs_err, seconds
- * (iteration loop, slowest rank), seconds_per_iter, halo_seconds and allreduce_seconds (time inside
- * the halo exchange / the allreduces over the loop, mean over ranks; _max: slowest rank; both
- * include waiting for the slower peers), halo_seconds_per_iter, allreduce_seconds_per_iter,
- * compute_seconds_per_iter (the rest), halo_bytes and halo_messages (sent per iteration, all ranks
- * together), halo_bytes_max_rank, setup_seconds.
+ * (iteration loop, slowest rank), seconds_per_iter, first_iters_seconds (rank 0's first 8
+ * iterations' times, or as many as ran, each from the end of the one before), halo_seconds and
+ * allreduce_seconds (time inside the halo exchange / the allreduces over the loop, mean over ranks;
+ * _max: slowest rank; both include waiting for the slower peers), halo_seconds_per_iter,
+ * allreduce_seconds_per_iter, compute_seconds_per_iter (the rest), halo_bytes and halo_messages
+ * (sent per iteration, all ranks together), halo_bytes_max_rank, setup_seconds.
  *
  * Loops. With two or more threads every loop is an OpenMP parallel for (static schedule). On one
  * thread (omp_get_max_threads() == 1) the set-up's and the solve's run as plain loops on the
@@ -181,12 +182,29 @@ static double allreduce_sum(double v, comm_times *t)
 
 /* ---- solver ------------------------------------------------------------------------------ */
 
+/* How many of the first iterations a solve times one by one (JSON first_iters_seconds, as
+ * parex-cg's). */
+#define FIRST_ITERS 8
+
 typedef struct {
     int64_t iterations;
     int converged, breakdown;
     double relres, max_abs_err, seconds;
     comm_times comm;
+    double first[FIRST_ITERS]; /* the first n_first iterations' times, seconds */
+    int n_first;
+    double t_mark; /* the clock at the last iteration's end (or the solve's start) */
 } result;
+
+/* Keep the iteration that ends now among the first ones' times. */
+static void note_iteration(result *res)
+{
+    if (res->n_first >= FIRST_ITERS)
+        return;
+    const double t = bench_now_s();
+    res->first[res->n_first++] = t - res->t_mark;
+    res->t_mark = t;
+}
 
 typedef struct {
     double *b, *x, *r, *p, *ap;
@@ -278,6 +296,7 @@ static void solve(halo *h, double tol, int64_t max_iters, int64_t fixed_iters, r
     int64_t it = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = bench_now_s();
+    res->t_mark = t0;
     while ((fixed_iters > 0 || res->relres >= tol) && it < limit) {
         const double pap = spmv_dot(h, &v, &res->comm);
         if (!(pap > 0.0)) {
@@ -300,6 +319,7 @@ static void solve(halo *h, double tol, int64_t max_iters, int64_t fixed_iters, r
         /* rr == 0: solved exactly (tiny grids), a further step would divide by zero */
         if ((fixed_iters == 0 && res->relres < tol) || it == limit || !(rr_new > 0.0)) {
             BSP_FOR(, i, n, { x[i] += alpha * p[i]; });
+            note_iteration(res);
             break;
         }
         const double beta = rr_new / rr;
@@ -309,6 +329,7 @@ static void solve(halo *h, double tol, int64_t max_iters, int64_t fixed_iters, r
             x[i] += alpha * pi;
             p[i] = r[i] + beta * pi;
         });
+        note_iteration(res);
     }
     res->seconds = bench_now_s() - t0;
     res->iterations = it;
@@ -395,6 +416,7 @@ static void solve_pipelined(halo *h, cg_variant var, double tol, int64_t max_ite
     double gamma_old = 1.0, alpha_old = 1.0;
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = bench_now_s();
+    res->t_mark = t0;
     for (;;) {
         MPI_Request rq = MPI_REQUEST_NULL;
         double ta = bench_now_s();
@@ -426,6 +448,7 @@ static void solve_pipelined(halo *h, cg_variant var, double tol, int64_t max_ite
         alpha_old = alpha;
         pipe_update(n, alpha, beta, &v, &q, loc);
         it++;
+        note_iteration(res);
     }
     res->seconds = bench_now_s() - t0;
     res->iterations = it;
@@ -605,6 +628,13 @@ static void report(const cli *c, const int dims[3], const halo *h, const result 
     double sum[6], mx[6];
     MPI_Reduce(loc, sum, 6, MPI_DOUBLE, MPI_SUM, 0, g_comm);
     MPI_Reduce(loc, mx, 6, MPI_DOUBLE, MPI_MAX, 0, g_comm);
+    /* The first iterations' times are rank 0's: a largest over ranks entry by entry could add
+     * up to more than seconds, each entry's maximum on another rank. */
+    const double *first = res->first;
+    char firsts[FIRST_ITERS * 16 + 4] = "";
+    for (int k = 0, len = 0; k < res->n_first && len >= 0 && (size_t)len < sizeof firsts; k++)
+        len +=
+            snprintf(firsts + len, sizeof firsts - (size_t)len, "%s%.6g", k ? ", " : "", first[k]);
     const double P = pt->nranks, it = res->iterations ? (double)res->iterations : 1.0;
     /* --independent: every instance's seconds per iteration, the slowest taken as the rate */
     char inst[4096] = "";
@@ -657,16 +687,17 @@ static void report(const cli *c, const int dims[3], const halo *h, const result 
            "%s\"threads_per_rank\": %d, \"omp_regions\": %s, %s, "
            "\"n\": %lld, \"nnz\": %.0f, \"iterations\": %lld, \"converged\": %s, "
            "\"relres\": %.6g, \"max_abs_err\": %.6g, \"seconds\": %.6g, "
-           "\"seconds_per_iter\": %.6g, \"halo_seconds\": %.6g, \"halo_seconds_max\": %.6g, "
+           "\"seconds_per_iter\": %.6g, \"first_iters_seconds\": [%s], "
+           "\"halo_seconds\": %.6g, \"halo_seconds_max\": %.6g, "
            "\"allreduce_seconds\": %.6g, \"allreduce_seconds_max\": %.6g, "
            "\"halo_seconds_per_iter\": %.6g, \"allreduce_seconds_per_iter\": %.6g, "
            "\"compute_seconds_per_iter\": %.6g, \"halo_bytes\": %.0f, \"halo_messages\": %.0f, "
            "\"halo_bytes_max_rank\": %.0f, \"setup_seconds\": %.6g}\n",
            cg_variant_names[c->variant], name, pt->nranks, inst, threads, g_omp ? "true" : "false",
            geo, (long long)pt->n_global, sum[5], (long long)res->iterations,
-           res->converged ? "true" : "false", res->relres, res->max_abs_err, mx[2], per, halo_s,
-           mx[0], ar, mx[1], halo_s / it, ar / it, per - (halo_s + ar) / it, sum[3], sum[4], mx[3],
-           setup_s);
+           res->converged ? "true" : "false", res->relres, res->max_abs_err, mx[2], per, firsts,
+           halo_s, mx[0], ar, mx[1], halo_s / it, ar / it, per - (halo_s + ar) / it, sum[3], sum[4],
+           mx[3], setup_s);
 }
 
 /* This rank's part of the HPCG box or the partitioned file, built by examples/cg/partition.c

@@ -6,7 +6,8 @@
 # rank's iterations on a Matrix Market file (env DCG_MATRIX) with block and METIS parts, refuse
 # a missing file and a process grid that does not match the rank count, take plain CG's
 # iterations with --cg pipelined and pipelined-nb on HPCG, the same ones with and without
-# OpenMP regions on one thread (--omp-one-thread); bench_pingpong must
+# OpenMP regions on one thread (--omp-one-thread), time its first iterations one by one
+# (first_iters_seconds); bench_pingpong must
 # report every size, its exchanges posted three ways and its allreduces called four ways, and bench_engine_pingpong (env
 # DCG_ENGINE_PINGPONG) every field.
 #
@@ -52,6 +53,20 @@ for p in 1 4; do
       || fail "--cg $v on $p ranks: max|x-1| $(num max_abs_err <<<"$out")"
     echo "check_dcg.sh: --cg $v on $p ranks of 6^3: $it_plain iterations as plain CG"
   done
+done
+# first_iters_seconds: the first 8 iterations timed one by one (as many as ran, when fewer),
+# each positive, together within the solve's seconds; plain and pipelined loops.
+for v in plain pipelined-nb; do
+  for it in 3 12; do
+    out=$("${mpirun[@]}" 2 "$bsp" --grid 6 --cg "$v" --iters "$it" --json | grep '^{')
+    python3 -c 'import json, sys
+j, it = json.loads(sys.argv[1]), int(sys.argv[2])
+f = j["first_iters_seconds"]
+assert j["iterations"] == it and len(f) == min(it, 8), (it, f)
+assert all(t > 0 for t in f) and sum(f) <= j["seconds"] * (1 + 1e-5) + 1e-6, (f, j["seconds"])
+' "$out" "$it" || fail "--cg $v --iters $it: first_iters_seconds in $out"
+  done
+  echo "check_dcg.sh: --cg $v: first_iters_seconds times the first iterations (3 of 3, 8 of 12)"
 done
 # One thread runs the loops outside OpenMP regions unless --omp-one-thread (bench_cg_bsp.c's
 # "Loops"); both are the same loops in the same order: the same iterations and residual, bit for

@@ -162,6 +162,40 @@ static void json_str(const char *j, const char *key, char *buf, size_t size)
     buf[k] = '\0';
 }
 
+/* The first launches' times of JSON line @j (first_iters_seconds): each positive, together
+ * within the solve's seconds, as many as the solve's first launches up to eight: its
+ * iterations in plain CG (and in the one-process solver), in the pipelined CG its launches,
+ * which also count those that make no step (at least the last, which stops). */
+static void check_first_iters(const char *j, double iterations, const char *cg)
+{
+    static const char pat[] = "\"first_iters_seconds\": [";
+    const char *p = strstr(j, pat);
+    ck_assert_msg(p != NULL, "JSON '%s' lacks first_iters_seconds", j);
+    p += strlen(pat);
+    double sum = 0.0;
+    int n = 0;
+    while (*p != ']') {
+        char *end;
+        const double t = strtod(p, &end);
+        ck_assert_msg(end != p && t > 0.0, "first_iters_seconds entry %d of '%s' is not positive",
+                      n, j);
+        sum += t;
+        n++;
+        p = end;
+        if (*p == ',')
+            p += 2;
+    }
+    const double seconds = json_num(j, "seconds");
+    ck_assert_msg(sum <= seconds * (1.0 + 1e-5) + 1e-6,
+                  "the first %d launches took %g s, the whole solve %g s", n, sum, seconds);
+    const int want_min = iterations < 8 ? (int)iterations : 8;
+    if (strcmp(cg, "pipelined") == 0)
+        ck_assert_msg(n <= 8 && n >= (iterations + 1 < 8 ? (int)iterations + 1 : 8),
+                      "%d first launches timed for %g pipelined iterations", n, iterations);
+    else
+        ck_assert_msg(n == want_min, "%d first iterations timed of %g", n, iterations);
+}
+
 /* Run and parse the JSON line; the run must converge (exit 0). Returns 0 when skipped. */
 static int solve(int np, const char *args, outcome *o)
 {
@@ -192,6 +226,7 @@ static int solve(int np, const char *args, outcome *o)
     json_str(j, "engine", o->engine, sizeof o->engine);
     json_str(j, "dots", o->dots, sizeof o->dots);
     json_str(j, "cg", o->cg, sizeof o->cg);
+    check_first_iters(j, o->iterations, o->cg);
     return 1;
 }
 

@@ -53,6 +53,12 @@ double cg_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void cg_note_iteration(cg_result *res, double seconds)
+{
+    if (res->n_first_iters < CG_FIRST_ITERS)
+        res->first_iters_seconds[res->n_first_iters++] = seconds;
+}
+
 /* ---- HPCG generator ---------------------------------------------------------------------- */
 
 /* Neighbours of coordinate k along an axis of length N (itself included): 1, 2 or 3. */
@@ -446,6 +452,7 @@ static int solve_with(const cg_matrix *A, const cg_options *o, cg_result *res, c
      * shared machine (one quiet 0.3 ms window is far likelier than a quiet whole run). */
     double t_iter = t0;
     res->min_iter_seconds = HUGE_VAL;
+    res->n_first_iters = 0;
     while (res->relres >= o->tol && it < o->max_iters) {
         double pap = 0.0;
         CG_TRY(px_parallel_reduce(s, "cg_spmv_dot", all, &cg_spmv_dot, &sa, sizeof sa, &px_sum_f64,
@@ -489,6 +496,7 @@ static int solve_with(const cg_matrix *A, const cg_options *o, cg_result *res, c
             const double t_end = cg_now();
             if (t_end - t_iter < res->min_iter_seconds)
                 res->min_iter_seconds = t_end - t_iter;
+            cg_note_iteration(res, t_end - t_iter);
             break;
         }
         xa.beta = rz_new / rz;
@@ -499,6 +507,7 @@ static int solve_with(const cg_matrix *A, const cg_options *o, cg_result *res, c
         const double t_end = cg_now();
         if (t_end - t_iter < res->min_iter_seconds)
             res->min_iter_seconds = t_end - t_iter;
+        cg_note_iteration(res, t_end - t_iter);
         t_iter = t_end;
         if (o->progress && o->progress_s > 0.0) {
             const double now = t_end;

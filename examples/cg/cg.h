@@ -38,6 +38,9 @@ typedef struct cg_options {
     FILE *progress;    /**< Stream for progress lines; NULL: none. */
 } cg_options;
 
+/** How many of a solve's first iterations cg_result keeps one by one (first_iters_seconds). */
+#define CG_FIRST_ITERS 8
+
 /** Solver outcome. */
 typedef struct cg_result {
     int64_t iterations;      /**< Iterations run (SpMVs after the initial residual). */
@@ -47,9 +50,14 @@ typedef struct cg_result {
     double max_abs_err;      /**< max_i |x_i - 1| (the exact solution is all ones). */
     double seconds;          /**< Wall time of the iteration loop (setup excluded). */
     double min_iter_seconds; /**< Fastest single iteration (0 when none ran). */
-    double flops;            /**< Floating-point operations of the loop (model in cg.c). */
-    double bytes;            /**< Bytes moved by the loop (model in cg.c). */
-    char message[256];       /**< Why the solve failed, when it returns an error. */
+    /** The first n_first_iters (at most CG_FIRST_ITERS) iterations' times, seconds, each from
+     * the end of the one before (or the clock's start) to its own end: what a short solve pays
+     * beyond its steady iterations (the library's and MPI's first uses) shows there. */
+    double first_iters_seconds[CG_FIRST_ITERS];
+    int n_first_iters; /**< Entries of first_iters_seconds set. */
+    double flops;      /**< Floating-point operations of the loop (model in cg.c). */
+    double bytes;      /**< Bytes moved by the loop (model in cg.c). */
+    char message[256]; /**< Why the solve failed, when it returns an error. */
 } cg_result;
 
 /**
@@ -104,6 +112,14 @@ int cg_solve_rhs(const cg_matrix *A, const double *b, double *x, const cg_option
 
 /** Monotonic wall clock in seconds. */
 double cg_now(void);
+
+/**
+ * Keep one iteration's time in @p res->first_iters_seconds while fewer than CG_FIRST_ITERS
+ * are kept (the solvers call it at each iteration's end, in order).
+ * @param res      [in,out] the solve's result; n_first_iters counts what it holds.
+ * @param seconds  [in] the iteration's time.
+ */
+void cg_note_iteration(cg_result *res, double seconds);
 
 #ifdef __cplusplus
 }

@@ -123,6 +123,7 @@ typedef struct {
     const cg_options *o;
     int64_t interior_chunk; /* rows a piece of the interior SpMV; 0: one call a thread */
     double t_iter, min_iter, next_progress, t0; /* next_launch's clocks */
+    cg_result *res; /* iterate's: next_launch keeps the first launches' times in it */
     double t_post, t_int, t_in, t_loc, t_spmv;
     /* cp_recv[which]: the received halo into the exchanged vector's halo (exchanged()), one
      * per vector, fixed at allocation: a queued or recorded copy reads its op's struct when it
@@ -682,6 +683,7 @@ static int next_launch(dcg *d)
      * one's can be short of an iteration (and the next one long). */
     if (d->clocks == d->iter_clocks && t - d->t_iter < d->min_iter)
         d->min_iter = t - d->t_iter;
+    cg_note_iteration(d->res, t - d->t_iter);
     d->t_iter = t;
     d->iter_clocks = d->clocks;
     if (d->P->rank == 0 && o->progress && o->progress_s > 0.0 && t >= d->next_progress) {
@@ -953,6 +955,8 @@ static int iterate(dcg *d, const cg_options *o, double bnorm, double rz, cg_resu
     d->t0 = d->t_iter = cg_now();
     d->next_progress = d->t0 + o->progress_s;
     d->min_iter = HUGE_VAL;
+    d->res = res;
+    res->n_first_iters = 0;
     if (d->relres >= o->tol && o->max_iters > 0) {
         int rc = d->variant == DCG_CG_PIPELINED ? pipe_setup(d) : PX_OK;
         if (rc == PX_OK && d->mode == DCG_GRAPH)
@@ -1179,6 +1183,8 @@ static int finish_stats(dcg *d, const cg_options *o, cg_result *res, dcg_stats *
     const cgp_part *P = d->P;
     /* The sampled launches' sums stand for all launches' (every rank samples the same ones) */
     const double scale = d->clocked > 0 ? (double)d->launches / (double)d->clocked : 0.0;
+    /* first_iters_seconds stays rank 0's (the JSON's): a largest over ranks entry by entry
+     * could add up to more than the solve's seconds, each entry's maximum on another rank. */
     double mx[3] = {res->seconds, res->min_iter_seconds, scale * d->window_s};
     double sm[5] = {8.0 * (double)d->n_recv, scale * d->msg_s, scale * d->exposed_s,
                     scale * d->allred_s, scale * d->window_s};

@@ -94,7 +94,8 @@ static const char usage[] =
 static const char usage_fields[] =
     "JSON fields: matrix, n, nnz, space, threads, precond, iterations, converged, tol,\n"
     "relres, true_relres, max_abs_err, seconds (iteration loop), seconds_per_iter,\n"
-    "min_iter_seconds (fastest single iteration), setup_seconds, gflops, gbs, ranks,\n"
+    "min_iter_seconds (fastest single iteration), first_iters_seconds (the first 8, one by\n"
+    "one), setup_seconds, gflops, gbs, ranks,\n"
     "threads_per_rank, halo_bytes, comm_seconds, overlap, message_seconds_per_iter,\n"
     "window_seconds_per_iter, window_seconds_per_iter_max, engine, dots, cg, replacements,\n"
     "stagnated, clock_every, clock_samples (see the README).\n"
@@ -364,6 +365,10 @@ static void report(const cli *c, FILE *info, const char *name, int64_t n, int64_
     json_number(stdout, "seconds", r->seconds, 0);
     json_number(stdout, "seconds_per_iter", per_iter, 0);
     json_number(stdout, "min_iter_seconds", r->min_iter_seconds, 0);
+    printf("\"first_iters_seconds\": [");
+    for (int k = 0; k < r->n_first_iters; k++)
+        printf("%s%.6g", k ? ", " : "", r->first_iters_seconds[k]);
+    printf("], ");
     json_number(stdout, "setup_seconds", setup_s, 0);
     json_number(stdout, "gflops", gflops, 0);
     json_number(stdout, "gbs", gbs, 0);
