@@ -175,6 +175,68 @@ START_TEST(test_wait_for_all_helps_and_returns_only_when_nothing_is_in_flight)
 }
 END_TEST
 
+/* The waiter keeps the op that its last finish made ready in a continuation slot (push.c,
+ * pxi_engine_help_begin) and runs it next, without the lane. When that finish also ends the
+ * wait, the op must go to its lane, not stay in the slot: A writes v1 and v2, B reads v2, and
+ * the waiter waits for v1 alone. A's finish makes B ready and ends the wait; B is then queued
+ * behind the gate, runs once the gate opens, and only once. */
+START_TEST(test_an_op_made_ready_as_the_wait_ends_is_handed_to_its_lane)
+{
+    px_var *gv;
+    px_engine *e = gated_engine(&gv);
+    px_var *v1 = px_var_new(e), *v2 = px_var_new(e);
+    px_var *ab[2] = {v1, v2};
+    static rec_arg a = {.id = 1, .status = PX_OK}, b = {.id = 2, .status = PX_OK};
+    ck_assert_int_eq(px_engine_push_sync(e, rec_fn, &a, CPU, NULL, 0, ab, 2, PX_FN_NORMAL, 0, "a"),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_push_sync(e, rec_fn, &b, CPU, &v2, 1, NULL, 0, PX_FN_NORMAL, 0, "b"),
+                     PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_var(e, v1), PX_OK);
+    ck_assert_int_eq(atomic_load(&log_n), 1); /* A on the waiter; B behind the gate */
+    ck_assert_int_eq(log_id[0], 1);
+    ck_assert_int_eq(log_on_waiter[0], 1);
+    sleep_ms(20);
+    ck_assert_int_eq(atomic_load(&log_n), 1);
+    atomic_store(&gate_open, 1);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&log_n), 2);
+    ck_assert_int_eq(log_id[1], 2);
+    ck_assert_int_eq(px_var_delete(e, v1), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, v2), PX_OK);
+    gated_done(e, gv);
+}
+END_TEST
+
+/* A chain whose ops each make the next ready runs on the waiter through its continuation
+ * slot: every op of a chain of CHAIN ops over two Vars (op i writes v[i % 2] and reads the
+ * other) runs on the waiter, in order, and wait_for_all returns only after the last. */
+START_TEST(test_a_chain_made_ready_by_finishes_runs_on_the_waiter_in_order)
+{
+    px_var *gv;
+    px_engine *e = gated_engine(&gv);
+    px_var *v[2] = {px_var_new(e), px_var_new(e)};
+    static rec_arg args[CHAIN];
+    for (int i = 0; i < CHAIN; ++i) {
+        args[i].id = i;
+        args[i].status = PX_OK;
+        ck_assert_int_eq(px_engine_push_sync(e, rec_fn, &args[i], CPU, &v[(i + 1) % 2], 1,
+                                             &v[i % 2], 1, PX_FN_NORMAL, 0, "rec"),
+                         PX_OK);
+    }
+    ck_assert_int_eq(
+        px_engine_push_sync(e, open_fn, NULL, CPU, NULL, 0, v, 2, PX_FN_NORMAL, 0, "open"), PX_OK);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
+    ck_assert_int_eq(atomic_load(&log_n), CHAIN);
+    for (int i = 0; i < CHAIN; ++i) {
+        ck_assert_int_eq(log_id[i], i);
+        ck_assert_int_eq(log_on_waiter[i], 1);
+    }
+    ck_assert_int_eq(px_var_delete(e, v[0]), PX_OK);
+    ck_assert_int_eq(px_var_delete(e, v[1]), PX_OK);
+    gated_done(e, gv);
+}
+END_TEST
+
 /* ---- several waiters and workers at once (TSan) ------------------------------------------ */
 
 #define MT_THREADS 3
@@ -348,6 +410,8 @@ static Suite *engine_help_suite(void)
     tcase_add_test(tc, test_waiter_keeps_fifo_order_of_independent_ops);
     tcase_add_test(tc, test_op_failing_on_the_waiter_skips_its_successors_and_is_reported);
     tcase_add_test(tc, test_wait_for_all_helps_and_returns_only_when_nothing_is_in_flight);
+    tcase_add_test(tc, test_an_op_made_ready_as_the_wait_ends_is_handed_to_its_lane);
+    tcase_add_test(tc, test_a_chain_made_ready_by_finishes_runs_on_the_waiter_in_order);
     tcase_add_test(tc, test_threads_waiting_at_once_all_help_and_every_op_runs_once);
     tcase_add_test(tc,
                    test_default_engine_on_a_full_pool_runs_ops_ready_while_waiting_on_the_waiter);

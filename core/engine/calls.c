@@ -172,8 +172,11 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
     pxi_engine_tl_cpu_runner = 1;
     int64_t last_ns = pxi_os_now_ns(), step_ns = PXI_POLL_SLEEP_MIN_NS;
     unsigned idle = 0;
+    pxi_engine_help_begin();
     while (!done(arg)) {
-        pxi_opr *o = pxi_lane_help_pop(e);
+        pxi_opr *o = pxi_engine_help_take();
+        if (!o)
+            o = pxi_lane_help_pop(e);
         if (o) {
             pxi_engine_execute(o, &help_worker);
             idle = 0;
@@ -220,6 +223,7 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
             pxi_wait_backoff(idle);
         ++idle;
     }
+    pxi_engine_help_end();
     pxi_engine_tl_cpu_runner = was_runner;
     pxi_tl_piece_hook = was_hook;
     if (hold) {

@@ -344,6 +344,8 @@ typedef struct pxi_cost_slot {
 
 #define PXI_ENGINE_MAGIC 0x50584547u /* 'PXEG' */
 #define PXI_MAX_CPU_DEVS 16
+_Static_assert(PXI_MAX_CPU_DEVS < 32,
+               "the lane bit masks (cpu_lanes_made, help) hold PXI_MAX_CPU_DEVS + 1 bits");
 #define PXI_MAX_GPU_DEVS 16
 
 struct px_engine {
@@ -378,6 +380,9 @@ struct px_engine {
     /* lanes: created at engine create (CPU device 0, prio, io) or lazily (other devices) */
     pthread_mutex_t lanes_lock;
     _Atomic(pxi_lane *) cpu_lanes[PXI_MAX_CPU_DEVS];
+    /* Bit d set once cpu_lanes[d] is (release, after the slot's store): a helping waiter
+     * looks at the lanes that exist, not at all PXI_MAX_CPU_DEVS slots on every pop. */
+    atomic_uint cpu_lanes_made;
     pxi_lane *prio_lane;
     pxi_lane *io_lane;
     _Atomic(pxi_lane *) gpu_lanes[PXI_MAX_GPU_DEVS];
@@ -513,6 +518,15 @@ extern const pxi_lane_ops pxi_engine_lane_ops;
 int pxi_engine_in_op(void);
 /* Nonzero on an engine worker thread. */
 int pxi_engine_on_worker(void);
+/* A waiter that runs ops while it waits (calls.c, help-while-waiting) brackets its loop with
+ * pxi_engine_help_begin and pxi_engine_help_end. Between them it has a worker's continuation
+ * slot: the first CPU op that a finish on it makes ready outside any op (an op it ran, a
+ * message its poll completed) waits there instead of in a lane, and pxi_engine_help_take
+ * returns it (or NULL) before the waiter looks at the lanes; pxi_engine_help_end hands one
+ * still there to its lane. Not nested inside an op (a wait inside an op keeps the lanes). */
+void pxi_engine_help_begin(void);
+pxi_opr *pxi_engine_help_take(void);
+void pxi_engine_help_end(void);
 /* Nonzero on a thread that runs CPU ops: a worker of a CPU, priority or IO lane (set when it
  * starts) or a waiter while it helps (calls.c sets and restores it). A PX_FN_ASYNC op that a
  * finish on such a thread makes ready runs there at once (push.c, pxi_engine_dispatch). Set

@@ -344,6 +344,8 @@ static LANE_NOINLINE pxi_lane *lane_create_slow(pxi_engine *e, _Atomic(pxi_lane 
             return NULL;
         }
         atomic_store_explicit(slot, l, memory_order_release);
+        if (kind == PXI_LANE_CPU)
+            atomic_fetch_or_explicit(&e->cpu_lanes_made, 1u << device_id, memory_order_release);
     }
     pthread_mutex_unlock(&e->lanes_lock);
     return l;
@@ -418,9 +420,22 @@ static pxi_lane *help_lane(pxi_engine *e, int bit)
     return atomic_load_explicit(&e->cpu_lanes[bit], memory_order_acquire);
 }
 
+/* The bits help_lane can answer for: the CPU lanes made so far (acquire: pairs with
+ * lane_create_slow's release, so a set bit's slot is seen set) and the prio lane's. */
+static unsigned help_lanes(pxi_engine *e)
+{
+    return atomic_load_explicit(&e->cpu_lanes_made, memory_order_acquire) | 1u << PXI_MAX_CPU_DEVS;
+}
+
+/* A waiter pops on every look (several times an op on one processor): it scans only the lanes
+ * that exist (help_lanes), the prio lane first, then the CPU lanes from the highest device down,
+ * where it used to load all 17 slots (about 150 instructions a look; bench/RESULTS.md, session
+ * 30). */
 pxi_opr *pxi_lane_help_pop(pxi_engine *e)
 {
-    for (int bit = PXI_MAX_CPU_DEVS; bit >= 0; --bit) {
+    for (unsigned bits = help_lanes(e); bits != 0;) {
+        const int bit = 31 - __builtin_clz(bits);
+        bits &= ~(1u << bit);
         pxi_lane *l = help_lane(e, bit);
         pxi_opr *o = l ? lane_pop(l) : NULL;
         if (o)
@@ -436,8 +451,9 @@ pxi_opr *pxi_lane_help_pop(pxi_engine *e)
 unsigned pxi_lane_help_hold(pxi_engine *e)
 {
     unsigned held = 0;
+    const unsigned lanes = help_lanes(e);
     for (int bit = 0; bit <= PXI_MAX_CPU_DEVS; ++bit) {
-        pxi_lane *l = help_lane(e, bit);
+        pxi_lane *l = lanes & (1u << bit) ? help_lane(e, bit) : NULL;
         if (l) {
             atomic_fetch_add_explicit(&l->n_spinning, HELP_HOLD, memory_order_seq_cst);
             held |= 1u << bit;

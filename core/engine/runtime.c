@@ -182,6 +182,7 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
     atomic_init(&e->marks_at_epoch, 0u);
     for (int i = 0; i < PXI_MAX_CPU_DEVS; ++i)
         atomic_init(&e->cpu_lanes[i], NULL);
+    atomic_init(&e->cpu_lanes_made, 0u);
     for (int i = 0; i < PXI_MAX_GPU_DEVS; ++i) {
         atomic_init(&e->gpu_lanes[i], NULL);
         atomic_init(&e->gpu_copy_lanes[i], NULL);
@@ -191,6 +192,7 @@ static px_engine *engine_create(px_engine_kind kind, int cpu_workers, const char
         int rc = pxi_lane_create(e, e->lane_ops, PXI_LANE_CPU, 0, cpu_workers, &cpu);
         if (rc == PX_OK) {
             atomic_store_explicit(&e->cpu_lanes[0], cpu, memory_order_relaxed);
+            atomic_store_explicit(&e->cpu_lanes_made, 1u, memory_order_relaxed);
             rc = pxi_lane_create(e, e->lane_ops, PXI_LANE_IO, 0, 1, &e->io_lane);
         }
         if (rc == PX_OK && kind == PX_ENGINE_PER_DEVICE)
