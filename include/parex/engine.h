@@ -46,16 +46,18 @@
  * px_engine_wait_for_var or px_engine_wait_for_all runs ready ops of the engine's CPU lanes
  * itself meanwhile, in their queue order, when the engine has fewer CPU workers than the
  * process has processors (TBB's and Taskflow's corun; with as many workers as processors a
- * helping waiter is one thread too many): such an op sees worker -2. On a process that may run on
- * one processor only (an MPI rank bound to one core), or that px_initialize found oversubscribed
- * (more threads, its own or its node's ranks', than processors: README, "Oversubscription"), the
- * waiter keeps the workers and the MPI progress thread asleep and does it all, sleeping 50-250 us
- * between looks once the wait budget is spent (20 ms while MPI requests are outstanding, polling
- * with yields of the processor when oversubscribed). A per_device engine of the default size on
- * several processors that the Threads pool fills (PX_NUM_THREADS at least the processors, its
- * default) waits the same way, since a kernel op already runs on every processor: the waiter
- * wakes no worker, while workers already running keep taking ops (MXNet keeps one CPU worker
- * beside OpenMP-parallel ops for the same reason). Results never depend on where an op runs;
+ * helping waiter is one thread too many): such an op sees worker -2. An op that a finish on the
+ * waiter makes ready while its lane is empty runs next on the waiter without passing through the
+ * lane, as on a worker (its continuation slot); the queue order is the same. On a process that may
+ * run on one processor only (an MPI rank bound to one core), or that px_initialize found
+ * oversubscribed (more threads, its own or its node's ranks', than processors: README,
+ * "Oversubscription"), the waiter keeps the workers and the MPI progress thread asleep and does it
+ * all, sleeping 50-250 us between looks once the wait budget is spent (20 ms while MPI requests are
+ * outstanding, polling with yields of the processor when oversubscribed). A per_device engine of
+ * the default size on several processors that the Threads pool fills (PX_NUM_THREADS at least the
+ * processors, its default) waits the same way, since a kernel op already runs on every processor:
+ * the waiter wakes no worker, while workers already running keep taking ops (MXNet keeps one CPU
+ * worker beside OpenMP-parallel ops for the same reason). Results never depend on where an op runs;
  * Caller must not write an op that waits for something its pusher, or any thread that waits on the
  * engine, does later (any engine may run it on such a thread, the naive one always runs it on its
  * pusher).
