@@ -172,7 +172,7 @@ static void help_until(pxi_engine *e, int (*done)(const void *), const void *arg
     pxi_engine_tl_cpu_runner = 1;
     int64_t last_ns = pxi_os_now_ns(), step_ns = PXI_POLL_SLEEP_MIN_NS;
     unsigned idle = 0;
-    pxi_engine_help_begin();
+    pxi_engine_help_begin(e);
     while (!done(arg)) {
         pxi_opr *o = pxi_engine_help_take();
         if (!o)

@@ -518,13 +518,14 @@ extern const pxi_lane_ops pxi_engine_lane_ops;
 int pxi_engine_in_op(void);
 /* Nonzero on an engine worker thread. */
 int pxi_engine_on_worker(void);
-/* A waiter that runs ops while it waits (calls.c, help-while-waiting) brackets its loop with
- * pxi_engine_help_begin and pxi_engine_help_end. Between them it has a worker's continuation
- * slot: the first CPU op that a finish on it makes ready outside any op (an op it ran, a
- * message its poll completed) waits there instead of in a lane, and pxi_engine_help_take
- * returns it (or NULL) before the waiter looks at the lanes; pxi_engine_help_end hands one
- * still there to its lane. Not nested inside an op (a wait inside an op keeps the lanes). */
-void pxi_engine_help_begin(void);
+/* A waiter that runs ops of @e while it waits (calls.c, help-while-waiting; never inside an
+ * op, where a wait is refused) brackets its loop with pxi_engine_help_begin and
+ * pxi_engine_help_end. Between them it has a worker's continuation slot: the first CPU op of
+ * @e that a finish on it makes ready outside any op (an op it ran, a message its poll
+ * completed) while every lane it pops is empty (pxi_lane_help_idle) waits there instead of in
+ * its lane, and pxi_engine_help_take returns it (or NULL) before the waiter looks at the
+ * lanes; pxi_engine_help_end hands one still there to its lane. */
+void pxi_engine_help_begin(pxi_engine *e);
 pxi_opr *pxi_engine_help_take(void);
 void pxi_engine_help_end(void);
 /* Nonzero on a thread that runs CPU ops: a worker of a CPU, priority or IO lane (set when it
@@ -589,6 +590,9 @@ PX_NODISCARD int pxi_lane_check_ctx(pxi_engine *e, px_context ctx, px_fn_propert
  * next ready op of e's priority lane, else of its CPU lanes (FIFO order kept; never the IO or
  * GPU lanes), or NULL. */
 pxi_opr *pxi_lane_help_pop(pxi_engine *e);
+/* Nonzero when no lane that pxi_lane_help_pop looks at holds a queued op (relaxed reads: a
+ * hint, for keeping the pop order). */
+int pxi_lane_help_idle(pxi_engine *e);
 /* Count the calling waiter as pollers enough for any queue on every CPU lane of @e that exists
  * now, so no enqueue wakes a sleeping worker while it waits (a rank with one processor);
  * returns the lanes counted, for pxi_lane_help_release, which uncounts them and wakes a

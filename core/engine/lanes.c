@@ -420,6 +420,19 @@ static pxi_lane *help_lane(pxi_engine *e, int bit)
     return atomic_load_explicit(&e->cpu_lanes[bit], memory_order_acquire);
 }
 
+/* The highest set bit of @v (nonzero). */
+static int top_bit(unsigned v)
+{
+#if defined(__GNUC__)
+    return 31 - __builtin_clz(v);
+#else
+    int b = 0;
+    while (v >>= 1)
+        ++b;
+    return b;
+#endif
+}
+
 /* The bits help_lane can answer for: the CPU lanes made so far (acquire: pairs with
  * lane_create_slow's release, so a set bit's slot is seen set) and the prio lane's. */
 static unsigned help_lanes(pxi_engine *e)
@@ -434,7 +447,7 @@ static unsigned help_lanes(pxi_engine *e)
 pxi_opr *pxi_lane_help_pop(pxi_engine *e)
 {
     for (unsigned bits = help_lanes(e); bits != 0;) {
-        const int bit = 31 - __builtin_clz(bits);
+        const int bit = top_bit(bits);
         bits &= ~(1u << bit);
         pxi_lane *l = help_lane(e, bit);
         pxi_opr *o = l ? lane_pop(l) : NULL;
@@ -442,6 +455,18 @@ pxi_opr *pxi_lane_help_pop(pxi_engine *e)
             return o;
     }
     return NULL;
+}
+
+int pxi_lane_help_idle(pxi_engine *e)
+{
+    for (unsigned bits = help_lanes(e); bits != 0;) {
+        const int bit = top_bit(bits);
+        bits &= ~(1u << bit);
+        const pxi_lane *l = help_lane(e, bit);
+        if (l && atomic_load_explicit(&l->n_queued, memory_order_relaxed) > 0)
+            return 0;
+    }
+    return 1;
 }
 
 /* What a holding waiter adds to a lane's poller count: more than any queue length, so no

@@ -61,9 +61,9 @@ const uint32_t pxi_opr_class_deps[PXI_OPR_CLASSES] = {4, 20, 64, 256};
 static PXI_ENGINE_TLS pxi_worker *tl_worker;
 static PXI_ENGINE_TLS int tl_in_op;
 static PXI_ENGINE_TLS pxi_opr *tl_local;
-/* Nonzero while this thread helps outside any op (pxi_engine_help_begin): its finishes fill
- * tl_local as a worker's do. */
-static PXI_ENGINE_TLS int tl_helping;
+/* The engine this thread helps while it waits outside any op (pxi_engine_help_begin), else
+ * NULL: that engine's ops its finishes make ready fill tl_local as a worker's do. */
+static PXI_ENGINE_TLS pxi_engine *tl_helping;
 /* A CPU worker's claimed run (var_queue.h, pxi_var_run): the dep of the run's next op (NULL:
  * no run), the run's limit and device; and the run op now running whose Var goes on with the
  * run (every op of a run but its last), whose finish must not release it. */
@@ -95,14 +95,16 @@ int pxi_engine_on_worker(void)
  * count and poller check and back out through a pop of every lane, about 300 instructions and
  * four atomic read-modify-writes an op; a one-rank CG iteration of bcsstk05 (9 ops) spent
  * about a quarter of its engine time there (callgrind; bench/RESULTS.md, session 30). */
-void pxi_engine_help_begin(void)
+void pxi_engine_help_begin(pxi_engine *e)
 {
     if (tl_in_op == 0 && tl_worker == NULL)
-        tl_helping = 1;
+        tl_helping = e;
 }
 
 pxi_opr *pxi_engine_help_take(void)
 {
+    if (!tl_helping)
+        return NULL; /* a worker's slot is its own (take_local) */
     pxi_opr *o = tl_local;
     tl_local = NULL;
     return o;
@@ -112,8 +114,8 @@ void pxi_engine_help_end(void)
 {
     if (!tl_helping)
         return;
-    tl_helping = 0;
     pxi_opr *o = pxi_engine_help_take();
+    tl_helping = NULL;
     if (o)
         pxi_engine_dispatch(o, 0); /* no longer helping: to its lane */
 }
@@ -505,14 +507,16 @@ void pxi_engine_dispatch(pxi_opr *o, int from_push)
         return;
     }
     if (lane->kind == PXI_LANE_CPU) {
-        /* A helping waiter keeps it only when the lane holds nothing (relaxed: a hint), so the
-         * lane's FIFO order stands: it would pop this op next anyway. Taking it ahead of
+        /* A helping waiter keeps an op of the engine it waits on (its poll completes every
+         * engine's messages), and only when no lane it pops holds anything (relaxed: a hint),
+         * so the lanes' order stands: it would pop this op next anyway. Taking it ahead of
          * queued ops, as a worker does, made a 1000 x 1000 wavefront graph run in depth-first
          * order on one processor, 82 -> 97 ns an op (bench_engine; its blocks outgrow the
-         * caches, and an op's two predecessors then finish far apart). */
+         * caches, and an op's two predecessors then finish far apart), and would keep the
+         * priority lane's ops waiting behind a whole chain. */
         if (!tl_local && tl_in_op == 0 && !from_push &&
             ((tl_worker && tl_worker->lane == lane) ||
-             (tl_helping && atomic_load_explicit(&lane->n_queued, memory_order_relaxed) == 0))) {
+             (tl_helping == e && pxi_lane_help_idle(e)))) {
             tl_local = o;
             return;
         }

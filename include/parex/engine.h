@@ -46,10 +46,11 @@
  * px_engine_wait_for_var or px_engine_wait_for_all runs ready ops of the engine's CPU lanes
  * itself meanwhile, in their queue order, when the engine has fewer CPU workers than the
  * process has processors (TBB's and Taskflow's corun; with as many workers as processors a
- * helping waiter is one thread too many): such an op sees worker -2. An op that a finish on the
- * waiter makes ready while its lane is empty runs next on the waiter without passing through the
- * lane, as on a worker (its continuation slot); the queue order is the same. On a process that may
- * run on one processor only (an MPI rank bound to one core), or that px_initialize found
+ * helping waiter is one thread too many): such an op sees worker -2. An op of that engine that
+ * a finish on the waiter makes ready while the lanes it pops are empty runs next on the waiter
+ * without passing through its lane, as on a worker (its continuation slot), in the order the
+ * lanes would give. On a process that may run on one processor only (an MPI rank bound to one
+ * core), or that px_initialize found
  * oversubscribed (more threads, its own or its node's ranks', than processors: README,
  * "Oversubscription"), the waiter keeps the workers and the MPI progress thread asleep and does it
  * all, sleeping 50-250 us between looks once the wait budget is spent (20 ms while MPI requests are
