@@ -198,14 +198,17 @@ START_TEST(test_an_op_made_ready_as_the_wait_ends_is_handed_to_its_lane)
     sleep_ms(20);
     ck_assert_int_eq(atomic_load(&log_n), 1);
     atomic_store(&gate_open, 1);
+    /* B starts with nobody waiting: only the worker can run it. The log is read after
+     * wait_for_all, which orders B's writes before the reads (B may still be writing when
+     * log_n says it began). */
     for (int ms = 0; atomic_load(&log_n) < 2 && ms < 10000; ms++)
         sleep_ms(1);
+    ck_assert_int_eq(atomic_load(&log_n), 2);
+    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
     ck_assert_int_eq(atomic_load(&log_n), 2);
     ck_assert_int_eq(log_id[1], 2);
     ck_assert_int_eq(log_on_waiter[1], 0);
     ck_assert_int_ge(log_worker[1], 0); /* a worker's index */
-    ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
-    ck_assert_int_eq(atomic_load(&log_n), 2);
     ck_assert_int_eq(px_var_delete(e, v1), PX_OK);
     ck_assert_int_eq(px_var_delete(e, v2), PX_OK);
     gated_done(e, gv);
