@@ -51,6 +51,16 @@ static int open_fn(const px_run_context *rc, void *arg)
     return PX_OK;
 }
 
+/* The log holds CHAIN ops, ids 0..CHAIN-1 in that order, every one run on the waiting thread. */
+static void check_log_in_order_on_waiter(void)
+{
+    ck_assert_int_eq(atomic_load(&log_n), CHAIN);
+    for (int i = 0; i < CHAIN; ++i) {
+        ck_assert_int_eq(log_id[i], i);
+        ck_assert_int_eq(log_on_waiter[i], 1);
+    }
+}
+
 /* Push CHAIN rec ops writing @v, ids 0..CHAIN-1; the op with id @fail_at (-1: none) returns
  * PX_EUSER. */
 static void push_chain(px_engine *e, px_var *v, int fail_at)
@@ -99,12 +109,9 @@ START_TEST(test_waiter_runs_a_chain_in_push_order_as_worker_minus_2)
     px_var *v = px_var_new(e);
     push_chain(e, v, -1);
     ck_assert_int_eq(px_engine_wait_for_var(e, v), PX_OK);
-    ck_assert_int_eq(atomic_load(&log_n), CHAIN);
-    for (int i = 0; i < CHAIN; ++i) {
-        ck_assert_int_eq(log_id[i], i);
+    check_log_in_order_on_waiter();
+    for (int i = 0; i < CHAIN; ++i)
         ck_assert_int_eq(log_worker[i], -2);
-        ck_assert_int_eq(log_on_waiter[i], 1);
-    }
     ck_assert_int_eq(px_var_delete(e, v), PX_OK);
     gated_done(e, gv);
 }
@@ -126,11 +133,7 @@ START_TEST(test_waiter_keeps_fifo_order_of_independent_ops)
     }
     /* Waiting for the last op's Var: the lane is FIFO, so the waiter runs them all, in order. */
     ck_assert_int_eq(px_engine_wait_for_var(e, v[CHAIN - 1]), PX_OK);
-    ck_assert_int_eq(atomic_load(&log_n), CHAIN);
-    for (int i = 0; i < CHAIN; ++i) {
-        ck_assert_int_eq(log_id[i], i);
-        ck_assert_int_eq(log_on_waiter[i], 1);
-    }
+    check_log_in_order_on_waiter();
     for (int i = 0; i < CHAIN; ++i)
         ck_assert_int_eq(px_var_delete(e, v[i]), PX_OK);
     gated_done(e, gv);
@@ -238,11 +241,7 @@ START_TEST(test_a_chain_made_ready_by_finishes_runs_on_the_waiter_in_order)
     ck_assert_int_eq(
         px_engine_push_sync(e, open_fn, NULL, CPU, NULL, 0, v, 2, PX_FN_NORMAL, 0, "open"), PX_OK);
     ck_assert_int_eq(px_engine_wait_for_all(e), PX_OK);
-    ck_assert_int_eq(atomic_load(&log_n), CHAIN);
-    for (int i = 0; i < CHAIN; ++i) {
-        ck_assert_int_eq(log_id[i], i);
-        ck_assert_int_eq(log_on_waiter[i], 1);
-    }
+    check_log_in_order_on_waiter();
     ck_assert_int_eq(px_var_delete(e, v[0]), PX_OK);
     ck_assert_int_eq(px_var_delete(e, v[1]), PX_OK);
     gated_done(e, gv);

@@ -440,6 +440,15 @@ static unsigned help_lanes(pxi_engine *e)
     return atomic_load_explicit(&e->cpu_lanes_made, memory_order_acquire) | 1u << PXI_MAX_CPU_DEVS;
 }
 
+/* The lane of the highest bit left in *@bits (help_lanes' order: prio, then the CPU lanes from
+ * the highest device down), which it clears; NULL when that lane does not exist. */
+static pxi_lane *help_next(pxi_engine *e, unsigned *bits)
+{
+    const int bit = top_bit(*bits);
+    *bits &= ~(1u << bit);
+    return help_lane(e, bit);
+}
+
 /* A waiter pops on every look (several times an op on one processor): it scans only the lanes
  * that exist (help_lanes), the prio lane first, then the CPU lanes from the highest device down,
  * where it used to load all 17 slots (about 150 instructions a look; bench/RESULTS.md, session
@@ -447,9 +456,7 @@ static unsigned help_lanes(pxi_engine *e)
 pxi_opr *pxi_lane_help_pop(pxi_engine *e)
 {
     for (unsigned bits = help_lanes(e); bits != 0;) {
-        const int bit = top_bit(bits);
-        bits &= ~(1u << bit);
-        pxi_lane *l = help_lane(e, bit);
+        pxi_lane *l = help_next(e, &bits);
         pxi_opr *o = l ? lane_pop(l) : NULL;
         if (o)
             return o;
@@ -460,9 +467,7 @@ pxi_opr *pxi_lane_help_pop(pxi_engine *e)
 int pxi_lane_help_idle(pxi_engine *e)
 {
     for (unsigned bits = help_lanes(e); bits != 0;) {
-        const int bit = top_bit(bits);
-        bits &= ~(1u << bit);
-        const pxi_lane *l = help_lane(e, bit);
+        const pxi_lane *l = help_next(e, &bits);
         if (l && atomic_load_explicit(&l->n_queued, memory_order_relaxed) > 0)
             return 0;
     }

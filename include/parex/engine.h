@@ -50,15 +50,15 @@
  * a finish on the waiter makes ready while the lanes it pops are empty runs next on the waiter
  * without passing through its lane, as on a worker (its continuation slot), in the order the
  * lanes would give. On a process that may run on one processor only (an MPI rank bound to one
- * core), or that px_initialize found
- * oversubscribed (more threads, its own or its node's ranks', than processors: README,
- * "Oversubscription"), the waiter keeps the workers and the MPI progress thread asleep and does it
- * all, sleeping 50-250 us between looks once the wait budget is spent (20 ms while MPI requests are
- * outstanding, polling with yields of the processor when oversubscribed). A per_device engine of
- * the default size on several processors that the Threads pool fills (PX_NUM_THREADS at least the
- * processors, its default) waits the same way, since a kernel op already runs on every processor:
- * the waiter wakes no worker, while workers already running keep taking ops (MXNet keeps one CPU
- * worker beside OpenMP-parallel ops for the same reason). Results never depend on where an op runs;
+ * core), or that px_initialize found oversubscribed (more threads, its own or its node's ranks',
+ * than processors: README, "Oversubscription"), the waiter keeps the workers and the MPI progress
+ * thread asleep and does it all, sleeping 50-250 us between looks once the wait budget is spent
+ * (20 ms while MPI requests are outstanding, polling with yields of the processor when
+ * oversubscribed). A per_device engine of the default size on several processors that the Threads
+ * pool fills (PX_NUM_THREADS at least the processors, its default) waits the same way, since a
+ * kernel op already runs on every processor: the waiter wakes no worker, while workers already
+ * running keep taking ops (MXNet keeps one CPU worker beside OpenMP-parallel ops for the same
+ * reason). Results never depend on where an op runs;
  * Caller must not write an op that waits for something its pusher, or any thread that waits on the
  * engine, does later (any engine may run it on such a thread, the naive one always runs it on its
  * pusher).
