@@ -115,27 +115,43 @@ static void test_ring_graph_launched_100_times(px_engine *e)
 
 #define SEND_LAUNCHES 50
 
-/* A graph of one send that only reads its Var: its queued launches are not ordered, so up to
- * 50 sends of it are outstanding at once, each with its own request. The receiving graph
- * writes its Var, so its launches are ordered and each receives one message. */
-static void test_overlapping_launches_post_own_requests(px_engine *e)
+/* A graph of one send of @count ints that only reads its Var: its queued launches are not
+ * ordered, so up to 50 sends of it are outstanding at once, each with its own request. The
+ * receiving graph writes its Var, so its launches are ordered and each receives one message.
+ * One int goes eagerly (each send completes at its post); 16,384 (64 KiB, past the shared-memory
+ * transport's eager limit) wait for their receives, so the launches' posts find the template's
+ * reusable copy taken and allocate their own (core/engine/mpi.c, post_msg). */
+static void overlapping_sends(px_engine *e, int count, int tag)
 {
-    int sval = 100 + rank, rval = -1, bad = 0;
+    int *sval = malloc((size_t)count * sizeof *sval), *rval = malloc((size_t)count * sizeof *rval);
+    CHECK(sval && rval);
+    if (!sval || !rval) {
+        free(sval);
+        free(rval);
+        return;
+    }
+    for (int i = 0; i < count; ++i)
+        sval[i] = 100 + rank + i;
+    int bad = 0;
     px_var *vs = px_var_new(e), *vr = px_var_new(e);
     px_graph *gs = NULL, *gr = NULL;
     CHECK_RC(px_graph_begin(e), PX_OK);
-    CHECK_RC(px_engine_push_mpi_isend(e, &sval, 1, MPI_INT, right(), 6, MPI_COMM_WORLD, vs), PX_OK);
+    CHECK_RC(px_engine_push_mpi_isend(e, sval, count, MPI_INT, right(), tag, MPI_COMM_WORLD, vs),
+             PX_OK);
     CHECK_RC(px_graph_end(e, &gs), PX_OK);
     CHECK_RC(px_graph_begin(e), PX_OK);
-    CHECK_RC(px_engine_push_mpi_irecv(e, &rval, 1, MPI_INT, left(), 6, MPI_COMM_WORLD, vr), PX_OK);
+    CHECK_RC(px_engine_push_mpi_irecv(e, rval, count, MPI_INT, left(), tag, MPI_COMM_WORLD, vr),
+             PX_OK);
     CHECK_RC(px_graph_end(e, &gr), PX_OK);
     for (int k = 0; k < SEND_LAUNCHES; ++k)
         CHECK_RC(px_graph_launch(gs), PX_OK);
     for (int k = 0; k < SEND_LAUNCHES; ++k) {
+        for (int i = 0; i < count; ++i)
+            rval[i] = -1;
         CHECK_RC(px_graph_launch(gr), PX_OK);
         CHECK_RC(px_engine_wait_for_var(e, vr), PX_OK);
-        bad += rval != 100 + left();
-        rval = -1;
+        for (int i = 0; i < count; ++i)
+            bad += rval[i] != 100 + left() + i;
     }
     CHECK_RC(px_engine_wait_for_all(e), PX_OK);
     CHECK(bad == 0);
@@ -144,6 +160,18 @@ static void test_overlapping_launches_post_own_requests(px_engine *e)
     px_var_delete(e, vs);
     px_var_delete(e, vr);
     CHECK_RC(px_engine_wait_for_all(e), PX_OK);
+    free(sval);
+    free(rval);
+}
+
+static void test_overlapping_launches_post_own_requests(px_engine *e)
+{
+    overlapping_sends(e, 1, 6);
+}
+
+static void test_overlapping_large_sends_post_own_copies(px_engine *e)
+{
+    overlapping_sends(e, 16384, 16);
 }
 
 /* ---- a received buffer feeds a kernel op -------------------------------------------------- */
@@ -524,6 +552,7 @@ int main(int argc, char **argv)
     static const mpi_case tests[] = {
         {"ring_graph_launched_100_times", test_ring_graph_launched_100_times},
         {"overlapping_launches_post_own_requests", test_overlapping_launches_post_own_requests},
+        {"overlapping_large_sends_post_own_copies", test_overlapping_large_sends_post_own_copies},
         {"graph_receive_feeds_kernel_op", test_graph_receive_feeds_kernel_op},
         {"graph_allreduce_sums_each_launch", test_graph_allreduce_sums_each_launch},
         {"recorded_messages_use_persistent_requests",

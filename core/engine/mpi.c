@@ -173,7 +173,9 @@ static void complete_msg(msg *m, int status)
     pxi_mpi_persist_release(m, status);
     if (m->posted)
         pxi_inflight_msg_done(m->e);
-    if (m->per_post) /* a graph launch's copy (post_msg): nothing else refers to it */
+    if (m->in_spare) /* a graph launch's copy in its template's spare: the next post's now */
+        atomic_store_explicit(&m->spare->busy, 0, memory_order_release);
+    else if (m->per_post) /* a graph launch's own copy (post_msg): nothing else refers to it */
         pxi_free(m);
     px_on_complete_call(done, status);
 }
@@ -197,8 +199,11 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
         return;
     }
     if (m->is_template) {
-        /* A graph op: this launch's own message (the template stays the graph's). */
-        msg *c = pxi_malloc(sizeof *c);
+        /* A graph op: this launch's own message (the template stays the graph's), in the
+         * template's spare when no other launch's post holds it. */
+        pxi_mpi_spare *sp = m->spare;
+        const int in_spare = sp && !atomic_exchange_explicit(&sp->busy, 1, memory_order_acquire);
+        msg *c = in_spare ? &sp->m : pxi_malloc(sizeof *c);
         if (!c) {
             pxi_mpi_format_name(m, tname, sizeof tname);
             PXI_ERROR("%s: out of memory posting a recorded message", tname);
@@ -208,6 +213,7 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
         *c = *m;
         c->is_template = 0;
         c->per_post = 1;
+        c->in_spare = in_spare;
         c->req = MPI_REQUEST_NULL;
         c->cancel_ns = 0;
         m = c;
@@ -278,6 +284,7 @@ static void free_msg(void *arg)
     msg *m = arg;
     const int pushed = !m->is_template; /* counted live at its push */
     pxi_mpi_persist_free(m);
+    pxi_free(m->spare); /* a template's: its graph's launches, and their posts, are done */
     pxi_free(m);
     if (pushed)
         atomic_fetch_sub_explicit(&g.live, 1, memory_order_release);
@@ -381,6 +388,10 @@ static int push_msg(px_engine *e, msg *m, px_var *reads, px_var *writes, const c
             pxi_free(m);
             return rc;
         }
+        /* Out of memory here only costs each post an allocation of its own. */
+        m->spare = pxi_malloc(sizeof *m->spare);
+        if (m->spare)
+            atomic_init(&m->spare->busy, 0);
     }
     if (!m->is_template) /* before the push: a worker may run it and free it at once */
         atomic_fetch_add_explicit(&g.live, 1, memory_order_relaxed);

@@ -8,6 +8,7 @@
 #ifndef PXI_MPI_IMPL_H
 #define PXI_MPI_IMPL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "parex/engine.h"
@@ -43,6 +44,13 @@ typedef struct pxi_mpi_msg {
      * copy starts the template's persistent request when it gets it, else makes a request of
      * its own, so queued launches never share one at the same time. */
     int is_template, per_post;
+    /* A template's reusable copy (NULL: none, each post allocates one), taken by a post that
+     * finds it free and given back by complete_msg; in_spare marks the copy that lives there.
+     * A launch's message needed a malloc and a free a post (about 100 instructions of the 6,000
+     * the engine spends on a one-rank CG iteration of 4 messages: bench/RESULTS.md, session
+     * 31); an overlapping launch that finds it taken allocates as before. */
+    struct pxi_mpi_spare *spare;
+    int in_spare;
     /* A template's persistent request (mpi_persist.c; NULL: each post makes a nonblocking
      * call), shared by the posts copied from it. A post that started it owns it
      * (persist_owned) until complete_msg releases it; the progress layer clears persist_owned
@@ -60,6 +68,13 @@ typedef struct pxi_mpi_msg {
      * formatted it every time, ~2,900 instructions of snprintf per message. */
     char name[64];
 } pxi_mpi_msg;
+
+/* A template message's reusable copy (pxi_mpi_msg.spare): busy from the post that takes it
+ * (acquire) until complete_msg gives it back (release), after its last touch of the copy. */
+typedef struct pxi_mpi_spare {
+    atomic_int busy;
+    pxi_mpi_msg m;
+} pxi_mpi_spare;
 
 /* Format @m's detailed name into @buf (@n bytes) from its kind, size, peer and tag. Reads @m
  * only: safe on a graph's template message, which several launches may post at once. Both
