@@ -229,7 +229,12 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
         (void)px_profile_start_section(m->section);
     }
     /* A recorded message starts its template's persistent request (mpi_persist.c) unless an
-     * overlapping launch of its graph holds it; then, as unrecorded ones, a nonblocking call. */
+     * overlapping launch of its graph holds it; then, as unrecorded ones, a nonblocking call.
+     * Never a blocking MPI_Allreduce, even where the poster has nothing else to do (where a
+     * blocking one takes 0.2 us and a nonblocking one 0.5): it must match the other ranks'
+     * calls, and a blocking collective matches no nonblocking or persistent one (MPI 3.0,
+     * 5.12; MPI 4.0, 6.13). A rank that took the blocking call when its peer did not hung in
+     * it (a trial build, bench/RESULTS.md, session 31). */
     int err = MPI_SUCCESS, started = 0;
     if (m->persist) {
         int st = pxi_mpi_persist_start(m, &started);
