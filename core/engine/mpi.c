@@ -169,7 +169,8 @@ static void complete_msg(msg *m, int status)
         (void)px_profile_destroy_section(m->section);
     }
     px_on_complete *done = m->done;
-    /* Both before the op finishes: a next launch may post at once, the engine may go away. */
+    /* All three before the op finishes: a next launch may post at once (and take the spare),
+     * the engine may go away. */
     pxi_mpi_persist_release(m, status);
     if (m->posted)
         pxi_inflight_msg_done(m->e);
@@ -202,7 +203,9 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
         /* A graph op: this launch's own message (the template stays the graph's), in the
          * template's spare when no other launch's post holds it. */
         pxi_mpi_spare *sp = m->spare;
-        const int in_spare = sp && !atomic_exchange_explicit(&sp->busy, 1, memory_order_acquire);
+        /* The relaxed look first: a post that finds it taken writes nothing to its line. */
+        const int in_spare = sp && !atomic_load_explicit(&sp->busy, memory_order_relaxed) &&
+                             !atomic_exchange_explicit(&sp->busy, 1, memory_order_acquire);
         msg *c = in_spare ? &sp->m : pxi_malloc(sizeof *c);
         if (!c) {
             pxi_mpi_format_name(m, tname, sizeof tname);

@@ -40,7 +40,8 @@ typedef struct pxi_mpi_msg {
     int has_section;
     int64_t cancel_ns; /* progress layer: when the cancel was issued, 0: not cancelled */
     /* A recorded message (graph_record.c) is a template: each post (each launch of its
-     * graph) copies it into a message of its own (per_post), which complete_msg frees; the
+     * graph) copies it into a message of its own (per_post), the template's spare or an
+     * allocation, which complete_msg gives back or frees; the
      * copy starts the template's persistent request when it gets it, else makes a request of
      * its own, so queued launches never share one at the same time. */
     int is_template, per_post;
