@@ -13,14 +13,11 @@
 #ifndef PXI_PIECE_HOOK_H
 #define PXI_PIECE_HOOK_H
 
-/* The initial-exec TLS model (core/engine/object_pool.h says why for the engine's): in a shared
- * library the default model calls __tls_get_addr on every access, which would be a call a piece
- * in every chunked kernel; initial-exec is one %fs-relative load. */
-#if defined(__GNUC__)
-#define PXI_PIECE_HOOK_TLS _Thread_local __attribute__((tls_model("initial-exec")))
-#else
-#define PXI_PIECE_HOOK_TLS _Thread_local
-#endif
+#include "base/os.h"
+
+/* Initial-exec (base/os.h): a default-model access would be a call a piece in every chunked
+ * kernel. */
+#define PXI_PIECE_HOOK_TLS PXI_TLS_INITIAL_EXEC
 
 /* This thread's hook, or NULL (the default). Set and read by the thread itself only. */
 extern PXI_PIECE_HOOK_TLS void (*pxi_tl_piece_hook)(void);

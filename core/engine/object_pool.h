@@ -11,18 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/os.h"
 #include "core/engine/spin_lock.h"
 
 /* Thread-locals on the push/complete path (the worker identity, the continuation slot, the
- * pool caches) use the initial-exec TLS model: in a shared library the default model calls
- * __tls_get_addr on every access (~6 calls per op, 2-3% of an empty op's time); initial-exec
- * is one %fs-relative load. The engine's thread-locals total about 300 bytes, well inside the
- * static TLS surplus glibc keeps for libraries that are dlopen'ed (libgomp does the same). */
-#if defined(__GNUC__)
-#define PXI_ENGINE_TLS _Thread_local __attribute__((tls_model("initial-exec")))
-#else
-#define PXI_ENGINE_TLS _Thread_local
-#endif
+ * pool caches): initial-exec (base/os.h says why). */
+#define PXI_ENGINE_TLS PXI_TLS_INITIAL_EXEC
 
 /* The push and run of an empty op that its pusher runs at once (work-first inlining, cost.c)
  * take about 520 instructions. An error case tested there (a bad handle) goes to a function

@@ -61,7 +61,9 @@ struct pxi_tpool {
     pxi_wait_event lead_ev;
 };
 
-static _Thread_local int tls_in_job;
+/* Read at every launch (pxi_tpool_in_job, pxi_tpool_run_ex) and set around every job:
+ * initial-exec (base/os.h), where the default model's __tls_get_addr cost two calls a launch. */
+static PXI_TLS_INITIAL_EXEC int tls_in_job;
 
 /* Tests: hand every launch on a pool with a leader to it, wherever the launcher stands
  * (pxi_tpool_set_force_handoff). Relaxed: set between launches. */
