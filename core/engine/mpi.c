@@ -174,7 +174,7 @@ static void complete_msg(msg *m, int status)
     pxi_mpi_persist_release(m, status);
     if (m->posted)
         pxi_inflight_msg_done(m->e);
-    if (m->in_spare) /* a graph launch's copy in its template's spare: the next post's now */
+    if (m->spare && m == &m->spare->m) /* a launch's copy in its template's spare: free again */
         atomic_store_explicit(&m->spare->busy, 0, memory_order_release);
     else if (m->per_post) /* a graph launch's own copy (post_msg): nothing else refers to it */
         pxi_free(m);
@@ -216,7 +216,6 @@ static void post_msg(const px_run_context *rc, px_on_complete *done, void *arg)
         *c = *m;
         c->is_template = 0;
         c->per_post = 1;
-        c->in_spare = in_spare;
         c->req = MPI_REQUEST_NULL;
         c->cancel_ns = 0;
         m = c;

@@ -46,12 +46,11 @@ typedef struct pxi_mpi_msg {
      * its own, so queued launches never share one at the same time. */
     int is_template, per_post;
     /* A template's reusable copy (NULL: none, each post allocates one), taken by a post that
-     * finds it free and given back by complete_msg; in_spare marks the copy that lives there.
+     * finds it free and given back by complete_msg (the copy is the one at &spare->m).
      * A launch's message needed a malloc and a free a post (about 100 instructions of the 6,000
      * the engine spends on a one-rank CG iteration of 4 messages: bench/RESULTS.md, session
      * 31); an overlapping launch that finds it taken allocates as before. */
     struct pxi_mpi_spare *spare;
-    int in_spare;
     /* A template's persistent request (mpi_persist.c; NULL: each post makes a nonblocking
      * call), shared by the posts copied from it. A post that started it owns it
      * (persist_owned) until complete_msg releases it; the progress layer clears persist_owned

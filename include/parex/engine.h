@@ -58,10 +58,9 @@
  * pool fills (PX_NUM_THREADS at least the processors, its default) waits the same way, since a
  * kernel op already runs on every processor: the waiter wakes no worker, while workers already
  * running keep taking ops (MXNet keeps one CPU worker beside OpenMP-parallel ops for the same
- * reason). Results never depend on where an op runs;
- * Caller must not write an op that waits for something its pusher, or any thread that waits on the
- * engine, does later (any engine may run it on such a thread, the naive one always runs it on its
- * pusher).
+ * reason). Results never depend on where an op runs; a caller must not write an op that waits
+ * for something its pusher, or any thread that waits on the engine, does later (any engine may
+ * run it on such a thread, the naive one always runs it on its pusher).
  *
  * Sizing: see PX_CPU_WORKER_NTHREADS in px_engine_create.
  *
